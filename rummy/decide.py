@@ -1,0 +1,238 @@
+"""``decide(state, command) -> events``: validate a command once and say what happened.
+
+``decide`` never mutates and raises before producing any event, so a rejected command
+changes nothing. Automatic consequences (the turn passing on, a round being scored, the
+next deal, the game ending) are returned as events of the same command, so after any
+command the game is in a stable phase (:data:`rummy.state.STABLE_PHASES`).
+
+:func:`step` returns the new state together with the events (it has to evolve them anyway
+to find the automatic consequences); it is the fast path for simulations.
+"""
+
+from __future__ import annotations
+
+import random
+
+from rummy.cards import POINTS, decks_for, format_card, shuffled_deck
+from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
+from rummy.errors import GameOverError, IllegalMoveError, NotationError, NotYourTurnError
+from rummy.events import (
+    CardDrawn,
+    Event,
+    GameEnded,
+    GameStarted,
+    Knocked,
+    Melded,
+    Passed,
+    RoundScored,
+    RoundStarted,
+    StockExhausted,
+    TurnEnded,
+)
+from rummy.evolve import evolve
+from rummy.melds import canonical_table, check_action, format_meld
+from rummy.scoring import final_scores, game_over, score_round
+from rummy.state import (
+    DEALING,
+    DRAW,
+    GAME_OVER,
+    KNOCK_OR_END,
+    MELD_OR_PASS,
+    ROUND_OVER,
+    ROUND_SCORED,
+    TURN_OVER,
+    GameState,
+)
+
+
+def round_deck(seed: int | None, round_no: int, players: int) -> tuple[int, ...]:
+    """The shuffled deck of round ``round_no`` of a game with ``seed`` (R2.2).
+
+    Derived from the seed by a string-seeded ``random.Random`` (SHA-512 of the string, so
+    stable for a given Python); the result is recorded in ``RoundStarted`` and replays never
+    re-derive it (STYLE.md §7).
+    """
+    return shuffled_deck(decks_for(players), random.Random(f"rummy:{seed}:round:{round_no}"))
+
+
+def first_dealer(seed: int, players: int) -> int:
+    """The first dealer, chosen at random from the game's seed (R2.1)."""
+    return random.Random(f"rummy:{seed}:dealer").randrange(players)
+
+
+def _phase_error(state: GameState, wanted: str) -> IllegalMoveError:
+    phase = state.phase
+    if phase == DRAW:
+        return IllegalMoveError("R3.6", f"cannot {wanted} now: seat {state.turn} must draw "
+                                "first (drawing is compulsory when due)")
+    if phase == MELD_OR_PASS:
+        return IllegalMoveError("R3.1", f"cannot {wanted} now: seat {state.turn} may meld or "
+                                "pass")
+    if phase == KNOCK_OR_END:
+        return IllegalMoveError("R3.5", f"cannot {wanted} now: seat {state.turn}'s turn is over;"
+                                " it may knock or end the turn")
+    return IllegalMoveError("R3", f"cannot {wanted} in phase {phase}")
+
+
+def _check_seat(state: GameState | None, seat: object) -> GameState:
+    if state is None:
+        raise IllegalMoveError("R2", "no game: create the game first")
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.players:
+        raise NotationError(f"seat must be 0..{state.players - 1}, got {seat!r} (R1.1)",
+                            token=seat)
+    if state.phase == GAME_OVER:
+        raise GameOverError()
+    if seat != state.turn:
+        raise NotYourTurnError(f"it is seat {state.turn}'s turn, not seat {seat}'s")
+    return state
+
+
+def _primary(state: GameState | None, cmd: Command) -> list[Event]:
+    """The events a command causes directly (validation happens here)."""
+    if isinstance(cmd, Draw):
+        s = _check_seat(state, cmd.seat)
+        if s.phase != DRAW:
+            if s.phase == MELD_OR_PASS and s.stock_pos >= len(s.deck):
+                raise IllegalMoveError("R8.1", "the stock is empty: no more draws this round")
+            if s.phase == MELD_OR_PASS:
+                raise IllegalMoveError("R3.2", "meld or pass first; the next card is drawn only "
+                                       "after a pass")
+            raise _phase_error(s, "draw")
+        card = s.deck[s.stock_pos]
+        events: list[Event] = [CardDrawn(cmd.seat, card, s.draws + 1)]
+        if s.stock_pos + 1 == len(s.deck):
+            events.append(StockExhausted(cmd.seat))  # R8.1
+        return events
+    if isinstance(cmd, Pass):
+        s = _check_seat(state, cmd.seat)
+        if s.phase != MELD_OR_PASS:
+            raise _phase_error(s, "pass")
+        return [Passed(cmd.seat)]
+    if isinstance(cmd, Meld):
+        s = _check_seat(state, cmd.seat)
+        if s.phase != MELD_OR_PASS:
+            if s.phase == KNOCK_OR_END and s.draws >= s.rules.max_draws_per_turn:
+                raise IllegalMoveError("R3.3", "a player who has drawn a third card may not meld "
+                                       "this turn")
+            if s.phase == KNOCK_OR_END:
+                raise IllegalMoveError("R3.4", "at most one meld action per turn")
+            raise _phase_error(s, "meld")
+        hand = s.hands[cmd.seat]
+        added = check_action(s.table, hand, cmd.table)
+        _check_opening(s, cmd, added)
+        return [Melded(cmd.seat, added, canonical_table(cmd.table))]
+    if isinstance(cmd, Knock):
+        s = _check_seat(state, cmd.seat)
+        if s.phase != KNOCK_OR_END:
+            points = sum(POINTS[c] for c in s.hands[cmd.seat])
+            if s.phase in (DRAW, MELD_OR_PASS):
+                raise IllegalMoveError("R6.1", "a player may knock only after the turn is over "
+                                       "(after a meld, the last draw, or a pass with no draw due)")
+            raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
+                                   f"{s.rules.knock_threshold} or fewer")
+        return [Knocked(cmd.seat, sum(POINTS[c] for c in s.hands[cmd.seat]))]
+    if isinstance(cmd, EndTurn):
+        s = _check_seat(state, cmd.seat)
+        if s.phase != KNOCK_OR_END:
+            raise _phase_error(s, "end the turn")
+        return [TurnEnded(cmd.seat)]
+    if isinstance(cmd, CreateGame):
+        if state is not None:
+            raise IllegalMoveError("R2", "the game already exists")
+        cmd.rules.check_players(cmd.players)
+        if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
+            raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)
+        names = tuple(cmd.names) or tuple(f"seat{i}" for i in range(cmd.players))
+        if len(names) != cmd.players:
+            raise NotationError(f"{len(names)} names for {cmd.players} seats")
+        if isinstance(cmd.turn_seconds, bool) or not isinstance(cmd.turn_seconds, int) \
+                or not 0 <= cmd.turn_seconds <= 86_400:
+            raise NotationError(f"turn_seconds must be 0..86400, got {cmd.turn_seconds!r}")
+        return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
+                            cmd.seed, names, cmd.turn_seconds)]
+    raise NotationError(f"unknown command {cmd!r}")
+
+
+def _check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
+    """Opening-meld variants of R5.5 (no-ops under the default rules)."""
+    rules = s.rules
+    if rules.opening_meld_per_player and not s.opened[cmd.seat]:
+        remaining = list(cmd.table)
+        for m in s.table:  # every meld of the table must stay untouched
+            for i, nm in enumerate(remaining):
+                if sorted(nm) == sorted(m):
+                    del remaining[i]
+                    break
+            else:
+                raise IllegalMoveError("R5.5", "an opening meld (variant opening_meld_per_player)"
+                                       f" may not change the table's melds: [{' '.join(format_meld(m))}]"
+                                       " was changed")
+        points = sum(POINTS[c] for c in added)
+        if points < rules.opening_meld_min_points:
+            raise IllegalMoveError("R5.5", f"the opening meld is worth {points} points; it must "
+                                   f"be worth at least {rules.opening_meld_min_points}")
+    elif not s.table and rules.opening_meld_min_points:
+        points = sum(POINTS[c] for c in added)
+        if points < rules.opening_meld_min_points:
+            raise IllegalMoveError("R5.5", f"the first meld of the round is worth {points} points;"
+                                   f" it must be worth at least {rules.opening_meld_min_points}")
+
+
+def _automatic(s: GameState) -> Event | None:
+    """The event that a transient phase calls for, or ``None`` in a stable phase."""
+    phase = s.phase
+    if phase == TURN_OVER:
+        return TurnEnded(s.turn)
+    if phase == ROUND_OVER:
+        knocker = s.knocker
+        result = score_round(s.hands, knocker, s.rules)
+        totals = tuple(t + x for t, x in zip(s.totals, result.scores, strict=True))
+        return RoundScored(s.round, s.end_reason or "stock", knocker, s.hands, result.points,
+                           result.scores, result.winners, totals)
+    if phase == ROUND_SCORED:
+        if game_over(s.totals, s.rules):  # R9.1
+            end = final_scores(s.totals, s.rounds_won, s.rules)
+            return GameEnded(s.totals, s.rounds_won, end.bonuses, end.final, end.winners)
+        nxt = s.round + 1
+        dealer = (s.dealer + 1) % s.players  # R2.1: the deal passes to the left
+        return RoundStarted(nxt, dealer, round_deck(s.seed, nxt, s.players))
+    if phase == DEALING:
+        return RoundStarted(1, s.dealer, round_deck(s.seed, 1, s.players))
+    return None
+
+
+def step(state: GameState | None, command: Command) -> tuple[GameState, list[Event]]:
+    """Decide a command and evolve its events.
+
+    Returns:
+        ``(new_state, events)``; ``new_state`` is in a stable phase.
+
+    Raises:
+        NotationError: a malformed command (bad seat number, undeclared joker, …).
+        NotYourTurnError: the command's seat is not the seat to act.
+        GameOverError: the game has ended.
+        IllegalMoveError: the command breaks a rule; ``rule`` names it (e.g. ``"R5.8"``).
+        InvalidRuleSetError: ``CreateGame`` with an invalid player count or rule set.
+    """
+    events = _primary(state, command)
+    s: GameState | None = state
+    for e in events:
+        s = evolve(s, e)
+    assert s is not None
+    auto = _automatic(s)
+    while auto is not None:
+        events.append(auto)
+        s = evolve(s, auto)
+        auto = _automatic(s)
+    return s, events
+
+
+def decide(state: GameState | None, command: Command) -> list[Event]:
+    """The events that ``command`` causes in ``state`` (DESIGN.md core contract).
+
+    Raises the same errors as :func:`step`; on error nothing is produced.
+    """
+    return step(state, command)[1]
+
+
+__all__ = ["decide", "step", "round_deck", "first_dealer", "format_card"]

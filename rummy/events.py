@@ -1,0 +1,291 @@
+"""Events: the only source of truth of a game (DESIGN.md, core contract).
+
+Every event is a frozen dataclass with a stable ``TYPE`` name and a schema ``VERSION``.
+In memory, cards are the integers of :mod:`rummy.cards`; on the wire (JSON lines, the event
+store, the API) they are written in the R1.4 notation. :func:`to_dict` / :func:`from_dict`
+round-trip exactly; :func:`from_dict` upcasts older schema versions (none yet) and rejects
+unknown types and malformed payloads with a ``NotationError`` naming the field.
+
+Hidden fields (I3): ``GameStarted.seed``, ``RoundStarted.deck`` and a ``CardDrawn.card`` of
+another seat are ``None`` in the redacted copy a seat receives (:func:`rummy.views.redact`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from rummy.cards import format_card, parse_card, parse_table_card
+from rummy.errors import NotationError
+from rummy.melds import Table, format_table
+from rummy.rules import RuleSet
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """A game was created (R1.1, R2.1, §11).
+
+    ``seed`` drives the shuffles of later rounds and is hidden from players; ``dealer`` is
+    the first dealer (R2.1); ``names`` labels the seats (bot strategy or player name);
+    ``turn_seconds`` is the turn time limit a service enforces (0: none; not a rule of the
+    game, recorded so that it survives restarts).
+    """
+
+    TYPE: ClassVar[str] = "GameStarted"
+    VERSION: ClassVar[int] = 1
+    players: int
+    rules: RuleSet
+    dealer: int
+    seed: int | None
+    names: tuple[str, ...] = ()
+    turn_seconds: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """A round was dealt (R2.2, R2.3): ``deck`` is the full shuffled order, top first.
+
+    Card ``i`` of the deck goes to seat ``(dealer + 1 + i) % players`` for the first
+    ``hand_size * players`` cards; the rest is the stock, drawn from the front.
+    In a seat's redacted copy ``deck`` is ``None`` and ``hand`` holds that seat's deal.
+    """
+
+    TYPE: ClassVar[str] = "RoundStarted"
+    VERSION: ClassVar[int] = 1
+    round: int
+    dealer: int
+    deck: tuple[int, ...] | None
+    hand: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn:
+    """``seat`` drew ``card`` from the stock, its ``draw``-th draw of the turn (R3.1–R3.3).
+
+    ``card`` is ``None`` in the copy sent to other seats.
+    """
+
+    TYPE: ClassVar[str] = "CardDrawn"
+    VERSION: ClassVar[int] = 1
+    seat: int
+    card: int | None
+    draw: int
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """``seat`` passed instead of melding after a draw or in a final turn (R3.2, R8.2)."""
+
+    TYPE: ClassVar[str] = "Passed"
+    VERSION: ClassVar[int] = 1
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Melded:
+    """``seat`` made a meld action (R5): ``cards`` left the hand, ``table`` is the new table
+    (canonical form, every joker declared)."""
+
+    TYPE: ClassVar[str] = "Melded"
+    VERSION: ClassVar[int] = 1
+    seat: int
+    cards: tuple[int, ...]
+    table: Table
+
+
+@dataclass(frozen=True, slots=True)
+class StockExhausted:
+    """``seat`` drew the last card of the stock (R8.1); final turns follow (R8.2)."""
+
+    TYPE: ClassVar[str] = "StockExhausted"
+    VERSION: ClassVar[int] = 1
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Knocked:
+    """``seat`` knocked with a hand worth ``points`` (R6.1)."""
+
+    TYPE: ClassVar[str] = "Knocked"
+    VERSION: ClassVar[int] = 1
+    seat: int
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """``seat``'s turn is over and it did not knock (R3.5, R6.3)."""
+
+    TYPE: ClassVar[str] = "TurnEnded"
+    VERSION: ClassVar[int] = 1
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScored:
+    """A round ended and was scored (§7, §8.3).
+
+    ``reason`` is ``"knock"``, ``"going_out"`` (R6.2) or ``"stock"`` (R8.3); ``knocker`` the
+    knocking or going-out seat or ``None``; ``hands`` the hands shown at the end (public);
+    ``points`` their values; ``scores`` the round's scores; ``winners`` the round's winners;
+    ``totals`` the running totals after the round.
+    """
+
+    TYPE: ClassVar[str] = "RoundScored"
+    VERSION: ClassVar[int] = 1
+    round: int
+    reason: str
+    knocker: int | None
+    hands: tuple[tuple[int, ...], ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """The game ended (§9): running ``totals``, ``rounds_won``, ``bonuses``, ``final``
+    totals and the ``winners`` (highest final total, R9.4)."""
+
+    TYPE: ClassVar[str] = "GameEnded"
+    VERSION: ClassVar[int] = 1
+    totals: tuple[int, ...]
+    rounds_won: tuple[int, ...]
+    bonuses: tuple[int, ...]
+    final: tuple[int, ...]
+    winners: tuple[int, ...]
+
+
+Event = (GameStarted | RoundStarted | CardDrawn | Passed | Melded | StockExhausted | Knocked
+         | TurnEnded | RoundScored | GameEnded)
+
+EVENT_TYPES: dict[str, type] = {cls.TYPE: cls for cls in (
+    GameStarted, RoundStarted, CardDrawn, Passed, Melded, StockExhausted, Knocked, TurnEnded,
+    RoundScored, GameEnded)}
+
+# ------------------------------------------------------------------------------ JSON codec
+
+_CARD_FIELDS = {"card"}
+_CARDS_FIELDS = {"cards", "deck", "hand"}
+_TABLE_FIELDS = {"table"}
+_HANDS_FIELDS = {"hands"}
+_INT_TUPLES = {"points", "scores", "winners", "totals", "rounds_won", "bonuses", "final"}
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """JSON-ready dict of an event: ``{"type": ..., "v": ..., <fields>}``; cards in notation."""
+    out: dict[str, Any] = {"type": event.TYPE, "v": event.VERSION}
+    for f in fields(event):  # type: ignore[arg-type]
+        value = getattr(event, f.name)
+        if value is None:
+            out[f.name] = None
+        elif f.name in _CARD_FIELDS:
+            out[f.name] = format_card(value)
+        elif f.name in _CARDS_FIELDS:
+            out[f.name] = [format_card(c) for c in value]
+        elif f.name in _TABLE_FIELDS:
+            out[f.name] = format_table(value)
+        elif f.name in _HANDS_FIELDS:
+            out[f.name] = [[format_card(c) for c in h] for h in value]
+        elif f.name == "rules":
+            out[f.name] = value.to_dict()
+        elif isinstance(value, tuple):
+            out[f.name] = list(value)
+        else:
+            out[f.name] = value
+    return out
+
+
+def _int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise NotationError(f"field {name!r} must be an integer, got {value!r}", token=value)
+    return value
+
+
+def _list(name: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise NotationError(f"field {name!r} must be a list, got {value!r}", token=value)
+    return value
+
+
+def from_dict(data: Any) -> Event:
+    """Rebuild an event from :func:`to_dict` output (upcasting older versions).
+
+    Raises:
+        NotationError: not an object, unknown type or version, a missing or extra field, or
+            a malformed value; the message names the field.
+    """
+    if not isinstance(data, dict):
+        raise NotationError(f"an event must be a JSON object, got {type(data).__name__}")
+    etype = data.get("type")
+    cls = EVENT_TYPES.get(etype) if isinstance(etype, str) else None
+    if cls is None:
+        raise NotationError(f"unknown event type {etype!r}", token=etype)
+    version = data.get("v", 1)
+    if version != cls.VERSION:  # type: ignore[attr-defined]
+        raise NotationError(f"{etype} schema version {version!r} is not supported "
+                            f"(this release reads version {cls.VERSION})")  # type: ignore
+    kwargs: dict[str, Any] = {}
+    names = {f.name for f in fields(cls)}
+    extra = set(data) - names - {"type", "v"}
+    if extra:
+        raise NotationError(f"{etype} has unknown field(s) {sorted(extra)}")
+    for f in fields(cls):
+        if f.name not in data:
+            if f.name in ("hand", "names", "turn_seconds"):  # optional, with defaults
+                continue
+            raise NotationError(f"{etype} is missing field {f.name!r}")
+        raw = data[f.name]
+        try:
+            if raw is None:
+                value: Any = None
+            elif f.name in _CARD_FIELDS:
+                value = parse_card(raw)
+            elif f.name in _CARDS_FIELDS:
+                value = tuple(parse_card(t) for t in _list(f.name, raw))
+            elif f.name in _TABLE_FIELDS:
+                value = tuple(tuple(parse_table_card(t) for t in _list("meld", m))
+                              for m in _list(f.name, raw))
+            elif f.name in _HANDS_FIELDS:
+                value = tuple(tuple(parse_card(t) for t in _list("hand", h))
+                              for h in _list(f.name, raw))
+            elif f.name == "rules":
+                if not isinstance(raw, dict):
+                    raise NotationError("field 'rules' must be an object", token=raw)
+                value = RuleSet.from_dict(raw)
+            elif f.name in _INT_TUPLES:
+                value = tuple(_int(f.name, x) for x in _list(f.name, raw))
+            elif f.name == "names":
+                value = tuple(str(x) for x in _list(f.name, raw))
+            elif f.name == "reason":
+                if raw not in ("knock", "going_out", "stock"):
+                    raise NotationError(f"unknown round end reason {raw!r}", token=raw)
+                value = raw
+            else:
+                value = _int(f.name, raw)
+        except NotationError as e:
+            raise NotationError(f"{etype}.{f.name}: {e.message}", token=e.token) from None
+        except ValueError as e:  # RuleSet errors
+            raise NotationError(f"{etype}.{f.name}: {e}") from None
+        kwargs[f.name] = value
+    return cls(**kwargs)  # type: ignore[no-any-return]
+
+
+def dumps(event: Event) -> str:
+    """One compact JSON line for an event."""
+    return json.dumps(to_dict(event), separators=(",", ":"))
+
+
+def loads(line: str) -> Event:
+    """Parse one JSON line written by :func:`dumps`.
+
+    Raises:
+        NotationError: invalid JSON or an invalid event.
+    """
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise NotationError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+    return from_dict(data)

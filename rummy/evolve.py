@@ -1,0 +1,177 @@
+"""``evolve(state, event) -> state``: apply one recorded event. Trusts the event (it was
+validated by :func:`rummy.decide.decide` when it was recorded) and never fails on one.
+
+``replay(events)`` is a left fold of ``evolve`` from ``None`` (I4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rummy.cards import POINTS
+from rummy.events import (
+    CardDrawn,
+    Event,
+    GameEnded,
+    GameStarted,
+    Knocked,
+    Melded,
+    Passed,
+    RoundScored,
+    RoundStarted,
+    StockExhausted,
+    TurnEnded,
+)
+from rummy.state import (
+    DEALING,
+    DRAW,
+    GAME_OVER,
+    KNOCK_OR_END,
+    MELD_OR_PASS,
+    ROUND_OVER,
+    ROUND_SCORED,
+    TURN_OVER,
+    GameState,
+)
+
+
+def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> str:
+    """R3.5/R6.1: a turn is over; the seat may knock iff its hand is worth <= threshold."""
+    points = 0
+    for c in hand:
+        points += POINTS[c]
+    return KNOCK_OR_END if points <= state.rules.knock_threshold else TURN_OVER
+
+
+def _with_hand(hands: tuple[tuple[int, ...], ...], seat: int,
+               hand: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    return hands[:seat] + (hand,) + hands[seat + 1:]
+
+
+def _game_started(_state: Any, e: GameStarted) -> GameState:
+    n = e.players
+    return GameState(
+        rules=e.rules, players=n, names=e.names, seed=e.seed, version=1, round=0,
+        dealer=e.dealer, turn=(e.dealer + 1) % n, phase=DEALING, draws=0,
+        hands=((),) * n, table=(), deck=(), stock_pos=0, final_turns_left=None, knocker=None,
+        end_reason=None, totals=(0,) * n, rounds_won=(0,) * n, opened=(False,) * n,
+        last_round=None, result=None)
+
+
+def _round_started(s: GameState, e: RoundStarted) -> GameState:
+    n = s.players
+    dealt = s.rules.hand_size * n
+    deck = e.deck or ()
+    hands = tuple(tuple(sorted(deck[(seat - e.dealer - 1) % n:dealt:n])) for seat in range(n))
+    return s._replace(
+        version=s.version + 1, round=e.round, dealer=e.dealer, turn=(e.dealer + 1) % n,
+        phase=DRAW, draws=0, hands=hands, table=(), deck=deck, stock_pos=dealt,
+        final_turns_left=None, knocker=None, end_reason=None, opened=(False,) * n)
+
+
+def _card_drawn(s: GameState, e: CardDrawn) -> GameState:
+    seat = e.seat
+    hand = s.hands[seat]
+    card = e.card if e.card is not None else s.deck[s.stock_pos]
+    # insert keeping the hand sorted
+    i = 0
+    for i, c in enumerate(hand):  # noqa: B007
+        if c >= card:
+            break
+    else:
+        i = len(hand)
+    new_hand = hand[:i] + (card,) + hand[i:]
+    phase = _turn_over_phase(s, new_hand) if e.draw >= s.rules.max_draws_per_turn \
+        else MELD_OR_PASS
+    return s._replace(version=s.version + 1, hands=_with_hand(s.hands, seat, new_hand),
+                      stock_pos=s.stock_pos + 1, draws=e.draw, phase=phase)
+
+
+def _stock_exhausted(s: GameState, _e: StockExhausted) -> GameState:
+    # The drawer's own turn end, then one final turn each (R8.2).
+    return s._replace(version=s.version + 1, final_turns_left=s.players + 1)
+
+
+def _passed(s: GameState, e: Passed) -> GameState:
+    if s.stock_pos >= len(s.deck):  # R3.5, R8.1/R8.2: no draw can fall due
+        phase = _turn_over_phase(s, s.hands[e.seat])
+    else:
+        phase = DRAW
+    return s._replace(version=s.version + 1, phase=phase)
+
+
+def _melded(s: GameState, e: Melded) -> GameState:
+    hand = list(s.hands[e.seat])
+    for c in e.cards:
+        hand.remove(c)
+    new_hand = tuple(hand)
+    opened = s.opened[:e.seat] + (True,) + s.opened[e.seat + 1:]
+    if not new_hand:  # R6.2: going out ends the round at once
+        return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
+                          table=e.table, opened=opened, phase=ROUND_OVER, knocker=e.seat,
+                          end_reason="going_out")
+    return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
+                      table=e.table, opened=opened, phase=_turn_over_phase(s, new_hand))
+
+
+def _knocked(s: GameState, e: Knocked) -> GameState:
+    return s._replace(version=s.version + 1, phase=ROUND_OVER, knocker=e.seat,
+                      end_reason="knock")
+
+
+def _turn_ended(s: GameState, e: TurnEnded) -> GameState:
+    nxt = (e.seat + 1) % s.players
+    left = s.final_turns_left
+    if left is None:
+        return s._replace(version=s.version + 1, turn=nxt, phase=DRAW, draws=0)
+    left -= 1
+    if left == 0:  # R8.3: the final turns are over
+        return s._replace(version=s.version + 1, final_turns_left=0, phase=ROUND_OVER,
+                          end_reason="stock")
+    return s._replace(version=s.version + 1, turn=nxt, phase=MELD_OR_PASS, draws=0,
+                      final_turns_left=left)
+
+
+def _round_scored(s: GameState, e: RoundScored) -> GameState:
+    won = tuple(w + (1 if i in e.winners else 0) for i, w in enumerate(s.rounds_won))
+    return s._replace(version=s.version + 1, totals=e.totals, rounds_won=won,
+                      phase=ROUND_SCORED, last_round=e)
+
+
+def _game_ended(s: GameState, e: GameEnded) -> GameState:
+    return s._replace(version=s.version + 1, phase=GAME_OVER, result=e)
+
+
+_HANDLERS: dict[type, Callable[[Any, Any], GameState]] = {
+    GameStarted: _game_started,
+    RoundStarted: _round_started,
+    CardDrawn: _card_drawn,
+    StockExhausted: _stock_exhausted,
+    Passed: _passed,
+    Melded: _melded,
+    Knocked: _knocked,
+    TurnEnded: _turn_ended,
+    RoundScored: _round_scored,
+    GameEnded: _game_ended,
+}
+
+
+def evolve(state: GameState | None, event: Event) -> GameState:
+    """Apply one event and return the new state (the old one is unchanged).
+
+    Args:
+        state: the state before the event, ``None`` before ``GameStarted``.
+        event: a full-information event as recorded (not a redacted copy).
+
+    Returns:
+        The state after the event, its ``version`` one higher.
+    """
+    return _HANDLERS[type(event)](state, event)
+
+
+def replay(events: Iterable[Event], state: GameState | None = None) -> GameState | None:
+    """Fold ``evolve`` over ``events`` from ``state`` (default: an empty stream)."""
+    for e in events:
+        state = _HANDLERS[type(e)](state, e)
+    return state

@@ -1,0 +1,346 @@
+"""Melds (RULES.md §4) and the whole-table meld action (§5).
+
+A meld is a tuple of *table cards* (see :mod:`rummy.cards`: real cards 0..51 and declared
+jokers 53..104); a table is a tuple of melds. The fast path works on bit masks:
+
+* Every legal meld, with each joker replaced by its declared card (R4.4), is a set of
+  distinct real cards. All 369 such sets (65 groups, 304 sequences) are built once at
+  import as 52-bit masks. A meld is legal iff the *sum* of ``1 << effective(card)`` over its
+  cards is one of those masks and has as many bits as the meld has cards (a duplicate makes
+  a carry, which loses a bit).
+* Multisets of physical cards (hand, old table, new table) are packed into one integer with
+  an 8-bit field per card (53 fields), so "no card leaves the table" (R5.2) and "every added
+  card comes from the hand" (R5.4) are a few big-integer subtractions (SWAR).
+
+:func:`check_action` is the validating entry point; :func:`check_action_slow` is an obviously
+correct reference with the same contract, used by the tests on random positions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from rummy.cards import (
+    JOKER,
+    POINTS,
+    RANKS,
+    SUITS,
+    TABLE_JOKER_BASE,
+    effective,
+    format_card,
+    parse_table_card,
+    physical,
+)
+from rummy.errors import IllegalMoveError, NotationError
+
+Meld = tuple[int, ...]
+Table = tuple[Meld, ...]
+
+# ---------------------------------------------------------------- tables built at import
+
+#: bit of each table card's effective card (R4.4): index 0..104 (52, a hand joker, is 0).
+EFF_BIT: tuple[int, ...] = tuple(
+    (1 << effective(t)) if t != JOKER else 0 for t in range(TABLE_JOKER_BASE + 52)
+)
+
+_FIELD = 8
+#: packed-multiset weight of each card index 0..104 by its physical card.
+PHYS_W: tuple[int, ...] = tuple(1 << (_FIELD * physical(t)) for t in range(TABLE_JOKER_BASE + 52))
+#: the guard bit of every field of a packed multiset.
+_GUARD = sum(1 << (_FIELD * i + _FIELD - 1) for i in range(53))
+_FMASK = (1 << _FIELD) - 1
+
+
+def _build_valid() -> dict[int, int]:
+    valid: dict[int, int] = {}
+    for r in range(13):  # groups, R4.2: 3 or 4 distinct suits of one rank
+        for mask_suits in range(16):
+            n = bin(mask_suits).count("1")
+            if n >= 3:
+                valid[sum(1 << (s * 13 + r) for s in range(4) if mask_suits >> s & 1)] = n
+    for s in range(4):  # sequences, R4.3: positions 0..13 where 13 is the high ace
+        for start in range(14):
+            for end in range(start + 2, 14):
+                length = end - start + 1
+                if length > 13:
+                    continue
+                mask = sum(1 << (s * 13 + (p % 13)) for p in range(start, end + 1))
+                valid[mask] = length
+    return valid
+
+
+#: mask of every legal meld (as effective cards) -> its number of cards.
+VALID_MELDS: dict[int, int] = _build_valid()
+_GROUP_MASKS = frozenset(
+    m for m in VALID_MELDS if len({i % 13 for i in range(52) if m >> i & 1}) == 1
+)
+
+
+def meld_mask(meld: Iterable[int]) -> int:
+    """Sum of the effective-card bits of a meld (see module docstring)."""
+    return sum(map(EFF_BIT.__getitem__, meld))
+
+
+def is_valid_meld(meld: Sequence[int]) -> bool:
+    """True iff ``meld`` (table cards) is a legal group or sequence (R4.1–R4.4)."""
+    return VALID_MELDS.get(sum(map(EFF_BIT.__getitem__, meld))) == len(meld)
+
+
+def meld_problem(meld: Sequence[int]) -> tuple[str, str] | None:
+    """Why a meld is not legal, as ``(rule, message)``; ``None`` if it is legal.
+
+    Slower than :func:`is_valid_meld`; used to explain a rejection.
+    """
+    if is_valid_meld(meld):
+        return None
+    if JOKER in meld:
+        return "R1.4", "a joker on the table must declare its card"
+    text = " ".join(format_card(c) for c in meld)
+    if len(meld) < 3:
+        return "R4.1", f"[{text}] has {len(meld)} card(s); a meld needs at least three"
+    eff = [effective(c) for c in meld]
+    dup = [c for c, k in Counter(eff).items() if k > 1]
+    has_joker = any(c >= TABLE_JOKER_BASE for c in meld)
+    if len({c % 13 for c in eff}) == 1:
+        if dup:
+            why = f"two cards stand for {format_card(dup[0])}"
+            rule = "R4.4" if has_joker else "R4.2"
+            return rule, f"[{text}] is not a group: {why} (no two of the same suit)"
+        return "R4.2", f"[{text}] is not a group: a group has 3 or 4 cards"
+    if len({c // 13 for c in eff}) == 1:
+        if dup:
+            rule = "R4.4" if has_joker else "R4.3"
+            return rule, f"[{text}] is not a sequence: {format_card(dup[0])} appears twice"
+        return "R4.3", (f"[{text}] is not a sequence: ranks must be consecutive; the ace is low "
+                        "(A-2-3) or high (Q-K-A), never both, no wrap")
+    rule = "R4.4" if has_joker else "R4.1"
+    return rule, (f"[{text}] is neither a group (one rank, different suits) nor a sequence "
+                  "(one suit, consecutive ranks)")
+
+
+def is_group(meld: Sequence[int]) -> bool:
+    """True iff ``meld`` is a legal group (R4.2)."""
+    m = meld_mask(meld)
+    return m in _GROUP_MASKS and VALID_MELDS[m] == len(meld)
+
+
+def canonical_meld(meld: Iterable[int]) -> Meld:
+    """A legal meld in display order (R4.5): groups by suit S,H,D,C; sequences by rank,
+    each joker at the rank it declares, a high ace last.
+
+    Does not validate; call :func:`is_valid_meld` first.
+    """
+    cards = list(meld)
+    effs = [effective(c) for c in cards]
+    if len({e % 13 for e in effs}) == 1 and len(cards) <= 4:
+        key = [e // 13 for e in effs]
+    else:
+        ranks = {e % 13 for e in effs}
+        high = 0 in ranks and 12 in ranks and len(cards) < 13
+        key = [(e % 13 or (13 if high else 0)) for e in effs]
+    return tuple(c for _, c in sorted(zip(key, cards, strict=True)))
+
+
+def canonical_table(table: Iterable[Iterable[int]]) -> Table:
+    """Canonical form of a legal table: each meld in display order, melds sorted.
+
+    Two arrangements with the same melds compare equal after this. Does not validate.
+    """
+    return tuple(sorted(canonical_meld(m) for m in table))
+
+
+# ---------------------------------------------------------------- notation of melds/tables
+
+def parse_meld(tokens: Iterable[str] | str) -> Meld:
+    """Parse a meld of table cards (``["5S", "6S", "*7S"]`` or ``"5S 6S *7S"``).
+
+    Raises:
+        NotationError: a malformed card or an undeclared joker, naming the token.
+    """
+    if isinstance(tokens, str):
+        tokens = tokens.split()
+    if not isinstance(tokens, (list, tuple)):
+        raise NotationError(f"a meld is a list of cards, got {tokens!r}", token=tokens)
+    return tuple(parse_table_card(t) for t in tokens)
+
+
+def parse_table(melds: Iterable[Iterable[str] | str]) -> Table:
+    """Parse a table: a list of melds. ``"5S 6S 7S | 8H 8D 8C"`` is also accepted.
+
+    Raises:
+        NotationError: naming the first malformed token.
+    """
+    if isinstance(melds, str):
+        melds = [m for m in melds.split("|") if m.strip()]
+    if not isinstance(melds, (list, tuple)):
+        raise NotationError(f"a table is a list of melds, got {melds!r}", token=melds)
+    return tuple(parse_meld(m) for m in melds)
+
+
+def format_meld(meld: Iterable[int]) -> list[str]:
+    """Notation of each card of a meld, in the given order."""
+    return [format_card(c) for c in meld]
+
+
+def format_table(table: Iterable[Iterable[int]]) -> list[list[str]]:
+    """Notation of a table: a list of melds, each a list of card tokens."""
+    return [format_meld(m) for m in table]
+
+
+def table_text(table: Iterable[Iterable[int]]) -> str:
+    """One-line text of a table, melds separated by `` | ``."""
+    return " | ".join(" ".join(format_meld(m)) for m in table) or "(empty table)"
+
+
+# ---------------------------------------------------------------- the meld action (R5)
+
+def pack(cards: Iterable[int]) -> int:
+    """Packed multiset of the physical cards of ``cards`` (hand or table cards)."""
+    return sum(map(PHYS_W.__getitem__, cards))
+
+
+def unpack(packed: int) -> list[int]:
+    """Inverse of :func:`pack`: the physical cards (0..52), ascending."""
+    out: list[int] = []
+    while packed:
+        low = (packed & -packed).bit_length() - 1
+        field = low // _FIELD
+        n = (packed >> (field * _FIELD)) & _FMASK
+        out.extend([field] * n)
+        packed &= ~(_FMASK << (field * _FIELD))
+    return out
+
+
+def _field(packed: int, card: int) -> int:
+    return (packed >> (card * _FIELD)) & _FMASK
+
+
+def _first_missing(old: Iterable[int], new: Iterable[int]) -> int:
+    lost = Counter(map(physical, old))
+    lost.subtract(map(physical, new))
+    return min(c for c, k in lost.items() if k > 0)
+
+
+def check_action(
+    table: Sequence[Sequence[int]],
+    hand: Sequence[int],
+    new_table: Sequence[Sequence[int]],
+) -> tuple[int, ...]:
+    """Validate one meld action (R5.1–R5.9) and return the cards it takes from the hand.
+
+    Args:
+        table: the melds on the table before the action (table cards).
+        hand: the acting player's hand (cards 0..52, ``JOKER`` for a joker).
+        new_table: the proposed whole new table (table cards; every joker declared).
+
+    Returns:
+        The hand cards the action adds to the table, ascending (jokers as ``JOKER``).
+
+    Raises:
+        IllegalMoveError: with the first rule broken, checked in the order R5.2, R5.1,
+            R5.4, R5.3, R5.8 (shared/cases/README.md). Nothing is changed.
+        NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
+    """
+    old_flat = [c for m in table for c in m]
+    new_flat = [c for m in new_table for c in m]
+    if JOKER in new_flat:
+        raise NotationError("a joker on the table must declare its card, e.g. '*7S' (R1.4)",
+                            token="*")
+    if len(new_flat) > len(old_flat) + len(hand):
+        return check_action_slow(table, hand, new_table)
+    old = sum(map(PHYS_W.__getitem__, old_flat))
+    new = sum(map(PHYS_W.__getitem__, new_flat))
+    diff = new + _GUARD - old
+    if diff & _GUARD != _GUARD:  # R5.2: some field went negative
+        card = _first_missing(old_flat, new_flat)
+        raise IllegalMoveError("R5.2", f"{format_card(card)} would leave the table; every card "
+                               "on the table must stay on it")
+    added = diff - _GUARD
+    if not added:
+        raise IllegalMoveError("R5.1", "a meld action must add at least one card from the hand")
+    if (sum(map(PHYS_W.__getitem__, hand)) + _GUARD - added) & _GUARD != _GUARD:
+        hand_count = Counter(hand)
+        for c in unpack(added):
+            if hand_count[c] <= 0:
+                raise IllegalMoveError("R5.4", f"{format_card(c)} is not in the hand; every "
+                                       "added card must come from the acting player's hand")
+            hand_count[c] -= 1
+    valid = VALID_MELDS.get
+    bits = EFF_BIT.__getitem__
+    for m in new_table:
+        if valid(sum(map(bits, m))) != len(m):
+            rule_msg = meld_problem(m)
+            assert rule_msg is not None
+            raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
+                                   f"{rule_msg[1]} ({rule_msg[0]})", meld=format_meld(m))
+    if _field(old, JOKER):
+        _check_jokers(old_flat, new_flat, new)
+    return tuple(unpack(added))
+
+
+def _check_jokers(old_flat: Sequence[int], new_flat: Sequence[int], new_packed: int) -> None:
+    """R5.7/R5.8: a table joker changes its declared card only when the real card replaces it."""
+    before = Counter(c for c in old_flat if c >= TABLE_JOKER_BASE)
+    after = Counter(c for c in new_flat if c >= TABLE_JOKER_BASE)
+    for tj, k in before.items():
+        moved = k - after.get(tj, 0)
+        real = tj - TABLE_JOKER_BASE
+        if moved > 0 and moved > _field(new_packed, real):
+            raise IllegalMoveError(
+                "R5.8", f"the joker {format_card(tj)} may change its declared card only when "
+                f"the real {format_card(real)} replaces it on the table")
+
+
+def check_action_slow(
+    table: Sequence[Sequence[int]],
+    hand: Sequence[int],
+    new_table: Sequence[Sequence[int]],
+) -> tuple[int, ...]:
+    """Reference implementation of :func:`check_action` with plain counters.
+
+    Same contract; written to be obviously correct, not fast.
+    """
+    old = Counter(physical(c) for m in table for c in m)
+    newc = Counter(physical(c) for m in new_table for c in m)
+    if any(c == JOKER for m in new_table for c in m):
+        raise NotationError("a joker on the table must declare its card (R1.4)", token="*")
+    for card in sorted(old):
+        if newc[card] < old[card]:
+            raise IllegalMoveError("R5.2", f"{format_card(card)} would leave the table; every "
+                                   "card on the table must stay on it")
+    added = newc - old
+    if not added:
+        raise IllegalMoveError("R5.1", "a meld action must add at least one card from the hand")
+    hand_c = Counter(hand)
+    for card in sorted(added):
+        if added[card] > hand_c[card]:
+            raise IllegalMoveError("R5.4", f"{format_card(card)} is not in the hand; every "
+                                   "added card must come from the acting player's hand")
+    for m in new_table:
+        problem = meld_problem(m)
+        if problem is not None:
+            raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
+                                   f"{problem[1]} ({problem[0]})", meld=format_meld(m))
+    before = Counter(c for m in table for c in m if c >= TABLE_JOKER_BASE)
+    after = Counter(c for m in new_table for c in m if c >= TABLE_JOKER_BASE)
+    real_after = Counter(c for m in new_table for c in m if c < JOKER)
+    for tj in sorted(before):
+        changed = max(0, before[tj] - after[tj])
+        if changed > real_after[tj - TABLE_JOKER_BASE]:
+            raise IllegalMoveError("R5.8", f"the joker {format_card(tj)} may change its declared "
+                                   "card only when the real card replaces it on the table")
+    return tuple(sorted(added.elements()))
+
+
+def points_of(cards: Iterable[int]) -> int:
+    """Point value (R1.5) of hand cards."""
+    return sum(POINTS[c] for c in cards)
+
+
+__all__ = [
+    "Meld", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem", "is_group",
+    "canonical_meld", "canonical_table", "parse_meld", "parse_table", "format_meld",
+    "format_table", "table_text", "check_action", "check_action_slow", "pack", "unpack",
+    "points_of", "RANKS", "SUITS",
+]

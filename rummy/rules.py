@@ -1,0 +1,130 @@
+"""The rule set of a game: RULES.md §11 variants as one frozen value.
+
+A ``RuleSet`` is recorded in the ``GameStarted`` event, so a replay always uses the rules
+the game was played with (I4). Unknown variants and out-of-range values are refused when
+the game is created (§11), never ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from rummy.errors import InvalidRuleSetError
+
+#: (minimum, maximum) of each integer variant; booleans are listed with ``None``.
+_RANGES: dict[str, tuple[int, int] | None] = {
+    "target_score": (1, 100_000),
+    "knock_threshold": (0, 100),
+    "hand_size": (1, 20),
+    "max_draws_per_turn": (1, 10),
+    "undercut_bonus": (0, 1000),
+    "going_out_bonus": (0, 1000),
+    "game_bonus": (0, 10_000),
+    "round_bonus": (0, 1000),
+    "round_bonus_for_all": None,
+    "opening_meld_per_player": None,
+    "opening_meld_min_points": (0, 500),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """Rule variants of RULES.md §11; every default is the normative rule.
+
+    Attributes (points are R1.5 card points):
+        target_score: game ends after a round in which a total reaches this (R9.1).
+        knock_threshold: a hand worth at most this many points may knock (R6.1).
+        hand_size: cards dealt to each player (R2.2).
+        max_draws_per_turn: draws before the turn is over without a meld (R3.1–R3.3).
+        undercut_bonus: bonus of a round winner who did not knock (R7.4).
+        going_out_bonus: bonus of a round winner with an empty hand (R7.7).
+        game_bonus: bonus for a total of ``target_score`` or more (R9.2).
+        round_bonus: bonus per round won for the other players (R9.3).
+        round_bonus_for_all: everyone gets the per-round bonus (variant of R9.3).
+        opening_meld_per_player: each player's first meld action of a round must be new
+            melds from their own hand only, leaving the table's melds untouched (variant of
+            R5.5).
+        opening_meld_min_points: the opening meld (the round's first, or each player's with
+            ``opening_meld_per_player``) must add at least this many points (R5.5).
+    """
+
+    target_score: int = 150
+    knock_threshold: int = 5
+    hand_size: int = 10
+    max_draws_per_turn: int = 3
+    undercut_bonus: int = 10
+    going_out_bonus: int = 25
+    game_bonus: int = 100
+    round_bonus: int = 25
+    round_bonus_for_all: bool = False
+    opening_meld_per_player: bool = False
+    opening_meld_min_points: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every variant with its value (JSON-ready)."""
+        return asdict(self)
+
+    def changed(self) -> dict[str, Any]:
+        """Only the variants that differ from the default rules."""
+        default = RuleSet()
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) != getattr(default, f.name)}
+
+    @classmethod
+    def from_dict(cls, variants: Mapping[str, Any] | None = None) -> RuleSet:
+        """Build and validate a rule set from ``{variant: value}`` (missing = default).
+
+        Accepts ``"true"``/``"false"`` and integer strings, so CLI ``key=value`` pairs work.
+
+        Raises:
+            InvalidRuleSetError: an unknown variant, a value of the wrong type, or a value
+                out of range (§11), naming the variant.
+        """
+        values: dict[str, Any] = {}
+        for key, raw in (variants or {}).items():
+            if key not in _RANGES:
+                raise InvalidRuleSetError(
+                    f"unknown rule variant {key!r}; known variants: {', '.join(_RANGES)} (R11)")
+            rng = _RANGES[key]
+            if rng is None:
+                if isinstance(raw, str) and raw.lower() in ("true", "false", "1", "0"):
+                    raw = raw.lower() in ("true", "1")
+                if not isinstance(raw, bool):
+                    raise InvalidRuleSetError(f"rule variant {key} must be true or false, "
+                                              f"got {raw!r} (R11)")
+            else:
+                if isinstance(raw, str):
+                    try:
+                        raw = int(raw)
+                    except ValueError:
+                        raise InvalidRuleSetError(f"rule variant {key} must be an integer, "
+                                                  f"got {raw!r} (R11)") from None
+                if isinstance(raw, bool) or not isinstance(raw, int):
+                    raise InvalidRuleSetError(f"rule variant {key} must be an integer, "
+                                              f"got {raw!r} (R11)")
+                if not rng[0] <= raw <= rng[1]:
+                    raise InvalidRuleSetError(f"rule variant {key}={raw} is out of range "
+                                              f"{rng[0]}..{rng[1]} (R11)")
+            values[key] = raw
+        return cls(**values)
+
+    def check_players(self, players: int) -> None:
+        """Check the player count (R1.1) and that the deal leaves a stock (R2.2).
+
+        Raises:
+            InvalidRuleSetError: fewer than 2 or more than 5 players, or a hand size too
+                large for the deck.
+        """
+        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 5:
+            raise InvalidRuleSetError(f"a game has 2 to 5 players, got {players!r} (R1.1)",
+                                      rule="R1.1")
+        deck = 53 if players == 2 else 106
+        if self.hand_size * players >= deck:
+            raise InvalidRuleSetError(
+                f"hand_size={self.hand_size} with {players} players leaves no stock "
+                f"({deck} cards, R2.2)", rule="R2.2")
+
+
+DEFAULT_RULES = RuleSet()

@@ -1,0 +1,91 @@
+"""The game state: a projection of the event stream, rebuilt by :func:`rummy.evolve.evolve`.
+
+``GameState`` is an immutable named tuple (cheap to copy with ``_replace``, compared field
+for field, so I4 ``replay(events) == live state`` is a plain ``==``). It holds hidden
+information (every hand, the deck order, the seed); only :func:`rummy.views.view` output
+may be shown to a player.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rummy.events import GameEnded, RoundScored
+from rummy.melds import Table
+from rummy.rules import RuleSet
+
+# Stable phases: a state returned by decide/step is always in one of these.
+DRAW = "draw"              #: the seat to act must draw (R3.1–R3.3, R3.6)
+MELD_OR_PASS = "meld_or_pass"  #: after a draw, or in a final turn: meld or pass (R3, R8.2)
+KNOCK_OR_END = "knock_or_end"  #: turn over with a hand worth <= threshold (R6.1, R6.3)
+GAME_OVER = "game_over"    #: the game has ended (R9)
+# Transient phases: decide always resolves them with automatic events in the same command.
+DEALING = "dealing"
+TURN_OVER = "turn_over"
+ROUND_OVER = "round_over"
+ROUND_SCORED = "round_scored"
+
+STABLE_PHASES = frozenset({DRAW, MELD_OR_PASS, KNOCK_OR_END, GAME_OVER})
+
+
+class GameState(NamedTuple):
+    """Full-information state of one game.
+
+    Attributes:
+        rules: the rule set (§11) recorded in ``GameStarted``.
+        players: number of seats (R1.1).
+        names: seat labels.
+        seed: seed of the shuffles (hidden).
+        version: number of events applied (the stream version).
+        round: current round, 1-based (0 before the first deal).
+        dealer: the current round's dealer (R2.1).
+        turn: the seat to act (R2.3).
+        phase: one of the phase constants of this module.
+        draws: cards drawn in the current turn (R3.1–R3.3).
+        hands: each seat's hand, ascending card indices.
+        table: the melds on the table, canonical (I2).
+        deck: this round's shuffled deck (hidden); the stock is ``deck[stock_pos:]``.
+        stock_pos: index of the next card to draw.
+        final_turns_left: ``None`` until the stock runs out; then turn ends still to come
+            before the round ends (R8.2).
+        knocker: the seat that knocked or went out this round, else ``None``.
+        end_reason: ``"knock"``, ``"going_out"``, ``"stock"`` once the round is over.
+        totals: running totals, by seat (R9.1).
+        rounds_won: rounds won, by seat (R9.3).
+        opened: whether each seat has melded this round (opening variants of R5.5).
+        last_round: the previous ``RoundScored`` event, if any.
+        result: the ``GameEnded`` event once the game is over.
+    """
+
+    rules: RuleSet
+    players: int
+    names: tuple[str, ...]
+    seed: int | None
+    version: int
+    round: int
+    dealer: int
+    turn: int
+    phase: str
+    draws: int
+    hands: tuple[tuple[int, ...], ...]
+    table: Table
+    deck: tuple[int, ...]
+    stock_pos: int
+    final_turns_left: int | None
+    knocker: int | None
+    end_reason: str | None
+    totals: tuple[int, ...]
+    rounds_won: tuple[int, ...]
+    opened: tuple[bool, ...]
+    last_round: RoundScored | None
+    result: GameEnded | None
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock."""
+        return len(self.deck) - self.stock_pos
+
+    @property
+    def is_over(self) -> bool:
+        """True once ``GameEnded`` has been applied."""
+        return self.phase == GAME_OVER

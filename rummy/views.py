@@ -1,0 +1,126 @@
+"""What a seat may see (I3): ``view(state, seat)`` and ``redact(event, seat, ...)``.
+
+These are the only things an adapter may send to a player: no other hand, no stock order,
+no seed. Hands are public only in ``RoundScored`` (hands are shown when a round is scored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rummy.cards import POINTS, format_card
+from rummy.events import CardDrawn, Event, GameEnded, GameStarted, RoundScored, RoundStarted
+from rummy.melds import Table, format_table
+from rummy.rules import RuleSet
+from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """One seat's view of a game (I3).
+
+    Attributes:
+        seat: the viewing seat, or ``None`` for a public (spectator) view without any hand.
+        hand: the viewer's hand (ascending card indices); ``()`` for a spectator.
+        hand_sizes: every seat's number of cards, by seat.
+        table: the whole table.
+        stock_size: cards left in the stock.
+        actions: the commands the viewer may send now (``"draw"``, ``"meld"``, ``"pass"``,
+            ``"knock"``, ``"end_turn"``); empty when it is not the viewer's turn.
+        Other fields mirror :class:`rummy.state.GameState`.
+    """
+
+    seat: int | None
+    players: int
+    names: tuple[str, ...]
+    rules: RuleSet
+    version: int
+    round: int
+    dealer: int
+    turn: int
+    phase: str
+    draws: int
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    table: Table
+    stock_size: int
+    final_turns_left: int | None
+    totals: tuple[int, ...]
+    rounds_won: tuple[int, ...]
+    opened: tuple[bool, ...]
+    actions: tuple[str, ...]
+    last_round: RoundScored | None
+    result: GameEnded | None
+
+    @property
+    def hand_points(self) -> int:
+        """Point value of the viewer's hand (R1.5)."""
+        return sum(POINTS[c] for c in self.hand)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, cards in notation."""
+        from rummy.events import to_dict as event_dict
+        return {
+            "seat": self.seat, "players": self.players, "names": list(self.names),
+            "rules": self.rules.to_dict(), "version": self.version, "round": self.round,
+            "dealer": self.dealer, "turn": self.turn, "phase": self.phase, "draws": self.draws,
+            "hand": [format_card(c) for c in self.hand], "hand_sizes": list(self.hand_sizes),
+            "table": format_table(self.table), "stock_size": self.stock_size,
+            "final_turns_left": self.final_turns_left, "totals": list(self.totals),
+            "rounds_won": list(self.rounds_won), "actions": list(self.actions),
+            "last_round": event_dict(self.last_round) if self.last_round else None,
+            "result": event_dict(self.result) if self.result else None,
+        }
+
+
+def legal_action_kinds(state: GameState) -> tuple[str, ...]:
+    """Kinds of command the seat to act may send in ``state`` (empty once the game is over)."""
+    phase = state.phase
+    if phase == DRAW:
+        return ("draw",)
+    if phase == MELD_OR_PASS:
+        return ("meld", "pass")
+    if phase == KNOCK_OR_END:
+        return ("knock", "end_turn")
+    return ()
+
+
+def view(state: GameState, seat: int | None) -> PlayerView:
+    """What ``seat`` may see of ``state`` (I3); ``seat=None`` gives the public view.
+
+    Raises:
+        ValueError: ``seat`` is not a seat of this game.
+    """
+    if seat is not None and not 0 <= seat < state.players:
+        raise ValueError(f"seat must be 0..{state.players - 1}, got {seat}")
+    acting = seat is not None and seat == state.turn and state.phase != GAME_OVER
+    return PlayerView(
+        seat=seat, players=state.players, names=state.names, rules=state.rules,
+        version=state.version, round=state.round, dealer=state.dealer, turn=state.turn,
+        phase=state.phase, draws=state.draws,
+        hand=state.hands[seat] if seat is not None else (),
+        hand_sizes=tuple(len(h) for h in state.hands), table=state.table,
+        stock_size=state.stock_size, final_turns_left=state.final_turns_left,
+        totals=state.totals, rounds_won=state.rounds_won, opened=state.opened,
+        actions=legal_action_kinds(state) if acting else (),
+        last_round=state.last_round, result=state.result)
+
+
+def redact(event: Event, seat: int | None, *, players: int, hand_size: int) -> Event:
+    """The copy of ``event`` that ``seat`` may receive (I3); ``seat=None`` is a spectator.
+
+    ``GameStarted.seed`` and ``RoundStarted.deck`` are removed (the seat's own deal is put in
+    ``RoundStarted.hand``); another seat's ``CardDrawn.card`` is removed.
+    """
+    if isinstance(event, CardDrawn):
+        return event if event.seat == seat else replace(event, card=None)
+    if isinstance(event, RoundStarted):
+        hand = None
+        if seat is not None and event.deck is not None:
+            dealt = hand_size * players
+            hand = tuple(sorted(event.deck[(seat - event.dealer - 1) % players:dealt:players]))
+        return replace(event, deck=None, hand=hand)
+    if isinstance(event, GameStarted):
+        return replace(event, seed=None)
+    return event
