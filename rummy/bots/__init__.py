@@ -1,0 +1,42 @@
+"""Bots: policies behind one :class:`~rummy.bots.base.Bot` protocol, by registry name.
+
+``make_bot(name, seed)`` builds one for a seat; the registry ``BOTS`` maps names to classes.
+"""
+
+from __future__ import annotations
+
+from rummy.bots.base import Bot, BotBase
+from rummy.bots.basic import BasicBot
+from rummy.bots.random_bot import RandomBot
+
+BOTS: dict[str, type[BotBase]] = {
+    "random": RandomBot,
+    "basic": BasicBot,
+}
+
+try:  # solver-based bots (issue 3) register themselves when present
+    from rummy.bots.greedy import GreedyBot
+    BOTS["greedy"] = GreedyBot
+except ImportError:  # pragma: no cover
+    pass
+try:
+    from rummy.bots.strategic import StrategicBot
+    BOTS["strategic"] = StrategicBot
+except ImportError:  # pragma: no cover
+    pass
+
+
+def make_bot(name: str, seed: int = 0) -> Bot:
+    """A new bot of strategy ``name`` seeded with ``seed``.
+
+    Raises:
+        ValueError: unknown strategy name (the message lists the known ones).
+    """
+    try:
+        cls = BOTS[name]
+    except KeyError:
+        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}") from None
+    return cls(seed)  # type: ignore[return-value]
+
+
+__all__ = ["Bot", "BotBase", "BOTS", "make_bot"]

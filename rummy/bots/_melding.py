@@ -1,0 +1,110 @@
+"""Cheap meld finding shared by the ``random`` and ``basic`` bots (no manipulation).
+
+These helpers only build *candidate* new tables; the engine validates every meld action
+(R5) when the bot sends it. The solver (:mod:`rummy.solver`) is the exact search.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
+from rummy.melds import EFF_BIT, VALID_MELDS, Meld
+
+#: legal melds as (mask, cards) sorted longest first, then most points: a greedy order.
+_MELDS_BY_SIZE: tuple[tuple[int, tuple[int, ...]], ...] = tuple(sorted(
+    ((m, tuple(i for i in range(52) if m >> i & 1)) for m in VALID_MELDS),
+    key=lambda mc: (-len(mc[1]), -sum(POINTS[c] for c in mc[1]), mc[1])))
+_TRIPLES: tuple[tuple[int, tuple[int, ...]], ...] = tuple(
+    mc for mc in _MELDS_BY_SIZE if len(mc[1]) == 3)
+
+
+def _mask(cards: Sequence[int]) -> int:
+    m = 0
+    for c in cards:
+        if c < 52:
+            m |= 1 << c
+    return m
+
+
+def form_hand_melds(hand: Sequence[int]) -> tuple[list[Meld], list[int]]:
+    """Greedily take legal melds of real cards from ``hand``, longest first.
+
+    Returns:
+        ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left.
+    """
+    left = list(hand)
+    melds: list[Meld] = []
+    while True:
+        hm = _mask(left)
+        for m, cards in _MELDS_BY_SIZE:
+            if m & hm == m:
+                melds.append(cards)
+                for c in cards:
+                    left.remove(c)
+                break
+        else:
+            return melds, left
+
+
+def joker_melds(left: list[int]) -> list[Meld]:
+    """Use hand jokers in ``left`` to complete two real cards into a 3-card meld (R5.6).
+
+    Mutates ``left`` (removes the cards used). Returns the new melds.
+    """
+    out: list[Meld] = []
+    while JOKER in left:
+        hm = _mask(left)
+        for m, cards in _TRIPLES:
+            have = m & hm
+            if have != m and bin(have).count("1") == 2:
+                missing = (m & ~have).bit_length() - 1
+                used = [c for c in cards if c != missing]
+                for c in used:
+                    left.remove(c)
+                left.remove(JOKER)
+                out.append(tuple(used) + (TABLE_JOKER_BASE + missing,))
+                break
+        else:
+            break
+    return out
+
+
+def lay_off(melds: list[Meld], left: list[int], *, jokers: bool = True) -> bool:
+    """Add single hand cards to the ends or gaps of ``melds`` while any fits (R5.3).
+
+    Mutates ``melds`` and ``left``; returns True if any card was laid off. A hand joker is
+    laid off declared as the first card that keeps the meld legal (R5.6).
+    """
+    valid = VALID_MELDS.get
+    changed = False
+    progress = True
+    while progress and left:
+        progress = False
+        for i, meld in enumerate(melds):
+            mm = sum(EFF_BIT[c] for c in meld)
+            n = len(meld) + 1
+            for c in left:
+                if c == JOKER:
+                    if not jokers:
+                        continue
+                    for d in range(52):
+                        if valid(mm + (1 << d)) == n:
+                            melds[i] = meld + (TABLE_JOKER_BASE + d,)
+                            break
+                    else:
+                        continue
+                elif valid(mm + (1 << c)) == n:
+                    melds[i] = meld + (c,)
+                else:
+                    continue
+                left.remove(c)
+                progress = changed = True
+                break
+    return changed
+
+
+def count_cards(cards: Sequence[int]) -> Counter[int]:
+    """Multiset of cards."""
+    return Counter(cards)

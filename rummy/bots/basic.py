@@ -1,0 +1,49 @@
+"""``basic``: plays every new meld it can form from its hand and lays single cards off onto
+table melds, without deeper manipulation; knocks whenever allowed (issue 2, item 6)."""
+
+from __future__ import annotations
+
+from rummy.bots._melding import form_hand_melds, joker_melds, lay_off
+from rummy.bots.base import BotBase
+from rummy.cards import POINTS
+from rummy.commands import Command, Draw, Knock, Meld, Pass
+from rummy.views import PlayerView
+
+
+class BasicBot(BotBase):
+    """Greedy without manipulation: new melds from the hand (longest first), jokers to
+    complete pairs, then single-card lay-offs on any meld; melds whenever it can, knocks
+    whenever allowed (R6.1). Under ``opening_meld_per_player`` it opens with new melds only
+    (R5.5)."""
+
+    name = "basic"
+
+    def act(self, view: PlayerView) -> Command:
+        """See :class:`rummy.bots.base.Bot`."""
+        seat = view.turn
+        kind = view.actions[0]
+        if kind == "draw":
+            return Draw(seat)
+        if kind == "knock":
+            return Knock(seat)
+        new_table = self.plan(view)
+        return Meld(seat, new_table) if new_table is not None else Pass(seat)
+
+    @staticmethod
+    def plan(view: PlayerView) -> tuple[tuple[int, ...], ...] | None:
+        """The new table this bot would make, or ``None`` to pass."""
+        rules = view.rules
+        melds, left = form_hand_melds(view.hand)
+        melds += joker_melds(left)
+        opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]
+        new_points = sum(POINTS[c if c < 53 else 52] for m in melds for c in m)
+        if opening or not view.table:
+            if not melds or new_points < rules.opening_meld_min_points:
+                return None
+            if opening:
+                return view.table + tuple(melds)
+        table = list(view.table) + melds
+        laid = lay_off(table, left)
+        if not melds and not laid:
+            return None
+        return tuple(table)

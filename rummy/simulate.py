@@ -1,0 +1,348 @@
+"""Bot-versus-bot games: ``play_game`` (a loop over decide/evolve) and mergeable aggregates.
+
+Everything here is pure and deterministic given the seeds: the process pool, progress bars
+and printing live in :mod:`rummy.cli` and in the workers.
+
+Seeds: game ``index`` of a batch with master seed ``S`` is played with
+:func:`game_seed` ``(S, index)``, and the bot line-up is rotated by ``index % players``
+seats (unless ``rotate=False``) so that seat advantage and bot strength are not confounded.
+Any single game of a batch can therefore be re-run alone.
+
+Aggregates are integer counts only (win credit is counted in 1/60ths, so shared wins of
+up to 5 players are exact), so merging is associative and commutative: the same seed gives
+the same report whatever the number of processes or the chunk size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rummy.bots import make_bot
+from rummy.cards import POINTS
+from rummy.commands import CreateGame
+from rummy.decide import step
+from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
+from rummy.rules import RuleSet
+from rummy.state import GAME_OVER
+from rummy.views import view
+
+WIN_UNIT = 60  #: win credit of one outright win; shared wins get WIN_UNIT // k each
+MAX_STEPS = 200_000  #: a game longer than this is a bug (an engine or bot loop)
+SCORE_BIN = 25  #: width of the final-score histogram bins, in points
+
+
+def game_seed(master_seed: int, index: int) -> int:
+    """Seed of game ``index`` of a batch (SHA-256 of both, 63 bits): stable everywhere."""
+    digest = hashlib.sha256(f"rummy-batch:{master_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def lineup_for(bots: Sequence[str], index: int, rotate: bool = True) -> tuple[str, ...]:
+    """Bot of each seat for game ``index``: ``bots`` rotated by ``index`` seats if ``rotate``."""
+    n = len(bots)
+    k = index % n if rotate else 0
+    return tuple(bots[(seat - k) % n] for seat in range(n))
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """Summary of one finished game.
+
+    Attributes:
+        seed: the game's seed.
+        bots: strategy of each seat.
+        final: final totals after bonuses (R9), by seat.
+        winners: seats with the highest final total (R9.4).
+        rounds: number of rounds played.
+        turns: turns of each round (a turn ends with TurnEnded, a knock or going out).
+        reasons: how each round ended: ``"knock"``, ``"undercut"`` (a knock that lost),
+            ``"going_out"``, ``"stock"``.
+        points_left: hand points left per seat at each round's end, summed over rounds.
+        steps: commands decided.
+        events: the event log, when recorded.
+    """
+
+    seed: int
+    bots: tuple[str, ...]
+    final: tuple[int, ...]
+    winners: tuple[int, ...]
+    rounds: int
+    turns: tuple[int, ...]
+    reasons: tuple[str, ...]
+    points_left: tuple[int, ...]
+    steps: int
+    events: tuple[Event, ...] = ()
+
+
+def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
+              record: bool = False) -> GameResult:
+    """Play one complete game (to the target score, R9.1) between bots.
+
+    Args:
+        bots: strategy name of each seat (2–5 seats, R1.1).
+        seed: the game's seed (deck shuffles, first dealer, each bot's own seed).
+        rules: the rule set (default rules if ``None``).
+        record: keep the full event log in the result.
+
+    Returns:
+        The game's :class:`GameResult`.
+
+    Raises:
+        ValueError: unknown bot or invalid rule set.
+        RuntimeError: the game did not end within ``MAX_STEPS`` commands (a bug).
+        IllegalMoveError: a bot sent an illegal command (a bug in the bot).
+    """
+    rules = rules or RuleSet()
+    players = len(bots)
+    agents = [make_bot(name, seed * 8 + seat) for seat, name in enumerate(bots)]
+    state, events = step(None, CreateGame(players, seed, rules, tuple(bots)))
+    log: list[Event] = list(events) if record else []
+    turns: list[int] = []
+    reasons: list[str] = []
+    points_left = [0] * players
+    round_turns = 0
+    steps = 0
+    while state.phase != GAME_OVER:
+        seat = state.turn
+        cmd = agents[seat].act(view(state, seat))
+        state, events = step(state, cmd)
+        steps += 1
+        if record:
+            log.extend(events)
+        for e in events:
+            t = type(e)
+            if t is TurnEnded or t is Knocked:
+                round_turns += 1
+            elif t is RoundScored:
+                if e.reason == "going_out":  # the turn that went out (R6.2)
+                    round_turns += 1
+                turns.append(round_turns)
+                round_turns = 0
+                reason = e.reason
+                if reason == "knock" and e.knocker not in e.winners:
+                    reason = "undercut"
+                reasons.append(reason)
+                for i, p in enumerate(e.points):
+                    points_left[i] += p
+        if steps > MAX_STEPS:
+            raise RuntimeError(f"game with seed {seed} did not end after {MAX_STEPS} commands")
+    result = state.result
+    assert isinstance(result, GameEnded)
+    return GameResult(seed, tuple(bots), result.final, result.winners, state.round,
+                      tuple(turns), tuple(reasons), tuple(points_left), steps, tuple(log))
+
+
+# ----------------------------------------------------------------------------- aggregates
+
+def _add(a: dict[Any, int], b: dict[Any, int]) -> dict[Any, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Integer counts over a set of games; ``merge`` is associative and commutative.
+
+    Win credit is in units of 1/``WIN_UNIT`` of a win. Keys of per-bot dicts are strategy
+    names; per-seat lists are indexed by seat.
+    """
+
+    players: int
+    games: int = 0
+    rounds: int = 0
+    turns: int = 0
+    steps: int = 0
+    seat_wins: tuple[int, ...] = ()
+    seat_wins_sq: tuple[int, ...] = ()
+    bot_seats: dict[str, int] = field(default_factory=dict)
+    bot_wins: dict[str, int] = field(default_factory=dict)
+    bot_wins_sq: dict[str, int] = field(default_factory=dict)
+    bot_score_sum: dict[str, int] = field(default_factory=dict)
+    bot_score_hist: dict[str, dict[int, int]] = field(default_factory=dict)
+    bot_points_left: dict[str, int] = field(default_factory=dict)
+    bot_rounds: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+    rounds_hist: dict[int, int] = field(default_factory=dict)
+    turns_hist: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, players: int) -> Aggregate:
+        """The aggregate of no games."""
+        return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players)
+
+    @classmethod
+    def of_game(cls, r: GameResult) -> Aggregate:
+        """The aggregate of one game."""
+        n = len(r.bots)
+        credit = WIN_UNIT // len(r.winners)
+        seat_wins = tuple(credit if i in r.winners else 0 for i in range(n))
+        bot_seats: dict[str, int] = {}
+        bot_wins: dict[str, int] = {}
+        bot_sq: dict[str, int] = {}
+        score_sum: dict[str, int] = {}
+        hist: dict[str, dict[int, int]] = {}
+        left: dict[str, int] = {}
+        bot_rounds: dict[str, int] = {}
+        for i, b in enumerate(r.bots):
+            bot_rounds[b] = bot_rounds.get(b, 0) + r.rounds
+            bot_seats[b] = bot_seats.get(b, 0) + 1
+            bot_wins[b] = bot_wins.get(b, 0) + seat_wins[i]
+            bot_sq[b] = bot_sq.get(b, 0) + seat_wins[i] ** 2
+            score_sum[b] = score_sum.get(b, 0) + r.final[i]
+            h = hist.setdefault(b, {})
+            k = r.final[i] // SCORE_BIN * SCORE_BIN
+            h[k] = h.get(k, 0) + 1
+            left[b] = left.get(b, 0) + r.points_left[i]
+        reasons: dict[str, int] = {}
+        for reason in r.reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        turns_hist: dict[int, int] = {}
+        for t in r.turns:
+            turns_hist[t] = turns_hist.get(t, 0) + 1
+        return cls(n, 1, r.rounds, sum(r.turns), r.steps, seat_wins,
+                   tuple(w * w for w in seat_wins), bot_seats, bot_wins, bot_sq, score_sum,
+                   hist, left, bot_rounds, reasons, {r.rounds: 1}, turns_hist)
+
+    def merge(self, other: Aggregate) -> Aggregate:
+        """The aggregate of both sets of games (exact; order does not matter)."""
+        if self.players != other.players:
+            raise ValueError("cannot merge aggregates of different player counts")
+        hist = {b: dict(h) for b, h in self.bot_score_hist.items()}
+        for b, h in other.bot_score_hist.items():
+            hist[b] = _add(hist.get(b, {}), h)
+        return Aggregate(
+            self.players, self.games + other.games, self.rounds + other.rounds,
+            self.turns + other.turns, self.steps + other.steps,
+            tuple(a + b for a, b in zip(self.seat_wins, other.seat_wins, strict=True)),
+            tuple(a + b for a, b in zip(self.seat_wins_sq, other.seat_wins_sq, strict=True)),
+            _add(self.bot_seats, other.bot_seats), _add(self.bot_wins, other.bot_wins),
+            _add(self.bot_wins_sq, other.bot_wins_sq),
+            _add(self.bot_score_sum, other.bot_score_sum), hist,
+            _add(self.bot_points_left, other.bot_points_left),
+            _add(self.bot_rounds, other.bot_rounds),
+            _add(self.reasons, other.reasons), _add(self.rounds_hist, other.rounds_hist),
+            _add(self.turns_hist, other.turns_hist))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (histogram keys become strings); inverse of :meth:`from_dict`."""
+        return {
+            "players": self.players, "games": self.games, "rounds": self.rounds,
+            "turns": self.turns, "steps": self.steps, "seat_wins": list(self.seat_wins),
+            "seat_wins_sq": list(self.seat_wins_sq), "bot_seats": self.bot_seats,
+            "bot_wins": self.bot_wins, "bot_wins_sq": self.bot_wins_sq,
+            "bot_score_sum": self.bot_score_sum,
+            "bot_score_hist": {b: {str(k): v for k, v in h.items()}
+                               for b, h in self.bot_score_hist.items()},
+            "bot_points_left": self.bot_points_left, "bot_rounds": self.bot_rounds,
+            "reasons": self.reasons,
+            "rounds_hist": {str(k): v for k, v in self.rounds_hist.items()},
+            "turns_hist": {str(k): v for k, v in self.turns_hist.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Aggregate:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls(
+            d["players"], d["games"], d["rounds"], d["turns"], d["steps"],
+            tuple(d["seat_wins"]), tuple(d["seat_wins_sq"]), dict(d["bot_seats"]),
+            dict(d["bot_wins"]), dict(d["bot_wins_sq"]), dict(d["bot_score_sum"]),
+            {b: {int(k): v for k, v in h.items()} for b, h in d["bot_score_hist"].items()},
+            dict(d["bot_points_left"]), dict(d["bot_rounds"]), dict(d["reasons"]),
+            {int(k): v for k, v in d["rounds_hist"].items()},
+            {int(k): v for k, v in d["turns_hist"].items()})
+
+
+def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:
+    """Merge many aggregates (the empty aggregate if there are none)."""
+    total = Aggregate.empty(players)
+    for a in aggregates:
+        total = total.merge(a)
+    return total
+
+
+def run_games(bots: Sequence[str], master_seed: int, start: int, stop: int,
+              rules: RuleSet | None = None, rotate: bool = True) -> Aggregate:
+    """Play games ``start .. stop-1`` of a batch and return their aggregate (a chunk)."""
+    agg = Aggregate.empty(len(bots))
+    for i in range(start, stop):
+        r = play_game(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules)
+        agg = agg.merge(Aggregate.of_game(r))
+    return agg
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95% for z=1.96); ``(0, 0)`` when n == 0."""
+    if n <= 0:
+        return (0.0, 0.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A win rate with its 95% confidence interval (Wilson), over ``n`` seat-games."""
+
+    rate: float
+    low: float
+    high: float
+    n: int
+
+
+def report(agg: Aggregate) -> dict[str, Any]:
+    """The balance report of an aggregate, as a JSON-ready dict.
+
+    Keys: ``games``, ``rounds_per_game``, ``turns_per_round``, ``seat_win_rate`` (list of
+    {rate, low, high, n}), ``bot_win_rate`` ({bot: {...}}), ``bot_mean_score``,
+    ``bot_score_hist``, ``bot_mean_points_left`` (per seat-round), ``round_end_share``
+    ({knock, undercut, going_out, stock}: share of rounds), ``rounds_hist``, ``turns_hist``.
+    """
+    g = agg.games
+    seat_rates = []
+    for w in agg.seat_wins:
+        lo, hi = wilson(w / WIN_UNIT, g)
+        seat_rates.append({"rate": w / WIN_UNIT / g if g else 0.0, "low": lo, "high": hi, "n": g})
+    bot_rates = {}
+    for b in sorted(agg.bot_seats):
+        n = agg.bot_seats[b]
+        w = agg.bot_wins.get(b, 0) / WIN_UNIT
+        lo, hi = wilson(w, n)
+        bot_rates[b] = {"rate": w / n if n else 0.0, "low": lo, "high": hi, "n": n}
+    rounds = agg.rounds
+    return {
+        "games": g,
+        "players": agg.players,
+        "rounds": rounds,
+        "turns": agg.turns,
+        "rounds_per_game": rounds / g if g else 0.0,
+        "turns_per_round": agg.turns / rounds if rounds else 0.0,
+        "seat_win_rate": seat_rates,
+        "bot_win_rate": bot_rates,
+        "bot_mean_score": {b: agg.bot_score_sum[b] / agg.bot_seats[b]
+                           for b in sorted(agg.bot_seats)},
+        "bot_score_hist": {b: dict(sorted(h.items()))
+                           for b, h in sorted(agg.bot_score_hist.items())},
+        "bot_mean_points_left": {
+            b: agg.bot_points_left.get(b, 0) / agg.bot_rounds[b] if agg.bot_rounds.get(b)
+            else 0.0 for b in sorted(agg.bot_seats)},
+        "round_end_share": {k: agg.reasons.get(k, 0) / rounds if rounds else 0.0
+                            for k in ("knock", "undercut", "going_out", "stock")},
+        "rounds_hist": dict(sorted(agg.rounds_hist.items())),
+        "turns_hist": dict(sorted(agg.turns_hist.items())),
+        "steps": agg.steps,
+    }
+
+
+def hand_points_of(hand: Iterable[int]) -> int:
+    """Point value of a hand (R1.5); re-exported for report code."""
+    return sum(POINTS[c] for c in hand)
