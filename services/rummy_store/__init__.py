@@ -1,0 +1,65 @@
+"""The event store of the game service (DESIGN.md, "Event store contract").
+
+One port, :class:`EventStore`, and two implementations that pass one contract suite:
+:class:`MemoryEventStore` (demos, tests) and :class:`RedisEventStore` (Redis Streams, one
+stream per game, appends through one Lua script). Imports ``rummy`` only for the helpers
+below; the store itself keeps plain JSON dicts.
+
+>>> import asyncio
+>>> store = MemoryEventStore()
+>>> asyncio.run(store.append("g1", [{"type": "Passed", "v": 1, "seat": 0}], 0)).version
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rummy.events import Event, from_dict, to_dict
+from rummy_store.base import (
+    AppendResult,
+    EventStore,
+    RequestIdReused,
+    StoredEvent,
+    StoreError,
+    VersionConflict,
+    request_digest,
+)
+from rummy_store.memory import MemoryEventStore
+from rummy_store.redis_store import RedisEventStore
+from rummy_store.sync import append_sync, open_store, read_all_sync, run_sync, with_store_sync
+
+__all__ = [
+    "AppendResult",
+    "EventStore",
+    "MemoryEventStore",
+    "RedisEventStore",
+    "RequestIdReused",
+    "StoreError",
+    "StoredEvent",
+    "VersionConflict",
+    "append_sync",
+    "decode_events",
+    "encode_events",
+    "open_store",
+    "read_all_sync",
+    "request_digest",
+    "run_sync",
+    "with_store_sync",
+]
+
+
+def encode_events(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """Core events -> the dicts :meth:`EventStore.append` takes (``rummy.events.to_dict``)."""
+    return [to_dict(event) for event in events]
+
+
+def decode_events(stored: Iterable[StoredEvent]) -> list[Event]:
+    """Stored events -> core events, in the given order (``rummy.events.from_dict``, which
+    upcasts old schema versions).
+
+    Raises:
+        rummy.errors.NotationError: a stored payload is malformed or of an unknown type.
+    """
+    return [from_dict(event.data) for event in stored]

@@ -1,0 +1,258 @@
+"""The event-store port: values, errors and the :class:`EventStore` protocol.
+
+The store knows nothing about Manipulation Rummy. It keeps, per game, an append-only stream of
+JSON-serialisable event dicts (``rummy.events.to_dict`` output: ``{"type": ..., "v": ..., ...}``)
+numbered 1, 2, 3, ... and a little JSON metadata, plus an index of games. Two implementations
+(:class:`rummy_store.memory.MemoryEventStore`, :class:`rummy_store.redis_store.RedisEventStore`)
+pass one contract suite (``tests/contract/test_event_store.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "AppendResult",
+    "EventStore",
+    "RequestIdReused",
+    "StoreError",
+    "StoredEvent",
+    "VersionConflict",
+    "request_digest",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One recorded event of a game's stream.
+
+    Attributes:
+        version: 1-based position in the game's stream (Redis entry id ``0-<version>``).
+        type: the event type name, e.g. ``"CardDrawn"`` (``data["type"]``).
+        data: the event dict as stored (JSON round-tripped: tuples come back as lists).
+        ts: append time in seconds since the epoch (store metadata, not part of the event;
+            the Redis store uses the Redis server clock, all events of one append share it).
+    """
+
+    version: int
+    type: str
+    data: dict[str, Any]
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """The outcome of :meth:`EventStore.append`.
+
+    Attributes:
+        version: the stream version after the append; for a duplicate, the version right after
+            the original append (not the current version of the stream).
+        events: the events appended, in order (for a duplicate: the ones originally appended).
+        duplicate: True when ``request_id`` had already been applied; nothing was appended.
+        response: the ``response`` blob saved with the original request (None if none was).
+    """
+
+    version: int
+    events: tuple[StoredEvent, ...]
+    duplicate: bool
+    response: dict[str, Any] | None
+
+
+class StoreError(Exception):
+    """Base class of the errors the event store raises on purpose."""
+
+
+class VersionConflict(StoreError):
+    """The stream's version was not the ``expected_version`` of an append; nothing appended.
+
+    Attributes:
+        game_id, expected, actual: the game, the version the caller expected, the real one.
+    """
+
+    def __init__(self, game_id: str, expected: int, actual: int) -> None:
+        super().__init__(game_id, expected, actual)
+        self.game_id = game_id
+        self.expected = expected
+        self.actual = actual
+
+    def __str__(self) -> str:
+        return (
+            f"version conflict on game {self.game_id!r}: expected version {self.expected}, "
+            f"stream is at {self.actual}"
+        )
+
+
+class RequestIdReused(StoreError):
+    """A ``request_id`` already applied to this game came back with a different request hash.
+
+    Attributes:
+        game_id, request_id: the game and the reused id.
+    """
+
+    def __init__(self, game_id: str, request_id: str) -> None:
+        super().__init__(game_id, request_id)
+        self.game_id = game_id
+        self.request_id = request_id
+
+    def __str__(self) -> str:
+        return (
+            f"request id {self.request_id!r} was already used on game {self.game_id!r} "
+            "for a different request"
+        )
+
+
+@runtime_checkable
+class EventStore(Protocol):
+    """Append-only, versioned event streams, one per game (DESIGN.md, event store contract).
+
+    All methods are coroutines except :meth:`subscribe`, which returns an async iterator.
+    A ``game_id`` is a non-empty string without ``{``, ``}`` or whitespace; any other raises
+    ``ValueError``.
+    """
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[dict[str, Any]],
+        expected_version: int,
+        *,
+        request_id: str | None = None,
+        request_hash: str | None = None,
+        response: dict[str, Any] | None = None,
+    ) -> AppendResult:
+        """Atomically append ``events`` as versions ``expected_version + 1 ...``.
+
+        In one atomic step: if ``request_id`` was already recorded for this game, return the
+        original result (``duplicate=True``, nothing appended); else check that the stream is
+        at ``expected_version``; append; record ``request_id`` with ``request_hash`` and the
+        caller's ``response`` blob. An empty ``events`` with a ``request_id`` records the
+        request only (after the version check). The first append to a game (version 1) also
+        enters it in the game index as active.
+
+        Raises:
+            VersionConflict: the stream's version is not ``expected_version``.
+            RequestIdReused: ``request_id`` was applied before with another ``request_hash``
+                (``None`` counts as a hash of its own).
+            ValueError: an event has no string ``"type"``; a bad game id or request id;
+                ``expected_version < 0``.
+            TypeError: an event is not a dict; an event or the response is not
+                JSON-serialisable.
+        """
+        ...
+
+    async def read(
+        self, game_id: str, after_version: int = 0, to_version: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with ``after_version < version <= to_version`` (all if ``to_version`` is
+        None), in version order; ``[]`` for an unknown game."""
+        ...
+
+    async def version(self, game_id: str) -> int:
+        """The stream's version (its number of events); 0 for an unknown game."""
+        ...
+
+    async def exists(self, game_id: str) -> bool:
+        """True when at least one event was appended to the game."""
+        ...
+
+    def subscribe(
+        self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
+    ) -> AsyncIterator[StoredEvent]:
+        """Every event after ``after_version``, in order and without gaps, then each new one
+        as it is appended; never ends by itself (cancel the consuming task or ``aclose()``).
+        ``block_ms`` is how long one blocking wait lasts before it is renewed (milliseconds)."""
+        ...
+
+    async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
+        """Replace the game's small JSON metadata (seat kinds, token hashes, ...); also enters
+        the game in the index (as active) if it is not there yet. ``TypeError`` if ``meta``
+        is not a JSON-serialisable dict."""
+        ...
+
+    async def get_meta(self, game_id: str) -> dict[str, Any] | None:
+        """The metadata last put, or None."""
+        ...
+
+    async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
+        """Up to ``limit`` game ids of the index, newest first (by time of entry in the
+        index, ties by id descending); only the active ones if ``active_only``."""
+        ...
+
+    async def set_active(self, game_id: str, active: bool) -> None:
+        """Mark a game active or not (the service clears it when the game ends); a game not
+        yet in the index is entered in it."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections. The store is unusable afterwards."""
+        ...
+
+
+# -- helpers shared by the implementations --------------------------------------------------
+
+
+def check_game_id(game_id: str) -> str:
+    """Return ``game_id`` if it is usable inside a Redis hash tag; raise ``ValueError``."""
+    if (
+        not isinstance(game_id, str)
+        or not game_id
+        or any(c in game_id for c in "{}")
+        or any(c.isspace() for c in game_id)
+    ):
+        raise ValueError(f"bad game id {game_id!r}: need a non-empty string without {{}} or spaces")
+    return game_id
+
+
+def check_version(name: str, value: int) -> int:
+    """Return ``value`` if it is an int >= 0; raise ``ValueError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return value
+
+
+def check_request_id(request_id: str | None) -> str | None:
+    """Return ``request_id`` if it is None or a non-empty string; raise ``ValueError``."""
+    if request_id is not None and (not isinstance(request_id, str) or not request_id):
+        raise ValueError(f"request_id must be None or a non-empty string, got {request_id!r}")
+    return request_id
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def serialise_events(events: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(type, json)`` for each event dict, validated.
+
+    Raises:
+        ValueError: an event has no non-empty string ``"type"``.
+        TypeError: an event is not a dict or not JSON-serialisable.
+    """
+    out = []
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            raise TypeError(f"event {i} is a {type(event).__name__}, not a dict: {event!r}")
+        kind = event.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"event {i} has no string 'type': {event!r}")
+        try:
+            out.append((kind, dumps(event)))
+        except ValueError as exc:  # NaN / infinity
+            raise TypeError(f"event {i} is not JSON-serialisable: {exc}") from exc
+    return out
+
+
+def request_digest(payload: Any) -> str:
+    """A stable hash of a request body for ``append(request_hash=...)``: the SHA-256 hex
+    digest of its canonical JSON (keys sorted). Raises ``TypeError`` if not encodable.
+
+    >>> request_digest({"b": 1, "a": [2]}) == request_digest({"a": [2], "b": 1})
+    True
+    """
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,180 @@
+"""An in-process :class:`~rummy_store.base.EventStore` for demos and tests.
+
+Behaves as :class:`rummy_store.redis_store.RedisEventStore` does (one contract suite), except
+that nothing survives the process and ``block_ms`` has no effect (a subscriber simply waits on
+an ``asyncio.Condition``). Use it from one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rummy_store.base import (
+    AppendResult,
+    RequestIdReused,
+    StoredEvent,
+    VersionConflict,
+    check_game_id,
+    check_request_id,
+    check_version,
+    dumps,
+    serialise_events,
+)
+
+__all__ = ["MemoryEventStore"]
+
+
+@dataclass(slots=True)
+class _Request:
+    hash: str
+    first: int
+    last: int
+    response: str  # JSON, "null" for none
+
+
+@dataclass(slots=True)
+class _Game:
+    events: list[StoredEvent] = field(default_factory=list)
+    requests: dict[str, _Request] = field(default_factory=dict)
+
+
+class MemoryEventStore:
+    """The in-memory event store. See :class:`rummy_store.base.EventStore` for the contract."""
+
+    def __init__(self) -> None:
+        self._games: dict[str, _Game] = {}
+        self._meta: dict[str, str] = {}
+        self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
+        self._active: set[str] = set()
+        self._changed = asyncio.Condition()
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[dict[str, Any]],
+        expected_version: int,
+        *,
+        request_id: str | None = None,
+        request_hash: str | None = None,
+        response: dict[str, Any] | None = None,
+    ) -> AppendResult:
+        check_game_id(game_id)
+        check_version("expected_version", expected_version)
+        check_request_id(request_id)
+        encoded = serialise_events(events)
+        response_json = dumps(response)
+        async with self._changed:
+            game = self._games.get(game_id) or _Game()
+            if request_id is not None:
+                prior = game.requests.get(request_id)
+                if prior is not None:
+                    if prior.hash != (request_hash or ""):
+                        raise RequestIdReused(game_id, request_id)
+                    if prior.first == 1 and prior.last >= 1:
+                        self._register(game_id, game.events[0].ts)
+                    return AppendResult(
+                        version=prior.last,
+                        events=tuple(game.events[prior.first - 1 : prior.last]),
+                        duplicate=True,
+                        response=json.loads(prior.response),
+                    )
+            actual = len(game.events)
+            if actual != expected_version:
+                raise VersionConflict(game_id, expected_version, actual)
+            ts = time.time()
+            new = tuple(
+                StoredEvent(version=expected_version + i, type=kind, data=json.loads(text), ts=ts)
+                for i, (kind, text) in enumerate(encoded, start=1)
+            )
+            game.events.extend(new)
+            last = expected_version + len(new)
+            if request_id is not None:
+                game.requests[request_id] = _Request(
+                    request_hash or "", expected_version + 1, last, response_json
+                )
+            self._games[game_id] = game
+            if expected_version == 0 and new:
+                self._register(game_id, ts)
+            if new:
+                self._changed.notify_all()
+        return AppendResult(
+            version=last, events=new, duplicate=False, response=json.loads(response_json)
+        )
+
+    async def read(
+        self, game_id: str, after_version: int = 0, to_version: int | None = None
+    ) -> list[StoredEvent]:
+        check_game_id(game_id)
+        check_version("after_version", after_version)
+        if to_version is not None:
+            check_version("to_version", to_version)
+        game = self._games.get(game_id)
+        if game is None:
+            return []
+        if to_version is not None and to_version <= after_version:
+            return []
+        return game.events[after_version:to_version]
+
+    async def version(self, game_id: str) -> int:
+        check_game_id(game_id)
+        game = self._games.get(game_id)
+        return len(game.events) if game else 0
+
+    async def exists(self, game_id: str) -> bool:
+        return await self.version(game_id) > 0
+
+    async def subscribe(
+        self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
+    ) -> AsyncIterator[StoredEvent]:
+        check_game_id(game_id)
+        check_version("after_version", after_version)
+        last = after_version
+        while True:
+            async with self._changed:
+                while (game := self._games.get(game_id)) is None or len(game.events) <= last:
+                    await self._changed.wait()
+                batch = game.events[last:]
+            for event in batch:
+                last = event.version
+                yield event
+
+    async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
+        check_game_id(game_id)
+        if not isinstance(meta, dict):
+            raise TypeError(f"meta must be a dict, got {meta!r}")
+        self._meta[game_id] = dumps(meta)
+        self._register(game_id, time.time())
+
+    async def get_meta(self, game_id: str) -> dict[str, Any] | None:
+        check_game_id(game_id)
+        text = self._meta.get(game_id)
+        return None if text is None else json.loads(text)
+
+    async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
+        if limit <= 0:
+            return []
+        ids = self._active if active_only else self._index
+        ranked = sorted(ids, key=lambda g: (self._index[g], g), reverse=True)
+        return ranked[:limit]
+
+    async def set_active(self, game_id: str, active: bool) -> None:
+        check_game_id(game_id)
+        if active:
+            self._index.setdefault(game_id, time.time())
+            self._active.add(game_id)
+        else:
+            self._active.discard(game_id)
+
+    async def close(self) -> None:
+        return None
+
+    def _register(self, game_id: str, ts: float) -> None:
+        """Enter a game in the index, active, unless it is there already."""
+        if game_id not in self._index:
+            self._index[game_id] = ts
+            self._active.add(game_id)

@@ -1,0 +1,303 @@
+"""The Redis Streams :class:`~rummy_store.base.EventStore` (DESIGN.md, event store contract).
+
+Keys (``P`` is the prefix, default ``"rummy"``; ``{G}`` the game id in a hash tag, so all keys
+of one game live on one Redis Cluster shard):
+
+- ``P:{G}:events``   the stream; one entry per event, id ``0-<version>``, fields
+  ``type``, ``data`` (the event as JSON) and ``ts`` (Redis server time, seconds); no MAXLEN.
+- ``P:{G}:requests`` hash: request id -> JSON ``{"hash", "first", "last", "response"}``.
+- ``P:{G}:meta``     string: the game's metadata as JSON.
+- ``P:games``        sorted set: game id -> time it entered the index (seconds).
+- ``P:games:active`` sorted set: the active subset, same scores.
+
+Appends go only through one Lua script (:data:`APPEND_LUA`) that checks the request id, checks
+the version against the stream's last id and XADDs with explicit ids, atomically; Redis refuses
+a second write of an id on its own, too. The two index keys are global (not one game's slot),
+so they are updated by separate commands right after a game's first append: a crash between
+the two leaves a game out of the index until that append is retried (or ``put_meta`` /
+``set_active`` is called), never a game without its events.
+
+redis-py retries a command that timed out; an append retried that way either is recognised by
+its ``request_id`` (the original result comes back) or, without one, fails with
+:class:`~rummy_store.base.VersionConflict`: never a double append.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from rummy_store.base import (
+    AppendResult,
+    RequestIdReused,
+    StoredEvent,
+    StoreError,
+    VersionConflict,
+    check_game_id,
+    check_request_id,
+    check_version,
+    dumps,
+    serialise_events,
+)
+
+__all__ = ["APPEND_LUA", "RedisEventStore"]
+
+#: The append script. KEYS: stream, requests hash. ARGV: expected version, request id ("" for
+#: none), request hash, request record JSON, n, then type and data JSON of each event.
+#: Returns {"ok", ts} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
+APPEND_LUA = r"""
+local stream, requests = KEYS[1], KEYS[2]
+local expected = tonumber(ARGV[1])
+local rid, rhash, record = ARGV[2], ARGV[3], ARGV[4]
+local n = tonumber(ARGV[5])
+if rid ~= '' then
+  local prior = redis.call('HGET', requests, rid)
+  if prior then
+    local ok, decoded = pcall(cjson.decode, prior)
+    if ok and decoded['hash'] == rhash then
+      return {'duplicate', prior}
+    end
+    return {'reused', prior}
+  end
+end
+local actual = 0
+local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+if #last > 0 then
+  actual = tonumber(string.match(last[1][1], '^0%-(%d+)$'))
+  if not actual then
+    return redis.error_reply('ERR rummy event store: foreign entry id ' .. last[1][1])
+  end
+end
+if actual ~= expected then
+  return {'conflict', tostring(actual)}
+end
+local t = redis.call('TIME')
+local ts = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+for i = 1, n do
+  redis.call('XADD', stream, '0-' .. tostring(expected + i),
+             'type', ARGV[4 + 2 * i], 'data', ARGV[5 + 2 * i], 'ts', ts)
+end
+if rid ~= '' then
+  redis.call('HSET', requests, rid, record)
+end
+return {'ok', ts}
+"""
+
+_PAGE = 1000  # entries per XRANGE / XREAD call
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisEventStore:
+    """The Redis Streams event store. See :class:`rummy_store.base.EventStore` for the contract.
+
+    Args:
+        client: a ``redis.asyncio.Redis`` (``decode_responses`` either way).
+        prefix: the first part of every key (no trailing colon).
+        owns_client: close the client in :meth:`close`.
+
+    Create clients after a worker process forks, never before (DESIGN.md). A client's
+    ``socket_timeout``, if set, must exceed the ``block_ms`` of :meth:`subscribe`.
+    """
+
+    def __init__(
+        self, client: aioredis.Redis, *, prefix: str = "rummy", owns_client: bool = False
+    ) -> None:
+        if not prefix or "{" in prefix or "}" in prefix:
+            raise ValueError(f"bad key prefix {prefix!r}: need a non-empty string without {{}}")
+        self._r = client
+        self._prefix = prefix
+        self._owns = owns_client
+        self._append = client.register_script(APPEND_LUA)
+        self._index = f"{prefix}:games"
+        self._active = f"{prefix}:games:active"
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "rummy", **kwargs: Any) -> RedisEventStore:
+        """A store on a new client for ``url`` (``redis://host:port/db``); extra keyword
+        arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client."""
+        kwargs.setdefault("decode_responses", True)
+        return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True)
+
+    @property
+    def client(self) -> aioredis.Redis:
+        """The underlying ``redis.asyncio.Redis``."""
+        return self._r
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    def key(self, game_id: str, kind: str) -> str:
+        """The key of one of a game's structures: ``kind`` is events, requests or meta."""
+        return f"{self._prefix}:{{{check_game_id(game_id)}}}:{kind}"
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[dict[str, Any]],
+        expected_version: int,
+        *,
+        request_id: str | None = None,
+        request_hash: str | None = None,
+        response: dict[str, Any] | None = None,
+    ) -> AppendResult:
+        stream, requests = self.key(game_id, "events"), self.key(game_id, "requests")
+        check_version("expected_version", expected_version)
+        check_request_id(request_id)
+        encoded = serialise_events(events)
+        response_json = dumps(response)
+        record = dumps(
+            {
+                "hash": request_hash or "",
+                "first": expected_version + 1,
+                "last": expected_version + len(encoded),
+                "response": response,
+            }
+        )
+        args: list[Any] = [expected_version, request_id or "", request_hash or "", record]
+        args.append(len(encoded))
+        for kind, text in encoded:
+            args += [kind, text]
+        status, value = (_s(x) for x in await self._append(keys=[stream, requests], args=args))
+        if status == "ok":
+            ts = float(value)
+            new = tuple(
+                StoredEvent(version=expected_version + i, type=kind, data=json.loads(text), ts=ts)
+                for i, (kind, text) in enumerate(encoded, start=1)
+            )
+            if expected_version == 0 and new:
+                await self._register(game_id, ts)
+            return AppendResult(
+                version=expected_version + len(new),
+                events=new,
+                duplicate=False,
+                response=json.loads(response_json),
+            )
+        if status == "conflict":
+            raise VersionConflict(game_id, expected_version, int(value))
+        assert request_id is not None
+        if status == "reused":
+            raise RequestIdReused(game_id, request_id)
+        if status == "duplicate":
+            prior = json.loads(value)
+            first, last = int(prior["first"]), int(prior["last"])
+            original = await self.read(game_id, first - 1, last) if last >= first else []
+            if first == 1 and original:
+                await self._register(game_id, original[0].ts)
+            return AppendResult(
+                version=last, events=tuple(original), duplicate=True, response=prior["response"]
+            )
+        raise StoreError(f"unexpected reply from the append script: {status!r}")
+
+    async def read(
+        self, game_id: str, after_version: int = 0, to_version: int | None = None
+    ) -> list[StoredEvent]:
+        stream = self.key(game_id, "events")
+        check_version("after_version", after_version)
+        if to_version is not None:
+            check_version("to_version", to_version)
+            if to_version <= after_version:
+                return []
+        high = "+" if to_version is None else f"0-{to_version}"
+        out: list[StoredEvent] = []
+        low = after_version
+        while True:
+            entries = await self._r.xrange(stream, min=f"0-{low + 1}", max=high, count=_PAGE) or []
+            out.extend(self._decode(entry) for entry in entries)
+            if len(entries) < _PAGE:
+                return out
+            low = out[-1].version
+
+    async def version(self, game_id: str) -> int:
+        last = await self._r.xrevrange(self.key(game_id, "events"), count=1)
+        return self._decode(last[0]).version if last else 0
+
+    async def exists(self, game_id: str) -> bool:
+        return bool(await self._r.exists(self.key(game_id, "events")))
+
+    async def subscribe(
+        self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
+    ) -> AsyncIterator[StoredEvent]:
+        stream = self.key(game_id, "events")
+        check_version("after_version", after_version)
+        check_version("block_ms", block_ms)
+        last = after_version
+        # Catch up with XRANGE ...
+        while True:
+            entries = await self._r.xrange(stream, min=f"0-{last + 1}", max="+", count=_PAGE) or []
+            for entry in entries:
+                event = self._decode(entry)
+                last = event.version
+                yield event
+            if len(entries) < _PAGE:
+                break
+        # ... then block for new entries after the last id read (never "$").
+        while True:
+            reply = await self._r.xread({stream: f"0-{last}"}, count=_PAGE, block=block_ms)
+            if not reply:
+                continue
+            batches: list[Any]
+            if isinstance(reply, dict):  # RESP3: {key: [[entry, ...]]}
+                batches = [value[0] for value in reply.values() if value]
+            else:  # RESP2: [[key, [entry, ...]]]
+                batches = [entries for _key, entries in reply]
+            for batch in batches:
+                for entry in batch:
+                    event = self._decode(entry)
+                    last = event.version
+                    yield event
+
+    async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
+        key = self.key(game_id, "meta")
+        if not isinstance(meta, dict):
+            raise TypeError(f"meta must be a dict, got {meta!r}")
+        await self._r.set(key, dumps(meta))
+        await self._register(game_id, time.time())
+
+    async def get_meta(self, game_id: str) -> dict[str, Any] | None:
+        text = await self._r.get(self.key(game_id, "meta"))
+        return None if text is None else json.loads(_s(text))
+
+    async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
+        if limit <= 0:
+            return []
+        ids = await self._r.zrevrange(self._active if active_only else self._index, 0, limit - 1)
+        return [_s(g) for g in ids]
+
+    async def set_active(self, game_id: str, active: bool) -> None:
+        check_game_id(game_id)
+        if not active:
+            await self._r.zrem(self._active, game_id)
+            return
+        score = await self._r.zscore(self._index, game_id)
+        if score is None:
+            score = time.time()
+            await self._r.zadd(self._index, {game_id: score}, nx=True)
+        await self._r.zadd(self._active, {game_id: score}, nx=True)
+
+    async def close(self) -> None:
+        if self._owns:
+            await self._r.aclose()
+
+    async def _register(self, game_id: str, ts: float) -> None:
+        """Enter a game in the index, active, unless it is there already (idempotent)."""
+        if await self._r.zadd(self._index, {game_id: ts}, nx=True):
+            await self._r.zadd(self._active, {game_id: ts}, nx=True)
+
+    @staticmethod
+    def _decode(entry: Any) -> StoredEvent:
+        entry_id, fields = entry
+        fields = {_s(k): _s(v) for k, v in fields.items()}
+        return StoredEvent(
+            version=int(_s(entry_id).partition("-")[2]),
+            type=fields["type"],
+            data=json.loads(fields["data"]),
+            ts=float(fields["ts"]),
+        )

@@ -1,0 +1,101 @@
+"""Synchronous helpers for the replay CLI and Celery workers (no event loop of their own).
+
+Each call opens a client, runs one coroutine with :func:`asyncio.run` and closes the client,
+so it is safe after a fork. Do not call these from inside a running event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from rummy_store.base import AppendResult, EventStore, StoredEvent
+from rummy_store.memory import MemoryEventStore
+
+__all__ = ["append_sync", "open_store", "read_all_sync", "run_sync", "with_store_sync"]
+
+T = TypeVar("T")
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run one coroutine to completion on a new event loop and return its result.
+
+    Raises:
+        RuntimeError: called from a thread that already runs an event loop.
+    """
+    return asyncio.run(coro)
+
+
+def open_store(url: str | None = None, *, prefix: str = "rummy") -> EventStore:
+    """An event store for ``url``: ``redis://...`` / ``rediss://...`` / ``unix://...`` gives a
+    :class:`~rummy_store.redis_store.RedisEventStore` with key ``prefix``; ``None``, ``""`` or
+    ``"memory"`` gives a new :class:`~rummy_store.memory.MemoryEventStore`.
+
+    Raises:
+        ValueError: any other url.
+    """
+    if url in (None, "", "memory"):
+        return MemoryEventStore()
+    assert url is not None
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from rummy_store.redis_store import RedisEventStore
+
+        return RedisEventStore.from_url(url, prefix=prefix)
+    raise ValueError(f"unknown event store url {url!r}: use redis://host:port/db or 'memory'")
+
+
+def with_store_sync(
+    url: str, fn: Callable[[EventStore], Awaitable[T]], *, prefix: str = "rummy"
+) -> T:
+    """Open the store at ``url``, await ``fn(store)``, close the store; return the result."""
+
+    async def main() -> T:
+        store = open_store(url, prefix=prefix)
+        try:
+            return await fn(store)
+        finally:
+            await store.close()
+
+    return run_sync(main())
+
+
+def read_all_sync(
+    url: str,
+    game_id: str,
+    *,
+    after_version: int = 0,
+    to_version: int | None = None,
+    prefix: str = "rummy",
+) -> list[StoredEvent]:
+    """The events of ``game_id`` in version order (see :meth:`EventStore.read`); ``[]`` for
+    an unknown game."""
+    return with_store_sync(
+        url, lambda store: store.read(game_id, after_version, to_version), prefix=prefix
+    )
+
+
+def append_sync(
+    url: str,
+    game_id: str,
+    events: Sequence[dict[str, Any]],
+    expected_version: int,
+    *,
+    request_id: str | None = None,
+    request_hash: str | None = None,
+    response: dict[str, Any] | None = None,
+    prefix: str = "rummy",
+) -> AppendResult:
+    """:meth:`EventStore.append` on a one-off connection (raises what it raises)."""
+    return with_store_sync(
+        url,
+        lambda store: store.append(
+            game_id,
+            events,
+            expected_version,
+            request_id=request_id,
+            request_hash=request_hash,
+            response=response,
+        ),
+        prefix=prefix,
+    )
