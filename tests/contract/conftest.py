@@ -1,0 +1,116 @@
+"""Fixtures of the event-store contract suite: one ``store`` per implementation.
+
+The Redis stores use the real Redis at ``RUMMY_TEST_REDIS_URL`` (default
+``redis://127.0.0.1:6379/0``) under a key prefix unique to each test, deleted afterwards.
+Redis-backed tests are skipped, with the reason, only if that Redis does not answer PING.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+import pytest_asyncio
+import redis
+import redis.asyncio as aioredis
+from rummy_store import EventStore, MemoryEventStore, RedisEventStore
+
+REDIS_URL = os.environ.get("RUMMY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@functools.cache
+def redis_unreachable() -> str | None:
+    """None if the test Redis answers PING, else why not."""
+    try:
+        client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except redis.RedisError as exc:
+        return f"Redis at {REDIS_URL} is unreachable: {exc}"
+    return None
+
+
+async def delete_prefix(prefix: str) -> None:
+    """Delete every key under ``prefix:``."""
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=1000)]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
+StoreFactory = Callable[[], EventStore]
+
+
+@pytest_asyncio.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
+    """A function returning stores on ONE backend: for Redis, each call opens a new client
+    (like another server process); for memory, it returns the same store."""
+    if request.param == "memory":
+        shared = MemoryEventStore()
+        yield lambda: shared
+        await shared.close()
+        return
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    prefix = f"rummytest:{uuid.uuid4().hex}"
+    opened: list[RedisEventStore] = []
+
+    def make() -> EventStore:
+        store = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
+        opened.append(store)
+        return store
+
+    try:
+        yield make
+    finally:
+        for store in opened:
+            await store.close()
+        await delete_prefix(prefix)
+
+
+@pytest_asyncio.fixture
+async def store(store_factory: StoreFactory) -> EventStore:
+    """One store of each implementation."""
+    return store_factory()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The test Redis URL; skips the test if that Redis is unreachable."""
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix unique to the test; every key under it is deleted afterwards."""
+    prefix = f"rummytest:{uuid.uuid4().hex}"
+    yield prefix
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest_asyncio.fixture
+async def redis_store(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisEventStore]:
+    """A Redis store under a fresh prefix (for Redis-only checks: ids, keys, Lua)."""
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    try:
+        yield store
+    finally:
+        await store.close()

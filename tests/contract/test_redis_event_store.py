@@ -1,0 +1,184 @@
+"""What only the Redis store promises, beyond the contract suite: entry ids ``0-<version>``,
+hash-tagged keys, no MAXLEN, Redis refusing a second write of a version, the Lua script as the
+only append path, safety of a retry after a lost reply, RESP2 and RESP3 clients, sync helpers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.crc import key_slot
+from rummy_store import (
+    MemoryEventStore,
+    RedisEventStore,
+    VersionConflict,
+    append_sync,
+    open_store,
+    read_all_sync,
+)
+
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
+
+
+def events(n: int, start: int = 1) -> list[dict]:
+    return [{"type": "Knocked", "v": 1, "seat": 0, "points": p} for p in range(start, start + n)]
+
+
+@pytest.mark.asyncio
+async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) -> None:
+    await redis_store.append("g1", events(3), 0)
+    await redis_store.append("g1", events(2, 4), 3)
+    raw = await redis_store.client.xrange(redis_store.key("g1", "events"))
+    assert [entry_id for entry_id, _ in raw] == ["0-1", "0-2", "0-3", "0-4", "0-5"]
+    assert set(raw[0][1]) == {"type", "data", "ts"}
+    assert raw[0][1]["type"] == "Knocked"
+
+
+@pytest.mark.asyncio
+async def test_all_keys_of_a_game_share_one_cluster_slot(redis_store: RedisEventStore) -> None:
+    await redis_store.append("g1", events(1), 0, request_id="r")
+    await redis_store.put_meta("g1", {"a": 1})
+    keys = [redis_store.key("g1", kind) for kind in ("events", "requests", "meta")]
+    assert keys[0] == f"{redis_store.prefix}:{{g1}}:events"
+    assert len({key_slot(k.encode()) for k in keys}) == 1
+    assert await redis_store.client.exists(*keys) == 3
+
+
+@pytest.mark.asyncio
+async def test_redis_itself_refuses_a_second_write_of_a_version(
+    redis_store: RedisEventStore,
+) -> None:
+    await redis_store.append("g1", events(2), 0)
+    with pytest.raises(redis.ResponseError, match="equal or smaller"):
+        await redis_store.client.xadd(redis_store.key("g1", "events"), {"x": "y"}, id="0-2")
+
+
+@pytest.mark.asyncio
+async def test_streams_have_no_maxlen_and_reads_page_through_long_games(
+    redis_store: RedisEventStore,
+) -> None:
+    n = 2500  # more than one XRANGE page
+    for start in range(0, n, 500):
+        await redis_store.append("long", events(500, start + 1), start)
+    assert await redis_store.client.xlen(redis_store.key("long", "events")) == n
+    stored = await redis_store.read("long")
+    assert [e.version for e in stored] == list(range(1, n + 1))
+    assert [e.version for e in await redis_store.read("long", 999, 2001)] == list(range(1000, 2002))
+    sub = redis_store.subscribe("long", after_version=10, block_ms=50)
+    try:
+        got = [await asyncio.wait_for(anext(sub), 5) for _ in range(n - 10)]
+        assert [e.version for e in got] == list(range(11, n + 1))
+    finally:
+        await sub.aclose()
+
+
+@pytest.mark.asyncio
+async def test_event_times_come_from_the_redis_clock(redis_store: RedisEventStore) -> None:
+    seconds, micros = await redis_store.client.time()
+    result = await redis_store.append("g1", events(2), 0)
+    assert result.events[0].ts == result.events[1].ts
+    assert seconds + micros / 1e6 <= result.events[0].ts < seconds + 5
+    assert (await redis_store.read("g1"))[0].ts == result.events[0].ts
+
+
+@pytest.mark.asyncio
+async def test_a_retry_after_a_lost_reply_returns_the_original_result(
+    redis_store: RedisEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The script runs on the server but the reply is lost (a timeout): the caller cannot know
+    # whether it was applied, and retries with the same request id.
+    real = redis_store._append
+
+    async def applied_then_timed_out(*args, **kwargs):
+        await real(*args, **kwargs)
+        raise redis.TimeoutError("reply lost")
+
+    monkeypatch.setattr(redis_store, "_append", applied_then_timed_out)
+    with pytest.raises(redis.TimeoutError):
+        await redis_store.append("g1", events(2), 0, request_id="r", response={"ok": 1})
+    monkeypatch.setattr(redis_store, "_append", real)
+    retry = await redis_store.append("g1", events(2), 0, request_id="r", response={"ok": 1})
+    assert retry.duplicate and retry.version == 2 and retry.response == {"ok": 1}
+    assert [e.data for e in retry.events] == events(2)
+    assert await redis_store.version("g1") == 2
+    # without a request id the same retry is a conflict, never a double append
+    with pytest.raises(VersionConflict):
+        await redis_store.append("g1", events(2), 0)
+    assert await redis_store.version("g1") == 2
+
+
+@pytest.mark.asyncio
+async def test_appends_go_through_the_lua_script_only(
+    redis_store: RedisEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real_execute = redis_store.client.execute_command
+
+    async def spy(*args, **kwargs):
+        calls.append(str(args[0]).upper())
+        return await real_execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis_store.client, "execute_command", spy)
+    await redis_store.append("g1", events(1), 0)  # first append also registers the game
+    calls.clear()
+    await redis_store.append("g1", events(3, 2), 1, request_id="r")
+    assert calls in (["EVALSHA"], ["EVALSHA", "SCRIPT LOAD", "EVALSHA"], ["EVALSHA", "EVAL"])
+
+
+@pytest.mark.asyncio
+async def test_a_foreign_entry_in_the_stream_stops_appends(redis_store: RedisEventStore) -> None:
+    await redis_store.client.xadd(redis_store.key("g1", "events"), {"x": "y"}, id="5-1")
+    with pytest.raises(redis.ResponseError, match="foreign entry id"):
+        await redis_store.append("g1", events(1), 0)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_subscribe_works_with_resp2_and_resp3_clients(
+    protocol: int, redis_url: str, redis_prefix: str
+) -> None:
+    prefix = redis_prefix
+    store = RedisEventStore.from_url(redis_url, prefix=prefix, protocol=protocol)
+    raw = RedisEventStore(
+        aioredis.Redis.from_url(redis_url, protocol=protocol), prefix=prefix, owns_client=True
+    )  # bytes replies (no decode_responses)
+    try:
+        for game, s in (("text", store), ("bytes", raw)):
+            await store.append(game, events(2), 0)
+            sub = s.subscribe(game, block_ms=50)
+            assert [(await anext(sub)).version for _ in range(2)] == [1, 2]
+            pending = asyncio.ensure_future(anext(sub))
+            await asyncio.sleep(0.1)
+            await store.append(game, events(1, 3), 2)
+            assert (await asyncio.wait_for(pending, 5)).version == 3
+            await sub.aclose()
+        assert await raw.list_games() == ["bytes", "text"]
+        assert await raw.get_meta("text") is None
+        assert [e.data for e in await raw.read("text")] == events(3)
+    finally:
+        await store.close()
+        await raw.close()
+
+
+def test_sync_helpers_append_and_read(redis_url: str, redis_prefix: str) -> None:
+    url, prefix = redis_url, redis_prefix
+    result = append_sync(url, "g1", events(3), 0, request_id="r", prefix=prefix)
+    assert result.version == 3 and not result.duplicate
+    assert append_sync(url, "g1", events(3), 0, request_id="r", prefix=prefix).duplicate
+    assert [e.version for e in read_all_sync(url, "g1", prefix=prefix)] == [1, 2, 3]
+    middle = read_all_sync(url, "g1", after_version=1, to_version=2, prefix=prefix)
+    assert [e.version for e in middle] == [2]
+    assert read_all_sync(url, "unknown", prefix=prefix) == []
+
+
+def test_open_store_chooses_by_url(redis_url: str) -> None:
+    assert isinstance(open_store("memory"), MemoryEventStore)
+    assert isinstance(open_store(None), MemoryEventStore)
+    store = open_store(redis_url, prefix="rummytest:x")
+    assert isinstance(store, RedisEventStore) and store.prefix == "rummytest:x"
+    asyncio.run(store.close())
+    with pytest.raises(ValueError, match="unknown event store url"):
+        open_store("postgres://x")
