@@ -16,7 +16,7 @@ from rummy.errors import InvalidRuleSetError
 #: (minimum, maximum) of each integer variant; booleans are listed with ``None``.
 _RANGES: dict[str, tuple[int, int] | None] = {
     "target_score": (1, 100_000),
-    "knock_threshold": (0, 100),
+    "knock_threshold": (0, 1000),
     "hand_size": (1, 20),
     "max_draws_per_turn": (1, 10),
     "undercut_bonus": (0, 1000),

@@ -1,0 +1,54 @@
+# Manipulation Rummy — the targets CI and the README use.
+# `make demo` sets everything up and runs the main job; `make test` runs the tests.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+RUMMY  := $(VENV)/bin/rummy
+STAMP  := $(VENV)/.installed
+PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
+
+.PHONY: setup demo test test-fast lint proto bench golden conformance clean help
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[service,worker,dev]"
+	@touch $(STAMP)
+
+setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code
+
+proto: $(STAMP)  ## generate services/rummy_api/v1/*_pb2*.py from proto/ (never edit those)
+	@if [ -n "$(PROTOS)" ]; then \
+	  $(PY) -m grpc_tools.protoc -Iproto --python_out=services --grpc_python_out=services \
+	    --pyi_out=services $(PROTOS); fi
+
+demo: setup  ## the main job: a 200-game, 4-player bot-versus-bot simulation
+	$(RUMMY) simulate --games 200 --players 4 --seed 7
+
+test: setup  ## the whole test suite (needs Redis on 127.0.0.1:6379)
+	$(PY) -m pytest -q
+
+test-fast: setup  ## core tests only (no Redis, no servers)
+	$(PY) -m pytest -q tests/unit tests/conformance tests/property
+
+conformance: setup  ## run every shared conformance case through the CLI
+	$(RUMMY) conformance tests/conformance/cases/*.jsonl
+
+lint: setup  ## ruff, mypy (strict on the core) and the import contract
+	$(VENV)/bin/ruff check rummy services/rummy_store services/rummy_grpc workers tests benchmarks
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+bench: setup  ## print the benchmark figures (see benchmarks/)
+	$(PY) benchmarks/bench_engine.py
+	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_workers.py; do \
+	  if [ -f $$b ]; then $(PY) $$b; fi; done
+
+golden: setup  ## regenerate the golden playthroughs in tests/golden/
+	$(PY) tests/golden/regenerate.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache services/rummy_api/v1/*_pb2*

@@ -1,0 +1,305 @@
+"""The ``rummy`` command line (an adapter: argument parsing, processes, files, printing).
+
+Subcommands of the core: ``simulate``, ``replay``, ``conformance``, ``solve``. Subcommands
+of the adapters (``serve``, ``export``, ``worker``, ``batch``) are registered lazily when
+their packages (and extras) are installed, so ``rummy`` never needs grpc/redis/celery to run
+the core commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+EPILOG_SIMULATE = """\
+examples:
+  rummy simulate --games 200 --players 4 --seed 7
+  rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2
+  rummy simulate --games 10 --players 3 --events-dir out/ --rules knock_threshold=7
+  rummy simulate --replay-game 17 --games 200 --players 4 --seed 7 --events-dir out/
+
+Game i of a run is played with a seed derived from (--seed, i), with the bot line-up
+rotated by i seats (unless --no-rotate), so the report does not depend on --jobs and any
+single game can be re-run alone with --replay-game i.
+"""
+
+
+def _parse_rules(pairs: Sequence[str]) -> Any:
+    from rummy.rules import RuleSet
+    variants: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise SystemExit(f"error: --rules takes variant=value pairs, got {p!r} (R11)")
+        k, v = p.split("=", 1)
+        variants[k.strip()] = v.strip()
+    try:
+        return RuleSet.from_dict(variants)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def _lineup(bots: str, players: int) -> list[str]:
+    from rummy.bots import BOTS
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    if not names:
+        raise SystemExit("error: --bots needs at least one bot name")
+    for b in names:
+        if b not in BOTS:
+            raise SystemExit(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+    if len(names) > players:
+        raise SystemExit(f"error: {len(names)} bots for {players} players")
+    return [names[i % len(names)] for i in range(players)]
+
+
+def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict[str, Any]:
+    """Worker-process body: play games [start, stop) and return the aggregate as a dict."""
+    from rummy.events import dumps
+    from rummy.simulate import Aggregate, game_seed, lineup_for, play_game
+    bots, seed, start, stop, rules, rotate, events_dir = args
+    agg = Aggregate.empty(len(bots))
+    for i in range(start, stop):
+        r = play_game(lineup_for(bots, i, rotate), game_seed(seed, i), rules,
+                      record=events_dir is not None)
+        if events_dir is not None:
+            with open(os.path.join(events_dir, f"game-{i:06d}.jsonl"), "w",
+                      encoding="utf-8") as f:
+                f.writelines(dumps(e) + "\n" for e in r.events)
+        agg = agg.merge(Aggregate.of_game(r))
+    return agg.to_dict()
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """``rummy simulate``: bot-versus-bot games in local processes, then a balance report."""
+    from rummy.report_format import render
+    from rummy.simulate import Aggregate, merge_all, report
+    console = Console(stderr=False)
+    if not 2 <= args.players <= 5:
+        raise SystemExit(f"error: --players must be 2..5, got {args.players} (R1.1)")
+    if args.games < 1:
+        raise SystemExit("error: --games must be at least 1")
+    rules = _parse_rules(args.rules)
+    try:
+        rules.check_players(args.players)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    bots = _lineup(args.bots, args.players)
+    if args.events_dir:
+        os.makedirs(args.events_dir, exist_ok=True)
+    if args.replay_game is not None:
+        return _replay_one(args, bots, rules, console)
+    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    size = args.chunk_size or max(1, min(25, -(-args.games // (jobs * 8))))
+    chunks = [(bots, args.seed, a, min(a + size, args.games), rules, not args.no_rotate,
+               args.events_dir) for a in range(0, args.games, size)]
+    results: list[Aggregate] = []
+    t0 = time.perf_counter()
+    with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
+                  disable=args.quiet) as progress:
+        task = progress.add_task("games", total=args.games)
+        if jobs == 1:
+            for c in chunks:
+                results.append(Aggregate.from_dict(_chunk(c)))
+                progress.advance(task, c[3] - c[2])
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = {pool.submit(_chunk, c): c for c in chunks}
+                for fut in as_completed(futures):
+                    c = futures[fut]
+                    results.append(Aggregate.from_dict(fut.result()))
+                    progress.advance(task, c[3] - c[2])
+    elapsed = time.perf_counter() - t0
+    rep = report(merge_all(args.players, results))
+    rep["seed"] = args.seed
+    rep["bots"] = bots
+    rep["rules"] = rules.changed()
+    if args.json:
+        text = json.dumps(rep, indent=2, sort_keys=True)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+    if args.json != "-":
+        render(rep, console, title=f"Balance report: {args.games} games, {args.players} "
+               f"players, bots {','.join(bots)}, seed {args.seed}"
+               + (f", rules {rules.changed()}" if rules.changed() else ""))
+        console.print(f"[dim]{args.games / elapsed:.1f} games/s with {jobs} process(es); "
+                      f"{rep['steps'] / elapsed:,.0f} engine steps/s[/dim]",
+                      highlight=False)
+    return 0
+
+
+def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: Console) -> int:
+    from rummy.events import dumps
+    from rummy.simulate import game_seed, lineup_for, play_game
+    i = args.replay_game
+    lineup = lineup_for(bots, i, not args.no_rotate)
+    r = play_game(lineup, game_seed(args.seed, i), rules, record=True)
+    console.print(f"game {i} of seed {args.seed}: bots {','.join(lineup)}, game seed {r.seed}, "
+                  f"{r.rounds} rounds, final {list(r.final)}, winners {list(r.winners)}")
+    if args.events_dir:
+        path = os.path.join(args.events_dir, f"game-{i:06d}.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(dumps(e) + "\n" for e in r.events)
+        console.print(f"events written to {path}")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``rummy replay``: rebuild a game from its event log, verify it, print it."""
+    from rummy.invariants import ReplayError
+    from rummy.replay import read_log, replay_events
+    if args.redis_url:
+        try:
+            from rummy_store import read_events_sync
+        except ImportError as e:
+            raise SystemExit(f"error: replay from Redis needs the service extra ({e})") from None
+        try:
+            events = read_events_sync(args.redis_url, args.source, prefix=args.prefix)
+        except Exception as e:  # noqa: BLE001 - report any store failure plainly
+            raise SystemExit(f"error: cannot read game {args.source!r} from "
+                             f"{args.redis_url}: {e}") from None
+        if not events:
+            raise SystemExit(f"error: no events for game {args.source!r} in {args.redis_url}")
+    else:
+        try:
+            events = read_log(args.source)
+        except ReplayError as e:
+            print(f"error: corrupt event log: {e.message}", file=sys.stderr)
+            return 1
+        except OSError as e:
+            print(f"error: cannot read {args.source}: {e.strerror}", file=sys.stderr)
+            return 1
+    return replay_events(events, step=args.step, at=args.at)
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    """``rummy conformance FILE...``: run shared-format cases; non-zero exit on failure."""
+    from rummy.conformance import run_case
+    passed = failed = 0
+    for path in args.files:
+        try:
+            f = open(path, encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            print(f"{path}: cannot read: {e.strerror}")
+            failed += 1
+            continue
+        with f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    case = json.loads(line)
+                    if not isinstance(case, dict):
+                        raise ValueError("a case must be a JSON object")
+                except ValueError as e:
+                    print(f"FAIL {path}:{n}: malformed line: {e}")
+                    failed += 1
+                    continue
+                ok, msg = run_case(case)
+                if ok:
+                    passed += 1
+                    if args.verbose:
+                        print(f"ok   {case.get('id')} ({case.get('kind')}, {case.get('rule')})")
+                else:
+                    failed += 1
+                    print(f"FAIL {case.get('id', f'{path}:{n}')} ({case.get('kind')}, "
+                          f"{case.get('rule')}): {msg}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rummy`` with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="rummy", description="Manipulation Rummy: rules engine, bots, simulations, "
+        "replays and the game service. Rules: RULES.md (R1–R11).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("simulate", help="play bot-versus-bot games and print a balance report",
+                       epilog=EPILOG_SIMULATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
+    p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
+    p.add_argument("--bots", default="basic,random",
+                   help="comma-separated bot line-up, cycled over the seats (default basic,random)")
+    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
+    p.add_argument("--chunk-size", type=int, default=0, help="games per process task")
+    p.add_argument("--events-dir", help="write each game's events as JSON lines to this folder")
+    p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
+                   help="rule variants of RULES.md §11, e.g. knock_threshold=7")
+    p.add_argument("--no-rotate", action="store_true",
+                   help="keep the line-up fixed per seat instead of rotating it every game")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-': stdout only)")
+    p.add_argument("--replay-game", type=int, metavar="INDEX",
+                   help="re-run only game INDEX of this run (same seeds and line-up)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("replay", help="rebuild a game from its event log, verifying every event",
+                       description="Rebuild a game from a JSON-lines event log (or from the "
+                       "Redis event store with --redis-url), verify every event against the "
+                       "rules and the invariants I1–I3, and print the final state and scores.")
+    p.add_argument("source", help="event log file (JSON lines), or GAME_ID with --redis-url")
+    p.add_argument("--step", action="store_true", help="print each event and the state after it")
+    p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
+    p.add_argument("--redis-url", help="read the game GAME_ID from this event store")
+    p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("conformance", help="run conformance case files (JSON lines)",
+                       description="Run shared-format conformance cases; prints one line per "
+                       "failing case and 'N passed, M failed'; exits 1 on any failure.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    p.set_defaults(func=cmd_conformance)
+
+    _optional_commands(sub)
+    return parser
+
+
+def _optional_commands(sub: Any) -> None:
+    """Register subcommands that live in other packages, when they are installed."""
+    try:
+        from rummy.solver.cli import add_parser as solve_parser
+        solve_parser(sub)
+    except ImportError:
+        pass
+    for module, fn in (("rummy_grpc.cli", "add_parsers"), ("rummy_worker.cli", "add_parsers"),
+                       ("rummy.play", "add_parser")):
+        try:
+            mod = __import__(module, fromlist=[fn])
+        except ImportError:
+            continue
+        getattr(mod, fn)(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rummy`` console command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

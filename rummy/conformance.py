@@ -1,0 +1,75 @@
+"""Runs the shared conformance case format (shared/cases/README.md).
+
+``run_case(case) -> (ok, message)``; :func:`run_file` reads JSON lines. Kinds: ``meld``,
+``action``, ``best_play``, ``round_score``, ``hand_value``, ``game_end``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rummy.cards import hand_points, parse_cards
+from rummy.errors import IllegalMoveError, RummyError
+from rummy.melds import check_action, is_valid_meld, parse_meld, parse_table
+from rummy.rules import RuleSet
+from rummy.scoring import final_scores, score_round
+
+KINDS = ("meld", "action", "best_play", "round_score", "hand_value", "game_end")
+
+
+def _best_points(table: Any, hand: Any) -> int:
+    from rummy.solver import best_points  # the solver (issue 3)
+    return int(best_points(table, hand))
+
+
+def run_case(case: dict[str, Any]) -> tuple[bool, str]:
+    """Run one case. Returns ``(passed, message)``; the message explains a failure.
+
+    A malformed case (missing fields, bad notation) fails with the error as message.
+    """
+    kind = case.get("kind")
+    try:
+        if kind == "meld":
+            got = is_valid_meld(parse_meld(case["cards"]))
+            return got == case["valid"], f"valid={got}, expected {case['valid']}"
+        if kind == "action":
+            table = parse_table(case["table"])
+            hand = parse_cards(case["hand"])
+            new = parse_table(case["new_table"])
+            try:
+                check_action(table, hand, new)
+                valid, rule = True, None
+            except IllegalMoveError as e:
+                valid, rule = False, e.rule
+            if valid != case["valid"]:
+                return False, f"valid={valid} ({rule}), expected {case['valid']}"
+            if not valid and rule != case["rule"]:
+                return False, f"rejected for {rule}, expected {case['rule']}"
+            return True, ""
+        if kind == "best_play":
+            got = _best_points(parse_table(case["table"]), parse_cards(case["hand"]))
+            return got == case["best_points"], f"best_points={got}, expected {case['best_points']}"
+        if kind == "round_score":
+            r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], RuleSet())
+            ok = list(r.scores) == case["scores"] and list(r.winners) == case["winners"]
+            return ok, f"scores={list(r.scores)} winners={list(r.winners)}, expected " \
+                       f"scores={case['scores']} winners={case['winners']}"
+        if kind == "hand_value":
+            hand = parse_cards(case["hand"])
+            pts = hand_points(hand)
+            may = pts <= RuleSet().knock_threshold
+            ok = pts == case["points"] and may == case["may_knock"]
+            return ok, f"points={pts} may_knock={may}, expected {case['points']} " \
+                       f"{case['may_knock']}"
+        if kind == "game_end":
+            g = final_scores(case["totals"], case["rounds_won"], RuleSet())
+            ok = list(g.final) == case["final"] and list(g.winners) == case["winners"]
+            return ok, f"final={list(g.final)} winners={list(g.winners)}, expected " \
+                       f"final={case['final']} winners={case['winners']}"
+        return False, f"unknown case kind {kind!r} (known: {', '.join(KINDS)})"
+    except ImportError as e:
+        return False, f"not available: {e}"
+    except KeyError as e:
+        return False, f"malformed case: missing field {e}"
+    except RummyError as e:
+        return False, f"malformed case: {e}"

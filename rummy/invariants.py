@@ -1,0 +1,173 @@
+"""The invariants of RULES.md §10 and the verification of a recorded event log.
+
+* :func:`check_invariants` — I1 (card conservation), I2 (legal table) and I3 (views hide
+  other hands and the stock order) on one state.
+* :func:`verify_log` — replays a log checking, before each event, that the event is what the
+  rules allow in that state (the right seat and phase, the top card of the stock, a legal
+  meld action, the right scores …) and the invariants after it; I4 holds by construction
+  (the state is the fold of the events) and is tested against live games.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from rummy.cards import JOKER, decks_for, hand_points, new_deck, physical
+from rummy.decide import _automatic
+from rummy.errors import RummyError
+from rummy.events import (
+    CardDrawn,
+    Event,
+    GameEnded,
+    GameStarted,
+    Knocked,
+    Melded,
+    Passed,
+    RoundScored,
+    RoundStarted,
+    StockExhausted,
+    TurnEnded,
+)
+from rummy.evolve import evolve
+from rummy.melds import check_action, is_valid_meld, table_text
+from rummy.state import (
+    DEALING,
+    DRAW,
+    KNOCK_OR_END,
+    MELD_OR_PASS,
+    ROUND_OVER,
+    ROUND_SCORED,
+    TURN_OVER,
+    GameState,
+)
+from rummy.views import view
+
+
+class ReplayError(RummyError):
+    """A recorded event log is inconsistent; ``index`` is the 1-based event number."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(f"event {index}: {message}", rule="I4")
+        self.index = index
+
+
+def check_invariants(state: GameState) -> list[str]:
+    """Problems with I1–I3 in ``state`` (an empty list when all hold)."""
+    problems: list[str] = []
+    if state.round == 0:
+        return problems
+    expected = Counter(new_deck(decks_for(state.players)))
+    have: Counter[int] = Counter()
+    for h in state.hands:
+        have.update(h)
+    have.update(physical(c) for m in state.table for c in m)
+    have.update(state.deck[state.stock_pos:])
+    if have != expected:  # I1
+        extra = have - expected
+        missing = expected - have
+        problems.append(f"I1: cards not conserved (extra {sorted(extra)}, missing "
+                        f"{sorted(missing)})")
+    for m in state.table:  # I2
+        if not is_valid_meld(m):
+            problems.append(f"I2: illegal meld on the table: {table_text([m])}")
+    for seat in range(state.players):  # I3
+        v = view(state, seat)
+        if v.hand != state.hands[seat] or v.hand_sizes != tuple(len(h) for h in state.hands):
+            problems.append(f"I3: view of seat {seat} is wrong")
+        if any(hasattr(v, name) for name in ("hands", "deck", "seed", "stock")):
+            problems.append(f"I3: view of seat {seat} exposes hidden state")
+    return problems
+
+
+def _expect(cond: bool, index: int, message: str) -> None:
+    if not cond:
+        raise ReplayError(index, message)
+
+
+def _check_event(state: GameState | None, e: Event, i: int) -> None:
+    """Raise ReplayError if event ``e`` (number ``i``) may not follow ``state``."""
+    if state is None:
+        _expect(isinstance(e, GameStarted), i, f"a log starts with GameStarted, not {e.TYPE}")
+        assert isinstance(e, GameStarted)
+        try:
+            e.rules.check_players(e.players)
+        except RummyError as err:
+            raise ReplayError(i, str(err)) from None
+        _expect(0 <= e.dealer < e.players, i, "first dealer is not a seat")
+        return
+    _expect(not isinstance(e, GameStarted), i, "a second GameStarted")
+    phase = state.phase
+    if phase in (TURN_OVER, ROUND_OVER, ROUND_SCORED, DEALING):
+        auto = _automatic(state)
+        assert auto is not None
+        if isinstance(auto, RoundStarted):
+            _expect(isinstance(e, RoundStarted), i, f"expected RoundStarted, got {e.TYPE}")
+            assert isinstance(e, RoundStarted)
+            _expect(e.round == auto.round and e.dealer == auto.dealer, i,
+                    f"round {e.round} dealt by seat {e.dealer}; expected round {auto.round} "
+                    f"dealt by seat {auto.dealer} (R2.1)")
+            _expect(e.deck is not None and sorted(e.deck) == sorted(new_deck(
+                decks_for(state.players))), i, "the deck is not a full deck (R1.2, I1)")
+        else:
+            _expect(e == auto, i, f"expected {auto.TYPE} {auto!r}, got {e!r}")
+        return
+    seat = getattr(e, "seat", None)
+    _expect(seat == state.turn, i, f"{e.TYPE} by seat {seat}, but it is seat {state.turn}'s "
+            "turn (R3)")
+    if isinstance(e, CardDrawn):
+        _expect(phase == DRAW, i, f"a draw is not due in phase {phase} (R3)")
+        _expect(e.card == state.deck[state.stock_pos], i, "the card drawn is not the top of "
+                "the stock")
+        _expect(e.draw == state.draws + 1, i, "wrong draw number")
+    elif isinstance(e, StockExhausted):
+        _expect(state.stock_pos == len(state.deck) and state.final_turns_left is None, i,
+                "StockExhausted while cards remain (R8.1)")
+    elif isinstance(e, Passed):
+        _expect(phase == MELD_OR_PASS, i, f"cannot pass in phase {phase} (R3)")
+    elif isinstance(e, Melded):
+        _expect(phase == MELD_OR_PASS, i, f"cannot meld in phase {phase} (R3.3, R3.4)")
+        try:
+            added = check_action(state.table, state.hands[e.seat], e.table)
+        except RummyError as err:
+            raise ReplayError(i, f"illegal meld action: {err}") from None
+        _expect(tuple(sorted(added)) == tuple(sorted(e.cards)), i, "the cards from the hand do "
+                "not match the new table")
+    elif isinstance(e, Knocked):
+        _expect(phase == KNOCK_OR_END, i, "a knock only after the turn is over (R6.1)")
+        _expect(e.points == hand_points(state.hands[e.seat]), i, "wrong knock points")
+    elif isinstance(e, TurnEnded):
+        _expect(phase == KNOCK_OR_END, i, f"the turn cannot end in phase {phase} (R3.5)")
+    else:
+        raise ReplayError(i, f"{e.TYPE} cannot follow a player's move here")
+
+
+def verify_log(events: Sequence[Event]) -> Iterator[GameState]:
+    """Replay ``events`` checking every event and I1–I3 after each; yields each state.
+
+    Raises:
+        ReplayError: the first inconsistent event, with its 1-based index.
+    """
+    state: GameState | None = None
+    for i, e in enumerate(events, 1):
+        if isinstance(e, RoundStarted) and e.deck is None:
+            raise ReplayError(i, "the log is redacted (RoundStarted without its deck); a "
+                              "full-information log is needed")
+        if isinstance(e, CardDrawn) and e.card is None:
+            raise ReplayError(i, "the log is redacted (CardDrawn without its card)")
+        if isinstance(e, GameStarted) and e.seed is None and i == 1:
+            pass  # a log may omit the seed: decks are recorded facts
+        _check_event(state, e, i)
+        state = evolve(state, e)
+        problems = check_invariants(state)
+        if problems:
+            raise ReplayError(i, "; ".join(problems))
+        yield state
+
+
+def is_joker(card: int) -> bool:
+    """True for a hand joker."""
+    return card == JOKER
+
+
+__all__ = ["ReplayError", "check_invariants", "verify_log", "GameEnded", "ROUND_SCORED"]

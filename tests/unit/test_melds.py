@@ -1,0 +1,168 @@
+"""R4 melds and the R5 meld action: rule edges, and the fast validator against the slow
+reference on random positions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck
+from rummy.errors import IllegalMoveError, NotationError
+from rummy.melds import (
+    VALID_MELDS,
+    canonical_meld,
+    canonical_table,
+    check_action,
+    check_action_slow,
+    format_meld,
+    is_valid_meld,
+    meld_problem,
+    parse_meld,
+    parse_table,
+)
+from rummy.cards import parse_cards
+
+
+def test_r4_number_of_legal_melds():
+    # 13 ranks x (4 groups of 3 + 1 of 4) + 4 suits x 76 sequences (A..K == 2..A as a set)
+    assert len(VALID_MELDS) == 13 * 5 + 4 * 76
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("AS 2S 3S", True), ("QS KS AS", True), ("KS AS 2S", False),  # R4.3 no wrap
+    ("8S 8H 8D 8C", True), ("8S 8S 8H", False), ("8S 8H", False),  # R4.2, R4.1
+    ("2S *3S 4S", True), ("*7S 7S 7H", False), ("*KD AD QD", True),  # R4.4
+    ("AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS", True),
+    ("AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS", False),
+])
+def test_r4_melds(text, ok):
+    assert is_valid_meld(parse_meld(text)) is ok
+
+
+def test_r4_5_display_order_high_ace_last_and_jokers_in_place():
+    assert format_meld(canonical_meld(parse_meld("AS QS KS"))) == ["QS", "KS", "AS"]
+    assert format_meld(canonical_meld(parse_meld("*4S 2S 3S"))) == ["2S", "3S", "*4S"]
+    assert format_meld(canonical_meld(parse_meld("3S AS 2S"))) == ["AS", "2S", "3S"]
+
+
+def test_meld_problem_explains():
+    assert meld_problem(parse_meld("8S 8H"))[0] == "R4.1"
+    assert meld_problem(parse_meld("KS AS 2S"))[0] == "R4.3"
+    assert meld_problem(parse_meld("*7S 7S 7H"))[0] == "R4.4"
+    assert meld_problem(parse_meld("7S 7H 7D")) is None
+
+
+def _check(table, hand, new):
+    return check_action(parse_table(table), parse_cards(hand), parse_table(new))
+
+
+def test_r5_order_of_checks_r5_2_before_r5_1():
+    with pytest.raises(IllegalMoveError) as e:
+        _check("5S 6S 7S | 9H 9D 9C", "8S", "5S 6S 7S")
+    assert e.value.rule == "R5.2"
+
+
+def test_r5_returns_cards_from_hand():
+    added = _check("5S 6S 7S", "8S KD", "5S 6S 7S 8S")
+    assert added == parse_cards("8S")
+
+
+def test_r5_4_card_not_in_hand_is_named():
+    with pytest.raises(IllegalMoveError, match="8S is not in the hand") as e:
+        _check("5S 6S 7S", "KD", "5S 6S 7S 8S")
+    assert e.value.rule == "R5.4"
+
+
+def test_r5_3_names_the_bad_meld():
+    with pytest.raises(IllegalMoveError) as e:
+        _check("", "7S 7H 2C", "7S 7H")
+    assert e.value.rule == "R5.3" and e.value.meld == ["7S", "7H"]
+
+
+def test_r5_8_two_jokers_one_freed():
+    # a-013/a-014 of the shared cases, here with the message checked
+    with pytest.raises(IllegalMoveError, match=r"\*7S may change") as e:
+        _check("5S 6S *7S | *7S 8S 9S", "7S TS", "5S 6S 7S | 8S 9S TS *JS *QS")
+    assert e.value.rule == "R5.8"
+
+
+def test_r5_8_joker_freed_by_a_table_card():
+    # the real card may come from another meld on the table (R5.8, §12)
+    added = _check("7C 8C 9C TC | 7H 7D *7C", "7S", "8C 9C TC *JC | 7H 7D 7C 7S")
+    assert added == parse_cards("7S")
+
+
+def test_r1_4_undeclared_joker_on_new_table_is_notation_error():
+    with pytest.raises(NotationError):
+        check_action((), (JOKER,), ((parse_meld("5H 6H")[0], parse_meld("6H")[0], JOKER),))
+
+
+def test_canonical_table_is_order_independent():
+    a = canonical_table(parse_table("7S 7H 7D | 5S 6S *7S"))
+    b = canonical_table(parse_table("6S *7S 5S | 7D 7S 7H"))
+    assert a == b
+
+
+def _random_position(rng: random.Random):
+    """A legal random table from a shuffled two-deck, a hand, and a random proposal."""
+    deck = list(new_deck(2))
+    rng.shuffle(deck)
+    melds = [m for m in VALID_MELDS if rng.random() < 0.02]
+    table = []
+    pool = list(deck)
+    for m in melds:
+        cards = [i for i in range(52) if m >> i & 1]
+        if all(c in pool for c in cards):
+            meld = []
+            for c in cards:
+                pool.remove(c)
+                if JOKER in pool and rng.random() < 0.1:
+                    pool.remove(JOKER)
+                    meld.append(TABLE_JOKER_BASE + c)
+                else:
+                    meld.append(c)
+            table.append(tuple(meld))
+    hand = tuple(sorted(pool[:rng.randint(0, 15)]))
+    # proposal: a random rearrangement drawn from table + some hand cards
+    cards = [c for m in table for c in m] + [c for c in hand if rng.random() < 0.3]
+    if rng.random() < 0.2 and cards:
+        cards.pop(rng.randrange(len(cards)))
+    if rng.random() < 0.2:
+        cards.append(rng.randrange(52))
+    cards = [TABLE_JOKER_BASE + rng.randrange(52) if c == JOKER else c for c in cards]
+    rng.shuffle(cards)
+    new, i = [], 0
+    while i < len(cards):
+        k = rng.randint(3, 5)
+        new.append(tuple(cards[i:i + k]))
+        i += k
+    if rng.random() < 0.5:  # often propose the old table plus a legal meld from the hand
+        hm = sum(1 << c for c in set(hand) if c < 52)
+        fits = [m for m in VALID_MELDS if m & hm == m]
+        if fits:
+            m = rng.choice(sorted(fits))
+            new = list(table) + [tuple(i for i in range(52) if m >> i & 1)]
+    return tuple(table), hand, tuple(new)
+
+
+def _outcome(fn, *args):
+    try:
+        return ("ok", tuple(sorted(fn(*args))))
+    except IllegalMoveError as e:
+        return ("err", e.rule)
+    except NotationError:
+        return ("notation", None)
+
+
+def test_fast_validator_matches_reference_on_random_positions():
+    rng = random.Random(2026)
+    outcomes = {}
+    for _ in range(4000):
+        table, hand, new = _random_position(rng)
+        fast = _outcome(check_action, table, hand, new)
+        slow = _outcome(check_action_slow, table, hand, new)
+        assert fast == slow, (table, hand, new)
+        outcomes[fast[0] if fast[0] != "err" else fast[1]] = 1
+    # the generator reaches accepted actions and several rejection rules
+    assert {"ok", "R5.2", "R5.3"} <= set(outcomes)
