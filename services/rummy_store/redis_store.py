@@ -7,7 +7,7 @@ of one game live on one Redis Cluster shard):
   ``type``, ``data`` (the event as JSON) and ``ts`` (Redis server time, seconds); no MAXLEN.
 - ``P:{G}:requests`` hash: request id -> JSON ``{"hash", "first", "last", "response"}``.
 - ``P:{G}:meta``     string: the game's metadata as JSON.
-- ``P:games``        sorted set: game id -> time it entered the index (seconds).
+- ``P:games``        sorted set: game id -> time it entered the index (seconds, Redis clock).
 - ``P:games:active`` sorted set: the active subset, same scores.
 
 Appends go only through one Lua script (:data:`APPEND_LUA`) that checks the request id, checks
@@ -25,7 +25,6 @@ its ``request_id`` (the original result comes back) or, without one, fails with
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -259,7 +258,7 @@ class RedisEventStore:
         if not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict, got {meta!r}")
         await self._r.set(key, dumps(meta))
-        await self._register(game_id, time.time())
+        await self._register(game_id, await self._now())
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         text = await self._r.get(self.key(game_id, "meta"))
@@ -278,13 +277,18 @@ class RedisEventStore:
             return
         score = await self._r.zscore(self._index, game_id)
         if score is None:
-            score = time.time()
+            score = await self._now()
             await self._r.zadd(self._index, {game_id: score}, nx=True)
         await self._r.zadd(self._active, {game_id: score}, nx=True)
 
     async def close(self) -> None:
         if self._owns:
             await self._r.aclose()
+
+    async def _now(self) -> float:
+        """The Redis server's clock in seconds (the one the append script stamps events with)."""
+        seconds, micros = await self._r.time()
+        return int(seconds) + int(micros) / 1e6
 
     async def _register(self, game_id: str, ts: float) -> None:
         """Enter a game in the index, active, unless it is there already (idempotent)."""

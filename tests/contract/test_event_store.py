@@ -47,6 +47,10 @@ async def take(iterator, n: int, timeout: float = 10.0) -> list[StoredEvent]:
 # -- append / read ---------------------------------------------------------------------------
 
 
+async def test_the_store_implements_the_port(store: EventStore) -> None:
+    assert isinstance(store, EventStore)
+
+
 async def test_append_then_read_round_trips_the_event_dicts(store: EventStore) -> None:
     before = time.time()
     result = await store.append("g1", turn(0), 0)
