@@ -1,0 +1,162 @@
+"""Service subcommands for the ``rummy`` console command (wired lazily by ``rummy/cli.py``,
+since the core never imports grpc or redis):
+
+* ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]``
+* ``rummy export GAME_ID --redis-url URL > game.jsonl`` (one ``rummy.events.dumps`` line per
+  event: the file format ``rummy replay FILE`` reads)
+* ``rummy replay --redis-url URL GAME_ID [--step] [--at N]`` (registered here only when the
+  core's parser has no ``replay`` of its own, e.g. under ``python -m rummy_grpc``)
+
+``add_parsers(subparsers)`` registers all three; ``add_serve_parser``, ``add_export_parser`` and
+``add_replay_parser`` register one each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from typing import Any, TextIO
+
+from rummy.events import Event, dumps, from_dict
+
+
+def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``serve`` on an ``argparse`` subparsers object; returns its parser."""
+    p = sub.add_parser(
+        "serve", help="run the gRPC game service",
+        description="Run the event-sourced gRPC game service (rummy_api.v1.GameService, with "
+        "health and reflection). Without --redis-url games live in an embedded in-memory store "
+        "and vanish on exit. SIGTERM/SIGINT shut it down gracefully.")
+    p.add_argument("--redis-url", help="event store Redis URL, e.g. redis://127.0.0.1:6379/0")
+    p.add_argument("--store", choices=("memory", "redis"),
+                   help="event store (default: redis with --redis-url, else memory)")
+    p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
+    p.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")
+    p.add_argument("--port", type=int, default=50051, help="gRPC port (default 50051; 0: any)")
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
+    p.add_argument("--grace", type=float, default=5.0,
+                   help="seconds in-flight calls get at shutdown (default 5)")
+    p.add_argument("--bot-delay", type=float, default=0.0,
+                   help="seconds between two server-bot commands (default 0)")
+    p.add_argument("--port-file", help="write the bound port to this file once serving")
+    p.set_defaults(func=cmd_serve)
+    return p
+
+
+def add_export_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``export`` on an ``argparse`` subparsers object; returns its parser."""
+    p = sub.add_parser(
+        "export", help="write a stored game's events as JSON lines",
+        description="Write the full event log of GAME_ID from the event store to stdout, one "
+        "JSON line per event (the format `rummy replay FILE` reads).")
+    p.add_argument("game_id", metavar="GAME_ID")
+    p.add_argument("--redis-url", required=True, help="event store Redis URL")
+    p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(func=cmd_export)
+    return p
+
+
+def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register a store-backed ``replay`` (same options as the file replay)."""
+    p = sub.add_parser(
+        "replay", help="rebuild a stored game from the event store, verifying every event")
+    p.add_argument("game_id", metavar="GAME_ID")
+    p.add_argument("--redis-url", required=True, help="event store Redis URL")
+    p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
+    p.add_argument("--step", action="store_true", help="print each event and the state after it")
+    p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
+    p.set_defaults(func=cmd_replay)
+    return p
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``serve``, ``export`` and (unless the parser already has one) ``replay``."""
+    add_serve_parser(sub)
+    add_export_parser(sub)
+    if "replay" not in getattr(sub, "choices", {}):
+        add_replay_parser(sub)
+
+
+# ---------------------------------------------------------------------------- commands
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``rummy serve``: run until SIGTERM/SIGINT. Returns the exit code."""
+    from rummy_grpc.server import make_store, serve
+    logging.basicConfig(level=os.environ.get("RUMMY_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    kind = args.store or ("redis" if args.redis_url else "memory")
+
+    def ready(port: int) -> None:
+        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind})",
+              flush=True)
+        if args.port_file:
+            tmp = args.port_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(str(port))
+            os.replace(tmp, args.port_file)
+
+    async def run() -> None:
+        store = make_store(kind, args.redis_url, args.prefix)
+        await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
+                    grace=args.grace, ready=ready, bot_delay=args.bot_delay)
+
+    try:
+        asyncio.run(run())
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def read_game(redis_url: str, game_id: str, prefix: str = "rummy") -> list[Event]:
+    """Every event of ``game_id`` in the Redis event store, in order ([] if unknown).
+
+    Raises:
+        rummy.errors.NotationError: a stored event cannot be decoded.
+        redis.exceptions.ConnectionError: Redis is unreachable.
+    """
+    from rummy_store.redis_store import RedisEventStore
+    store = RedisEventStore.from_url(redis_url, prefix=prefix)
+    try:
+        return [from_dict(se.data) for se in await store.read(game_id)]
+    finally:
+        await store.close()
+
+
+def export_game(events: list[Event], out: TextIO) -> int:
+    """Write ``events`` as JSON lines (``rummy.events.dumps``); returns the number written."""
+    out.writelines(dumps(e) + "\n" for e in events)
+    return len(events)
+
+
+def _read_or_exit(args: argparse.Namespace) -> list[Event]:
+    try:
+        events = asyncio.run(read_game(args.redis_url, args.game_id, args.prefix))
+    except Exception as e:  # noqa: BLE001 - report a store failure plainly
+        raise SystemExit(f"error: cannot read game {args.game_id!r} from {args.redis_url}: "
+                         f"{e}") from None
+    if not events:
+        raise SystemExit(f"error: no events for game {args.game_id!r} in {args.redis_url}")
+    return events
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``rummy export GAME_ID --redis-url URL``: the game's log as JSON lines."""
+    events = _read_or_exit(args)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            export_game(events, f)
+    else:
+        export_game(events, sys.stdout)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``replay --redis-url URL GAME_ID``: the file replay (``rummy.replay.replay_events``)
+    on a stored game."""
+    from rummy.replay import replay_events
+    return replay_events(_read_or_exit(args), step=args.step, at=args.at)

@@ -1,0 +1,90 @@
+"""Translation between the core's values and ``rummy_api.v1`` messages (no logic, no rules).
+
+Events go through the core's JSON codec (``rummy.events.to_dict``: cards in notation), whose
+field names are the proto field names; tables and hands become ``repeated Cards``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+from rummy_api.v1 import game_service_pb2 as pb
+
+from rummy.events import Event, to_dict
+from rummy.melds import Table, format_table
+from rummy.views import PlayerView
+
+_PAYLOAD_FIELD = {
+    "GameStarted": "game_started", "RoundStarted": "round_started", "CardDrawn": "card_drawn",
+    "Passed": "passed", "Melded": "melded", "StockExhausted": "stock_exhausted",
+    "Knocked": "knocked", "TurnEnded": "turn_ended", "RoundScored": "round_scored",
+    "GameEnded": "game_ended",
+}
+_PHASES = {"draw": pb.PHASE_DRAW, "meld_or_pass": pb.PHASE_MELD_OR_PASS,
+           "knock_or_end": pb.PHASE_KNOCK_OR_END, "game_over": pb.PHASE_GAME_OVER}
+_ACTIONS = {"draw": pb.ACTION_DRAW, "meld": pb.ACTION_MELD, "pass": pb.ACTION_PASS,
+            "knock": pb.ACTION_KNOCK, "end_turn": pb.ACTION_END_TURN}
+ACTION_NAMES = {v: k for k, v in _ACTIONS.items()}
+"""Proto ``Action`` value -> the core's action kind (``"draw"``, ...)."""
+
+
+def _payload_dict(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``to_dict`` event dict reshaped for ``json_format.ParseDict`` into its payload."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("type", "v") or value is None:
+            continue
+        if key in ("table", "hands"):
+            value = [{"cards": list(m)} for m in value]
+        out[key] = value
+    return out
+
+
+def event_dict_to_proto(data: dict[str, Any], version: int, ts: float) -> pb.Event:
+    """A proto ``Event`` from a stored/``to_dict`` event dict (cards in notation).
+
+    Raises:
+        KeyError: unknown event type.
+    """
+    etype = data["type"]
+    msg = pb.Event(version=version, type=etype, ts=ts)
+    json_format.ParseDict(_payload_dict(data), getattr(msg, _PAYLOAD_FIELD[etype]))
+    return msg
+
+
+def event_to_proto(event: Event, version: int, ts: float) -> pb.Event:
+    """A proto ``Event`` from a core event (already redacted by the caller if needed)."""
+    return event_dict_to_proto(to_dict(event), version, ts)
+
+
+def table_to_proto(table: Table) -> list[pb.Cards]:
+    """``repeated Cards`` of a table, each meld in notation."""
+    return [pb.Cards(cards=m) for m in format_table(table)]
+
+
+def table_from_proto(melds: Any) -> list[list[str]]:
+    """Card tokens of a ``repeated Cards`` table (parse with ``rummy.melds.parse_table``)."""
+    return [list(m.cards) for m in melds]
+
+
+def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView:
+    """A proto ``PlayerView`` of a core view; ``turn_deadline`` in seconds since the epoch."""
+    d = v.to_dict()
+    msg = pb.PlayerView(
+        players=v.players, names=v.names, version=v.version, round=v.round, dealer=v.dealer,
+        turn=v.turn, phase=_PHASES.get(v.phase, pb.PHASE_UNSPECIFIED), draws=v.draws,
+        hand=d["hand"], hand_sizes=v.hand_sizes, table=table_to_proto(v.table),
+        stock_size=v.stock_size, totals=v.totals, rounds_won=v.rounds_won,
+        actions=[_ACTIONS[a] for a in v.actions], hand_points=v.hand_points,
+        turn_deadline=turn_deadline)
+    if v.seat is not None:
+        msg.seat = v.seat
+    if v.final_turns_left is not None:
+        msg.final_turns_left = v.final_turns_left
+    json_format.ParseDict(d["rules"], msg.rules)
+    if d["last_round"]:
+        json_format.ParseDict(_payload_dict(d["last_round"]), msg.last_round)
+    if d["result"]:
+        json_format.ParseDict(_payload_dict(d["result"]), msg.result)
+    return msg

@@ -1,0 +1,136 @@
+"""Errors of the application service and the one table that maps every error to a gRPC status.
+
+================================  ===================  =====================================
+exception                         status               details
+================================  ===================  =====================================
+``NotationError``                 INVALID_ARGUMENT     ErrorInfo reason ``MALFORMED``
+``InvalidRuleSetError``           INVALID_ARGUMENT     reason ``INVALID_RULES``
+``BadRequest``                    INVALID_ARGUMENT     reason ``BAD_REQUEST``
+``NotYourTurnError``              PERMISSION_DENIED    reason ``NOT_YOUR_TURN``
+``GameOverError``                 FAILED_PRECONDITION  reason ``GAME_OVER``
+``IllegalMoveError``              FAILED_PRECONDITION  reason ``ILLEGAL_MOVE``, rule id
+``Unauthenticated``               UNAUTHENTICATED      reason ``NO_TOKEN``
+``PermissionDenied``              PERMISSION_DENIED    reason ``BAD_TOKEN``
+``GameNotFound``                  NOT_FOUND            reason ``GAME_NOT_FOUND``
+``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
+``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
+``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
+================================  ===================  =====================================
+
+Every rule-related status carries the rule id (``"R5.8"``) three ways: in the message, in the
+trailing metadata key ``rummy-rule``, and in a ``google.rpc.ErrorInfo`` detail
+(``metadata["rule"]``, domain ``rummy``) of the standard ``grpc-status-details-bin`` trailer
+(read it with ``grpc_status.rpc_status.from_call``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+from rummy_store.base import RequestIdReused, StoreError, VersionConflict
+
+from rummy.errors import (
+    GameOverError,
+    IllegalMoveError,
+    InvalidRuleSetError,
+    NotationError,
+    NotYourTurnError,
+    RummyError,
+)
+
+try:  # rich error details (grpcio-status, same release train as grpcio)
+    from google.protobuf import any_pb2
+    from google.rpc import error_details_pb2, status_pb2
+except ImportError:  # pragma: no cover - fall back to the rummy-rule trailer alone
+    status_pb2 = None
+
+DOMAIN = "rummy"
+RULE_KEY = "rummy-rule"
+REASON_KEY = "rummy-reason"
+
+
+class ServiceError(Exception):
+    """Base of the application service's own errors (not rule errors)."""
+
+
+class GameNotFound(ServiceError):
+    """No game with this id."""
+
+
+class Unauthenticated(ServiceError):
+    """A seat token is required and none was given."""
+
+
+class PermissionDenied(ServiceError):
+    """The token is not a token of this game (or the admin token is wrong)."""
+
+
+class BadRequest(ServiceError):
+    """A malformed request that is not a card-notation problem (bad seat list, size caps)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """A gRPC status for an exception: code, message, ErrorInfo reason, rule id (or "")."""
+
+    code: grpc.StatusCode
+    message: str
+    reason: str
+    rule: str = ""
+
+    def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
+        """``rummy-reason``, ``rummy-rule`` (if any) and ``grpc-status-details-bin``."""
+        md: list[tuple[str, str | bytes]] = [(REASON_KEY, self.reason)]
+        if self.rule:
+            md.append((RULE_KEY, self.rule))
+        if status_pb2 is not None:
+            info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
+            if self.rule:
+                info.metadata["rule"] = self.rule
+            detail = any_pb2.Any()
+            detail.Pack(info)
+            status = status_pb2.Status(code=self.code.value[0], message=self.message,
+                                       details=[detail])
+            md.append(("grpc-status-details-bin", status.SerializeToString()))
+        return tuple(md)
+
+
+def map_error(exc: BaseException) -> Mapped | None:
+    """The status for ``exc``, or ``None`` for an unexpected exception (a bug: INTERNAL)."""
+    if isinstance(exc, NotYourTurnError):
+        return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "NOT_YOUR_TURN", exc.rule)
+    if isinstance(exc, GameOverError):
+        return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_OVER", exc.rule)
+    if isinstance(exc, IllegalMoveError):
+        return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "ILLEGAL_MOVE", exc.rule)
+    if isinstance(exc, InvalidRuleSetError):
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_RULES", exc.rule)
+    if isinstance(exc, NotationError):
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
+    if isinstance(exc, RummyError):
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
+    if isinstance(exc, BadRequest):
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST")
+    if isinstance(exc, Unauthenticated):
+        return Mapped(grpc.StatusCode.UNAUTHENTICATED, str(exc), "NO_TOKEN")
+    if isinstance(exc, PermissionDenied):
+        return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "BAD_TOKEN")
+    if isinstance(exc, GameNotFound):
+        return Mapped(grpc.StatusCode.NOT_FOUND, str(exc), "GAME_NOT_FOUND")
+    if isinstance(exc, VersionConflict):
+        return Mapped(grpc.StatusCode.ABORTED, str(exc), "VERSION_CONFLICT")
+    if isinstance(exc, RequestIdReused):
+        return Mapped(grpc.StatusCode.ALREADY_EXISTS, str(exc), "REQUEST_ID_REUSED")
+    if isinstance(exc, StoreError):
+        return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
+    return None
+
+
+def outcome(exc: BaseException | None) -> str:
+    """A bounded ``outcome`` label for ``rummy_commands_total``: ``ok`` or the reason in
+    lower case (``illegal_move``, ``version_conflict``, ...), ``error`` for a bug."""
+    if exc is None:
+        return "ok"
+    mapped = map_error(exc)
+    return mapped.reason.lower() if mapped else "error"

@@ -1,0 +1,97 @@
+"""Cross-cutting concerns as server interceptors (STYLE.md, grpc examples).
+
+:class:`MetricsInterceptor` times every unary and server-streaming call by method into
+``rummy_grpc_server_handling_seconds{method}`` and counts it by status code in
+``rummy_grpc_server_handled_total{method,code}``. Method names are the fixed
+``/package.Service/Method`` paths, a bounded label set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from rummy_grpc import metrics
+
+
+def _code(context: grpc.aio.ServicerContext, exc: BaseException | None) -> str:
+    if exc is None:
+        return "OK"
+    try:
+        code = context.code()
+    except Exception:  # noqa: BLE001 - not every context implementation has it
+        code = None
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if isinstance(exc, grpc.aio.AbortError):
+        return "ABORTED_CALL"
+    if isinstance(exc, BaseException) and type(exc).__name__ == "CancelledError":
+        return "CANCELLED"
+    return "UNKNOWN"
+
+
+def _observe(method: str, t0: float, context: grpc.aio.ServicerContext,
+             exc: BaseException | None) -> None:
+    metrics.GRPC_SERVER_HANDLING_SECONDS.labels(method).observe(time.perf_counter() - t0)
+    metrics.GRPC_SERVER_HANDLED_TOTAL.labels(method, _code(context, exc)).inc()
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Latency and status-code metrics per gRPC method of the services under ``prefix``
+    (default: every ``rummy_api`` service; their handlers are coroutines or async generators).
+    """
+
+    def __init__(self, prefix: str = "/rummy_api.") -> None:
+        self.prefix = prefix
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(self.prefix):
+            return handler  # health / reflection: not timed (Watch writes via the context)
+        if handler.unary_unary is not None:
+            inner_uu = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                t0 = time.perf_counter()
+                exc: BaseException | None = None
+                try:
+                    result = inner_uu(request, context)
+                    if isinstance(result, Awaitable):
+                        result = await result
+                    return result
+                except BaseException as e:
+                    exc = e
+                    raise
+                finally:
+                    _observe(method, t0, context, exc)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        if handler.unary_stream is not None:
+            inner_us = handler.unary_stream
+
+            async def unary_stream(request: Any,
+                                   context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+                t0 = time.perf_counter()
+                exc: BaseException | None = None
+                try:
+                    async for item in inner_us(request, context):
+                        yield item
+                except BaseException as e:
+                    exc = e
+                    raise
+                finally:
+                    _observe(method, t0, context, exc)
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        return handler

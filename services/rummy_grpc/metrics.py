@@ -1,0 +1,50 @@
+"""Prometheus metrics of the game service (DESIGN.md, "Metrics").
+
+Names follow Prometheus conventions: one ``rummy_`` prefix, base units (``_seconds``),
+``_total`` for counters, and bounded label values only (command kinds, outcomes, event types,
+gRPC method names; never a game or player id). Served by :func:`start_metrics_server`.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+#: Microsecond-resolution buckets: rule validation takes microseconds to milliseconds.
+VALIDATION_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+                      2.5e-3, 5e-3, 1e-2, 2.5e-2, 0.1, 1.0)
+LATENCY_BUCKETS = (1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25,
+                   0.5, 1.0, 2.5, 5.0, 10.0)
+
+RULE_VALIDATION_SECONDS = Histogram(
+    "rummy_rule_validation_seconds",
+    "Time to decide one command (validate it and derive its events), in seconds.",
+    buckets=VALIDATION_BUCKETS)
+COMMANDS_TOTAL = Counter(
+    "rummy_commands_total",
+    "Commands handled, by command kind and outcome (ok, illegal_move, version_conflict, ...).",
+    ["command", "outcome"])
+EVENTS_APPENDED_TOTAL = Counter(
+    "rummy_events_appended_total", "Events appended to the event store, by event type.",
+    ["type"])
+EVENT_APPEND_SECONDS = Histogram(
+    "rummy_event_append_seconds", "Latency of one event-store append, in seconds.",
+    buckets=LATENCY_BUCKETS)
+GAMES_ACTIVE = Gauge(
+    "rummy_games_active", "Games in progress known to this server process.")
+GRPC_SERVER_HANDLING_SECONDS = Histogram(
+    "rummy_grpc_server_handling_seconds",
+    "Time to handle one gRPC call on the server (whole stream for streaming calls), seconds.",
+    ["method"], buckets=LATENCY_BUCKETS)
+GRPC_SERVER_HANDLED_TOTAL = Counter(
+    "rummy_grpc_server_handled_total", "gRPC calls completed, by method and status code.",
+    ["method", "code"])
+
+
+def start_metrics_server(port: int, addr: str = "0.0.0.0") -> int:
+    """Serve ``/metrics`` over HTTP on ``port`` (0: any free port) in a daemon thread.
+
+    Returns:
+        The port actually bound.
+    """
+    server, _thread = start_http_server(port, addr=addr)
+    return int(server.server_address[1])

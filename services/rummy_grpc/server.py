@@ -1,0 +1,151 @@
+"""Assemble and run the gRPC server: GameService + health + reflection + interceptors.
+
+``create_server(address, store) -> (server, port)`` binds (port 0: any free port, as tests
+do) and returns a :class:`RummyServer` not yet started; :func:`serve` runs one until SIGTERM or
+SIGINT and shuts it down gracefully (health NOT_SERVING, in-flight calls get ``grace``
+seconds, timers and bot tasks cancelled, the store closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+from rummy_store.base import EventStore
+
+from rummy_grpc.app import GameApp
+from rummy_grpc.interceptors import MetricsInterceptor
+from rummy_grpc.servicer import GameServicer
+
+log = logging.getLogger("rummy_grpc")
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
+"""``rummy_api.v1.GameService``: the name health checks and reflection report."""
+MAX_MESSAGE_BYTES = 1 << 20
+"""Largest request or response message accepted (1 MiB); larger requests get
+RESOURCE_EXHAUSTED before any handler runs."""
+
+
+class RummyServer:
+    """A bound, not yet started server. ``app`` is its :class:`GameApp`."""
+
+    def __init__(self, server: grpc.aio.Server, app: GameApp,
+                 health_servicer: Any) -> None:
+        self.grpc_server = server
+        self.app = app
+        self.health = health_servicer
+
+    async def start(self) -> None:
+        """Start serving, then resume the store's active games (timers, bots) and report
+        SERVING to health checks."""
+        await self.grpc_server.start()
+        await self.app.start()
+        for name in (SERVICE_NAME, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self, grace: float | None = 5.0) -> None:
+        """Graceful shutdown: NOT_SERVING, refuse new calls, give in-flight calls ``grace``
+        seconds (``None``: cancel at once), then cancel timers and bot tasks."""
+        await self.health.enter_graceful_shutdown()
+        await self.grpc_server.stop(grace)
+        await self.app.close()
+
+    async def wait_for_termination(self) -> None:
+        """Block until the server stops."""
+        await self.grpc_server.wait_for_termination()
+
+
+def create_server(address: str, store: EventStore, *, admin_token: str | None = None,
+                  max_message_bytes: int = MAX_MESSAGE_BYTES, bot_delay: float = 0.0,
+                  cache_size: int = 4096) -> tuple[RummyServer, int]:
+    """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
+
+    Args:
+        address: ``host:port`` to listen on (insecure; put TLS in front in deployments).
+        store: the event store games live in.
+        admin_token: full-information token (default: env ``RUMMY_ADMIN_TOKEN``).
+        max_message_bytes: the receive and send message size limit.
+        bot_delay: seconds between two bot commands (demo pacing; 0 in tests).
+        cache_size: games whose latest state stays in memory.
+
+    Returns:
+        ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
+
+    Raises:
+        RuntimeError: the address could not be bound.
+    """
+    if admin_token is None:
+        admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
+    app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size)
+    server = grpc.aio.server(
+        interceptors=[MetricsInterceptor()],
+        options=[("grpc.max_receive_message_length", max_message_bytes),
+                 ("grpc.max_send_message_length", max_message_bytes),
+                 ("grpc.so_reuseport", 0)])
+    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise RuntimeError(f"could not bind {address}")
+    return RummyServer(server, app, health_servicer), port
+
+
+def make_store(kind: str, redis_url: str | None, prefix: str = "rummy") -> EventStore:
+    """The event store for ``rummy serve``: ``"redis"`` (needs ``redis_url``) or ``"memory"``.
+
+    Raises:
+        ValueError: an unknown kind, or ``"redis"`` without a URL.
+    """
+    if kind == "memory":
+        from rummy_store.memory import MemoryEventStore
+        return MemoryEventStore()
+    if kind == "redis":
+        if not redis_url:
+            raise ValueError("--store redis needs --redis-url")
+        from rummy_store.redis_store import RedisEventStore
+        return RedisEventStore.from_url(redis_url, prefix=prefix)
+    raise ValueError(f"unknown store {kind!r}: memory or redis")
+
+
+async def serve(address: str, store: EventStore, *, metrics_port: int | None = None,
+                grace: float = 5.0, ready: Any = None, **options: Any) -> None:
+    """Run the server until SIGTERM/SIGINT, then shut down gracefully and close the store.
+
+    Args:
+        address: ``host:port`` to bind.
+        store: the event store (closed on exit).
+        metrics_port: serve Prometheus ``/metrics`` on this port (``None``: no endpoint).
+        grace: seconds in-flight calls get at shutdown.
+        ready: optional callable ``ready(port)`` called once serving.
+        options: passed to :func:`create_server`.
+    """
+    if metrics_port is not None:
+        from rummy_grpc.metrics import start_metrics_server
+        bound = start_metrics_server(metrics_port)
+        log.info("metrics on :%d/metrics", bound)
+    server, port = create_server(address, store, **options)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    log.info("rummy gRPC server listening on port %d", port)
+    if ready is not None:
+        ready(port)
+    try:
+        await stop.wait()
+    finally:
+        log.info("shutting down (grace %.1fs)", grace)
+        await server.stop(grace)
+        await store.close()

@@ -1,0 +1,146 @@
+"""The thin ``rummy_api.v1.GameService`` servicer: parse the request, call :class:`GameApp`,
+translate the result; every error goes through :func:`rummy_grpc.errors.map_error`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+
+from rummy.cards import format_card
+from rummy_grpc.app import GameApp, Outcome, SeatSpec
+from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
+from rummy_grpc.errors import map_error
+
+log = logging.getLogger("rummy_grpc")
+T = TypeVar("T")
+
+_KINDS = {pb.SEAT_KIND_HUMAN: "human", pb.SEAT_KIND_BOT: "bot"}
+
+
+async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
+    mapped = map_error(exc)
+    if mapped is None:
+        log.exception("internal error", exc_info=exc)
+        await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
+    await context.abort(mapped.code, mapped.message, mapped.trailing_metadata())
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _call(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await fn()
+    except grpc.aio.AbortError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every error is mapped or reported INTERNAL
+        await _abort(context, exc)
+
+
+def _result(out: Outcome) -> pb.CommandResult:
+    return pb.CommandResult(
+        version=out.version,
+        events=[event_to_proto(t.event, t.version, t.ts) for t in out.events],
+        view=view_to_proto(out.view, turn_deadline=out.turn_deadline),
+        duplicate=out.duplicate)
+
+
+def _options(request: Any) -> tuple[int | None, str]:
+    opts = request.options
+    expected = opts.expected_version if opts.HasField("expected_version") else None
+    return expected, opts.request_id
+
+
+class GameServicer(pb_grpc.GameServiceServicer):
+    """``GameService`` over a :class:`GameApp`."""
+
+    def __init__(self, app: GameApp) -> None:
+        self.app = app
+
+    async def CreateGame(self, request: pb.CreateGameRequest,
+                         context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
+        seats = [SeatSpec(_KINDS.get(s.kind, "unspecified"), s.name, s.strategy)
+                 for s in request.seats]
+        seed = request.seed if request.HasField("seed") else None
+        created = await _call(context, lambda: self.app.create_game(
+            seats, dict(request.variants), seed, request.turn_seconds))
+        return pb.CreateGameResponse(
+            game_id=created.game_id, version=created.version,
+            tokens=[pb.SeatToken(seat=s, token=t) for s, t in sorted(created.tokens.items())])
+
+    async def GetView(self, request: pb.GetViewRequest,
+                      context: grpc.aio.ServicerContext) -> pb.GetViewResponse:
+        v, deadline = await _call(context, lambda: self.app.get_view(request.game_id,
+                                                                     request.token))
+        return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
+
+    async def _command(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
+                       table: Any = None) -> pb.CommandResult:
+        expected, request_id = _options(request)
+        out = await _call(context, lambda: self.app.command(
+            request.game_id, request.token, kind, table, expected_version=expected,
+            request_id=request_id))
+        return _result(out)
+
+    async def Draw(self, request: pb.DrawRequest,
+                   context: grpc.aio.ServicerContext) -> pb.DrawResponse:
+        return pb.DrawResponse(result=await self._command(request, context, "draw"))
+
+    async def Pass(self, request: pb.PassRequest,
+                   context: grpc.aio.ServicerContext) -> pb.PassResponse:
+        return pb.PassResponse(result=await self._command(request, context, "pass"))
+
+    async def Meld(self, request: pb.MeldRequest,
+                   context: grpc.aio.ServicerContext) -> pb.MeldResponse:
+        table = table_from_proto(request.table)
+        return pb.MeldResponse(result=await self._command(request, context, "meld", table))
+
+    async def Knock(self, request: pb.KnockRequest,
+                    context: grpc.aio.ServicerContext) -> pb.KnockResponse:
+        return pb.KnockResponse(result=await self._command(request, context, "knock"))
+
+    async def EndTurn(self, request: pb.EndTurnRequest,
+                      context: grpc.aio.ServicerContext) -> pb.EndTurnResponse:
+        return pb.EndTurnResponse(result=await self._command(request, context, "end_turn"))
+
+    async def StreamEvents(self, request: pb.StreamEventsRequest,
+                           context: grpc.aio.ServicerContext
+                           ) -> AsyncIterator[pb.StreamEventsResponse]:
+        stream = self.app.stream(request.game_id, request.token, request.admin_token,
+                                 request.after_version)
+        try:
+            async for t in stream:
+                yield pb.StreamEventsResponse(event=event_to_proto(t.event, t.version, t.ts))
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            await _abort(context, exc)
+        finally:
+            await stream.aclose()
+
+    async def GetEvents(self, request: pb.GetEventsRequest,
+                        context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:
+        to = request.to_version or None
+        events, full = await _call(context, lambda: self.app.get_events(
+            request.game_id, request.token, request.admin_token, request.after_version, to))
+        return pb.GetEventsResponse(
+            events=[event_to_proto(t.event, t.version, t.ts) for t in events],
+            full_information=full)
+
+    async def GetState(self, request: pb.GetStateRequest,
+                       context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
+        st = await _call(context, lambda: self.app.get_state(
+            request.game_id, request.token, request.admin_token, request.version))
+        msg = pb.GetStateResponse(version=st.version, full_information=st.full,
+                                  view=view_to_proto(st.view))
+        if st.full:
+            assert st.hands is not None and st.stock is not None
+            msg.hands.extend(pb.Cards(cards=[format_card(c) for c in h]) for h in st.hands)
+            msg.stock.extend(format_card(c) for c in st.stock)
+            if st.seed is not None:
+                msg.seed = st.seed
+        return msg
