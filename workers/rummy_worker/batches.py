@@ -1,0 +1,363 @@
+"""Batch specs and batch state in Redis; chunk results are merged idempotently.
+
+A batch is ``games`` games between a bot line-up under rule variants, from one master seed;
+game ``i`` uses seed ``rummy.simulate.game_seed(seed, i)`` and line-up
+``lineup_for(bots, i, rotate)``, exactly as ``rummy simulate`` does, so any game can be
+re-played alone and the merged report equals ``report(run_games(...))`` locally. An A/B batch
+(``compare_bots`` and/or ``compare_rules`` set) plays every game index under both variants.
+
+Redis layout (``P`` is the key prefix, default ``"rummy"``; ``{id}`` is a hash tag so one
+batch lives on one cluster shard)::
+
+    P:batch:{id}            hash   spec (JSON), chunks (count), created (epoch seconds)
+    P:batch:{id}:chunks     hash   chunk index -> chunk result JSON   (HSETNX: first wins)
+    P:batch:{id}:failures   hash   chunk index -> last error text
+    P:batches               zset   batch id scored by creation time
+
+A chunk result is stored with ``HSETNX``, so a chunk computed twice (a redelivered task
+after a worker died) is counted once; results are deterministic, so either copy is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rummy.bots import BOTS
+from rummy.rules import RuleSet
+from rummy.simulate import Aggregate, merge_all, report
+from rummy_worker.paired import Paired, compare
+
+DEFAULT_CHUNK_SIZE = 200  #: games per chunk task (chunky: never one task per game)
+MAX_CHUNKS = 100_000  #: refuse specs that would flood the broker with tasks
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a batch plays. Ids, seeds and names only: JSON round-trips it exactly.
+
+    Attributes:
+        games: number of games (>= 1); A/B batches play each index once per variant.
+        bots: strategy per line-up slot (2–5 names; ``len(bots)`` is the player count).
+        seed: master seed (any int); game ``i`` uses ``game_seed(seed, i)``.
+        rules: changed rule variants (``RuleSet.from_dict`` input; ``{}`` = default rules).
+        chunk_size: games per chunk task (>= 1).
+        rotate: rotate the line-up by ``i % players`` seats in game ``i``.
+        record_every: record every K-th game (indices 0, K, 2K, ...) to the event store;
+            0 records none.
+        compare_bots: variant B's line-up (same player count), or ``None`` (= ``bots``).
+        compare_rules: variant B's full changed-variant dict, or ``None`` (= ``rules``).
+    """
+
+    games: int
+    bots: tuple[str, ...]
+    seed: int
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    rotate: bool = True
+    record_every: int = 0
+    compare_bots: tuple[str, ...] | None = None
+    compare_rules: Mapping[str, Any] | None = None
+
+    @property
+    def players(self) -> int:
+        """Seats per game."""
+        return len(self.bots)
+
+    @property
+    def is_ab(self) -> bool:
+        """True for an A/B (paired) batch."""
+        return self.compare_bots is not None or self.compare_rules is not None
+
+    @property
+    def chunks(self) -> int:
+        """Number of chunks: ``ceil(games / chunk_size)``."""
+        return -(-self.games // self.chunk_size)
+
+    def chunk_range(self, index: int) -> tuple[int, int]:
+        """Game indices ``(start, stop)`` of chunk ``index`` (stop exclusive).
+
+        Raises:
+            IndexError: ``index`` is not in ``0 .. chunks-1``.
+        """
+        if not 0 <= index < self.chunks:
+            raise IndexError(f"chunk {index} out of range 0..{self.chunks - 1}")
+        start = index * self.chunk_size
+        return start, min(self.games, start + self.chunk_size)
+
+    def ruleset(self, variant: str = "a") -> RuleSet:
+        """The validated :class:`RuleSet` of variant ``"a"`` or ``"b"``."""
+        if variant == "b" and self.compare_rules is not None:
+            return RuleSet.from_dict(self.compare_rules)
+        return RuleSet.from_dict(self.rules)
+
+    def lineup(self, variant: str = "a") -> tuple[str, ...]:
+        """The bot line-up of variant ``"a"`` or ``"b"``."""
+        if variant == "b" and self.compare_bots is not None:
+            return self.compare_bots
+        return self.bots
+
+    def validate(self) -> BatchSpec:
+        """Return ``self`` if playable.
+
+        Raises:
+            ValueError: a non-positive games or chunk size, a negative ``record_every``, an
+                unknown bot, a bad player count or rule variant (``InvalidRuleSetError``, a
+                ``ValueError``), line-ups of different sizes, or too many chunks.
+        """
+        if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
+            raise ValueError(f"games must be a positive integer, got {self.games!r}")
+        if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
+            raise ValueError(f"chunk size must be a positive integer, got {self.chunk_size!r}")
+        if not isinstance(self.record_every, int) or self.record_every < 0:
+            raise ValueError(f"record_every must be >= 0, got {self.record_every!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")  # noqa: TRY004
+        if self.chunks > MAX_CHUNKS:
+            raise ValueError(f"{self.chunks} chunks is more than {MAX_CHUNKS}; raise the "
+                             "chunk size")
+        for variant in ("a", "b"):
+            lineup = self.lineup(variant)
+            for name in lineup:
+                if name not in BOTS:
+                    raise ValueError(f"unknown bot {name!r}; known bots: "
+                                     f"{', '.join(sorted(BOTS))}")
+            self.ruleset(variant).check_players(len(lineup))
+        if len(self.lineup("b")) != self.players:
+            raise ValueError("both line-ups of an A/B batch need the same number of players")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; inverse of :meth:`from_dict`."""
+        return {
+            "games": self.games, "bots": list(self.bots), "seed": self.seed,
+            "rules": dict(self.rules), "chunk_size": self.chunk_size, "rotate": self.rotate,
+            "record_every": self.record_every,
+            "compare_bots": None if self.compare_bots is None else list(self.compare_bots),
+            "compare_rules": None if self.compare_rules is None else dict(self.compare_rules),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BatchSpec:
+        """Rebuild from :meth:`to_dict` output (missing optional keys take defaults).
+
+        Raises:
+            KeyError: ``games``, ``bots`` or ``seed`` missing.
+        """
+        cb = d.get("compare_bots")
+        cr = d.get("compare_rules")
+        return cls(
+            games=d["games"], bots=tuple(d["bots"]), seed=d["seed"],
+            rules=dict(d.get("rules") or {}),
+            chunk_size=d.get("chunk_size", DEFAULT_CHUNK_SIZE), rotate=d.get("rotate", True),
+            record_every=d.get("record_every", 0),
+            compare_bots=None if cb is None else tuple(cb),
+            compare_rules=None if cr is None else dict(cr))
+
+
+def expand_bots(names: Sequence[str], players: int | None) -> tuple[str, ...]:
+    """The line-up from ``--bots`` and ``--players``: one name fills every seat.
+
+    Raises:
+        ValueError: no names, or a count that matches neither 1 nor ``players``.
+    """
+    names = tuple(n.strip() for n in names if n.strip())
+    if not names:
+        raise ValueError("give at least one bot name")
+    if players is None:
+        return names if len(names) > 1 else names * 2
+    if len(names) == 1:
+        return names * players
+    if len(names) != players:
+        raise ValueError(f"{len(names)} bots given for {players} players")
+    return names
+
+
+def game_id(batch_id: str, index: int, variant: str = "a") -> str:
+    """Event-store game id of a recorded game: ``batch-<id>-<index>`` (``-b`` for variant
+    B of an A/B batch)."""
+    return f"batch-{batch_id}-{index}" + ("-b" if variant == "b" else "")
+
+
+# ----------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class Merged:
+    """Merged chunk results: variant A's aggregate; B's and the paired sums for A/B."""
+
+    a: Aggregate
+    b: Aggregate | None = None
+    paired: Paired | None = None
+    chunks: int = 0
+
+
+def merge_results(players: int, results: Sequence[Mapping[str, Any]]) -> Merged:
+    """Merge chunk results (``rummy_worker.chunks.compute_chunk`` output), in any order.
+
+    Raises:
+        ValueError: results of different player counts.
+    """
+    a = merge_all(players, (Aggregate.from_dict(r["a"]) for r in results))
+    b = pr = None
+    if any("b" in r for r in results):
+        b = merge_all(players, (Aggregate.from_dict(r["b"]) for r in results if "b" in r))
+        pr = Paired.empty(players)
+        for r in results:
+            if "paired" in r:
+                pr = pr.merge(Paired.from_dict(r["paired"]))
+    return Merged(a, b, pr, len(results))
+
+
+def batch_report(spec: BatchSpec, merged: Merged) -> dict[str, Any]:
+    """The balance report of merged results.
+
+    Returns:
+        ``rummy.simulate.report(merged.a)`` for a plain batch (histogram keys are ints);
+        for an A/B batch ``{"a": report(A), "b": report(B), "compare": paired comparison}``
+        (see :func:`rummy_worker.paired.compare`).
+    """
+    if merged.b is None or merged.paired is None:
+        return report(merged.a)
+    return {"a": report(merged.a), "b": report(merged.b),
+            "compare": compare(merged.paired, spec.lineup("a"), spec.lineup("b"))}
+
+
+# ----------------------------------------------------------------------------- Redis state
+
+class UnknownBatch(LookupError):
+    """No batch with this id under this key prefix."""
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """Progress of a batch: ``done`` of ``chunks`` chunk results stored; ``failures`` maps
+    chunk index to the last error of chunks not (yet) stored."""
+
+    batch_id: str
+    chunks: int
+    done: int
+    failures: dict[int, str]
+    created: float
+
+    @property
+    def complete(self) -> bool:
+        """Every chunk's result is stored."""
+        return self.done >= self.chunks
+
+
+class BatchStore:
+    """Batch state in Redis (see the module docstring for the layout).
+
+    Args:
+        client: a sync ``redis.Redis`` created in this process (after fork), with
+            ``decode_responses=True``.
+        prefix: key prefix; tests use a unique one.
+    """
+
+    def __init__(self, client: Any, prefix: str = "rummy") -> None:
+        self.r = client
+        self.prefix = prefix
+
+    def _meta(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}"
+
+    def _chunks(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}:chunks"
+
+    def _failures(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}:failures"
+
+    def create(self, spec: BatchSpec, batch_id: str | None = None) -> str:
+        """Record a new batch and return its id (12 hex digits unless given).
+
+        Raises:
+            ValueError: an invalid spec, or ``batch_id`` already exists or is malformed.
+        """
+        spec.validate()
+        batch_id = batch_id or secrets.token_hex(6)
+        if not batch_id or any(c in batch_id for c in "{} \t\n"):
+            raise ValueError(f"bad batch id {batch_id!r}")
+        now = time.time()
+        created = self.r.hsetnx(self._meta(batch_id), "spec", json.dumps(spec.to_dict()))
+        if not created:
+            raise ValueError(f"batch {batch_id} already exists")
+        self.r.hset(self._meta(batch_id), mapping={"chunks": spec.chunks, "created": now})
+        self.r.zadd(f"{self.prefix}:batches", {batch_id: now})
+        return batch_id
+
+    def spec(self, batch_id: str) -> BatchSpec:
+        """The spec of a batch.
+
+        Raises:
+            UnknownBatch: no such batch.
+        """
+        raw = self.r.hget(self._meta(batch_id), "spec")
+        if raw is None:
+            raise UnknownBatch(f"no batch {batch_id!r} under prefix {self.prefix!r}")
+        return BatchSpec.from_dict(json.loads(raw))
+
+    def has_chunk(self, batch_id: str, index: int) -> bool:
+        """True when chunk ``index``'s result is stored."""
+        return bool(self.r.hexists(self._chunks(batch_id), str(index)))
+
+    def put_chunk(self, batch_id: str, index: int, result: Mapping[str, Any]) -> bool:
+        """Store a chunk result unless one is stored already (HSETNX).
+
+        Returns:
+            True if this call stored it, False if the chunk was already counted.
+        """
+        stored = bool(self.r.hsetnx(self._chunks(batch_id), str(index),
+                                    json.dumps(result, separators=(",", ":"))))
+        self.r.hdel(self._failures(batch_id), str(index))
+        return stored
+
+    def record_failure(self, batch_id: str, index: int, error: str) -> None:
+        """Remember the last error of chunk ``index`` (shown by ``batch status``)."""
+        self.r.hset(self._failures(batch_id), str(index), error[:2000])
+
+    def status(self, batch_id: str) -> BatchStatus:
+        """Progress of a batch.
+
+        Raises:
+            UnknownBatch: no such batch.
+        """
+        meta = self.r.hgetall(self._meta(batch_id))
+        if not meta:
+            raise UnknownBatch(f"no batch {batch_id!r} under prefix {self.prefix!r}")
+        done = int(self.r.hlen(self._chunks(batch_id)))
+        failures = {int(k): v for k, v in self.r.hgetall(self._failures(batch_id)).items()}
+        return BatchStatus(batch_id, int(meta["chunks"]), done, failures,
+                           float(meta.get("created", 0.0)))
+
+    def missing_chunks(self, batch_id: str) -> list[int]:
+        """Indices of chunks whose result is not stored, ascending."""
+        spec = self.spec(batch_id)
+        have = {int(k) for k in self.r.hkeys(self._chunks(batch_id))}
+        return [i for i in range(spec.chunks) if i not in have]
+
+    def results(self, batch_id: str) -> dict[int, dict[str, Any]]:
+        """Stored chunk results by chunk index."""
+        return {int(k): json.loads(v)
+                for k, v in self.r.hgetall(self._chunks(batch_id)).items()}
+
+    def merged(self, batch_id: str) -> tuple[BatchSpec, Merged]:
+        """The spec and the merge of every stored chunk result.
+
+        Raises:
+            UnknownBatch: no such batch.
+        """
+        spec = self.spec(batch_id)
+        return spec, merge_results(spec.players, list(self.results(batch_id).values()))
+
+    def recent(self, limit: int = 20) -> list[str]:
+        """Up to ``limit`` batch ids, newest first."""
+        return list(self.r.zrevrange(f"{self.prefix}:batches", 0, limit - 1))
+
+    def delete(self, batch_id: str) -> None:
+        """Forget a batch (its state and results; recorded games stay in the event store)."""
+        self.r.delete(self._meta(batch_id), self._chunks(batch_id), self._failures(batch_id))
+        self.r.zrem(f"{self.prefix}:batches", batch_id)
