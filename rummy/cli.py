@@ -161,11 +161,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from rummy.replay import read_log, replay_events
     if args.redis_url:
         try:
-            from rummy_store import read_events_sync
+            from rummy_store import decode_events, read_all_sync
         except ImportError as e:
             raise SystemExit(f"error: replay from Redis needs the service extra ({e})") from None
         try:
-            events = read_events_sync(args.redis_url, args.source, prefix=args.prefix)
+            events = decode_events(read_all_sync(args.redis_url, args.source,
+                                                 prefix=args.prefix))
         except Exception as e:  # noqa: BLE001 - report any store failure plainly
             raise SystemExit(f"error: cannot read game {args.source!r} from "
                              f"{args.redis_url}: {e}") from None

@@ -255,7 +255,7 @@ def from_dict(data: Any) -> Event:
                 if not isinstance(raw, dict):
                     raise NotationError("field 'rules' must be an object", token=raw)
                 value = RuleSet.from_dict(raw)
-            elif f.name in _INT_TUPLES:
+            elif f.name in _INT_TUPLES and cls is not Knocked:
                 value = tuple(_int(f.name, x) for x in _list(f.name, raw))
             elif f.name == "names":
                 value = tuple(str(x) for x in _list(f.name, raw))

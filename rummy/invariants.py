@@ -98,6 +98,14 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         return
     _expect(not isinstance(e, GameStarted), i, "a second GameStarted")
     phase = state.phase
+    if (state.deck and state.stock_pos >= len(state.deck) and state.final_turns_left is None
+            and phase not in (ROUND_OVER, ROUND_SCORED, DEALING)):
+        _expect(isinstance(e, StockExhausted), i, f"expected StockExhausted after the last "
+                f"card was drawn (R8.1), got {e.TYPE}")
+    if isinstance(e, StockExhausted):  # follows the draw of the last card (R8.1)
+        _expect(state.stock_pos == len(state.deck) and state.final_turns_left is None
+                and e.seat == state.turn, i, "StockExhausted while cards remain (R8.1)")
+        return
     if phase in (TURN_OVER, ROUND_OVER, ROUND_SCORED, DEALING):
         auto = _automatic(state)
         assert auto is not None
@@ -117,12 +125,10 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
             "turn (R3)")
     if isinstance(e, CardDrawn):
         _expect(phase == DRAW, i, f"a draw is not due in phase {phase} (R3)")
+        _expect(state.stock_pos < len(state.deck), i, "a draw from an empty stock (R8.1)")
         _expect(e.card == state.deck[state.stock_pos], i, "the card drawn is not the top of "
                 "the stock")
         _expect(e.draw == state.draws + 1, i, "wrong draw number")
-    elif isinstance(e, StockExhausted):
-        _expect(state.stock_pos == len(state.deck) and state.final_turns_left is None, i,
-                "StockExhausted while cards remain (R8.1)")
     elif isinstance(e, Passed):
         _expect(phase == MELD_OR_PASS, i, f"cannot pass in phase {phase} (R3)")
     elif isinstance(e, Melded):

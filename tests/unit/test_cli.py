@@ -1,0 +1,126 @@
+"""The command line: simulate determinism, replay of logs (good, corrupt, truncated),
+conformance runner output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rummy.cli import main
+from rummy.events import dumps
+from rummy.simulate import game_seed, lineup_for, play_game
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rummy", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+
+
+def test_simulate_report_identical_for_any_jobs(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["simulate", "--games", "24", "--players", "4", "--seed", "7", "--jobs", "1",
+                 "--quiet", "--json", str(a)]) == 0
+    assert main(["simulate", "--games", "24", "--players", "4", "--seed", "7", "--jobs", "2",
+                 "--chunk-size", "5", "--quiet", "--json", str(b)]) == 0
+    ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
+    assert ra == rb
+    assert ra["games"] == 24
+    assert abs(sum(r["rate"] for r in ra["seat_win_rate"]) - 1.0) < 1e-9
+
+
+def test_simulate_writes_events_and_replay_reproduces_scores(tmp_path, capsys):
+    assert main(["simulate", "--games", "3", "--players", "3", "--seed", "5", "--jobs", "1",
+                 "--quiet", "--events-dir", str(tmp_path), "--json", "-"]) == 0
+    files = sorted(tmp_path.glob("game-*.jsonl"))
+    assert len(files) == 3
+    r = play_game(lineup_for(["basic", "random", "basic"], 1), game_seed(5, 1))
+    capsys.readouterr()
+    assert main(["replay", str(files[1])]) == 0
+    out = capsys.readouterr().out
+    assert "verified" in out
+    for total in r.final:
+        assert str(total) in out
+
+
+def _log(tmp_path: Path) -> Path:
+    r = play_game(["basic", "random"], 11, record=True)
+    p = tmp_path / "game.jsonl"
+    p.write_text("".join(dumps(e) + "\n" for e in r.events))
+    return p
+
+
+def test_replay_step_and_at(tmp_path):
+    p = _log(tmp_path)
+    res = run("replay", str(p), "--at", "3")
+    assert res.returncode == 0, res.stderr
+    assert "after event 3" in res.stdout
+    res = run("replay", str(p), "--step")
+    assert res.returncode == 0
+    assert "CardDrawn" in res.stdout and "GameEnded" in res.stdout
+
+
+def test_replay_corrupt_line_is_named_without_traceback(tmp_path):
+    p = _log(tmp_path)
+    lines = p.read_text().splitlines()
+    lines[4] = lines[4][: len(lines[4]) // 2]  # truncated JSON on line 5
+    p.write_text("\n".join(lines) + "\n")
+    res = run("replay", str(p))
+    assert res.returncode == 1
+    assert "line 5" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_replay_tampered_event_is_rejected_with_its_number(tmp_path):
+    p = _log(tmp_path)
+    lines = p.read_text().splitlines()
+    for i, line in enumerate(lines):
+        d = json.loads(line)
+        if d["type"] == "CardDrawn":
+            d["card"] = "KS" if d["card"] != "KS" else "QS"
+            lines[i] = json.dumps(d)
+            break
+    p.write_text("\n".join(lines) + "\n")
+    res = run("replay", str(p))
+    assert res.returncode == 1
+    assert f"event {i + 1}" in res.stdout and "top of the stock" in res.stdout
+
+
+def test_replay_truncated_log_is_not_over(tmp_path):
+    p = _log(tmp_path)
+    lines = p.read_text().splitlines()[:30]
+    p.write_text("\n".join(lines) + "\n")
+    res = run("replay", str(p))
+    assert res.returncode == 0 and "not over" in res.stdout
+
+
+def test_replay_missing_file():
+    res = run("replay", "/nonexistent/game.jsonl")
+    assert res.returncode == 1 and "cannot read" in res.stderr
+
+
+def test_conformance_cli_summary_and_exit_code(tmp_path):
+    res = run("conformance", "tests/conformance/cases/melds.jsonl",
+              "tests/conformance/cases/actions.jsonl")
+    assert res.returncode == 0
+    assert res.stdout.strip().splitlines()[-1] == "57 passed, 0 failed"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x-1", "kind": "meld", "rule": "R4.2", "cards": ["8S", "8S", "8H"],'
+                   ' "valid": true}\nnot json\n')
+    res = run("conformance", str(bad))
+    assert res.returncode == 1
+    assert "FAIL x-1" in res.stdout and res.stdout.strip().endswith("0 passed, 2 failed")
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["simulate", "--players", "6"], "2..5"),
+    (["simulate", "--bots", "nobody"], "unknown bot"),
+    (["simulate", "--rules", "jokers=1"], "unknown rule variant"),
+])
+def test_simulate_bad_arguments(args, msg):
+    res = run(*args)
+    assert res.returncode != 0 and msg in res.stderr
