@@ -75,7 +75,7 @@ def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView
         players=v.players, names=v.names, version=v.version, round=v.round, dealer=v.dealer,
         turn=v.turn, phase=_PHASES.get(v.phase, pb.PHASE_UNSPECIFIED), draws=v.draws,
         hand=d["hand"], hand_sizes=v.hand_sizes, table=table_to_proto(v.table),
-        stock_size=v.stock_size, totals=v.totals, rounds_won=v.rounds_won,
+        stock_size=v.stock_size, totals=v.totals, rounds_won=v.rounds_won, opened=v.opened,
         actions=[_ACTIONS[a] for a in v.actions], hand_points=v.hand_points,
         turn_deadline=turn_deadline)
     if v.seat is not None:
@@ -88,3 +88,33 @@ def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView
     if d["result"]:
         json_format.ParseDict(_payload_dict(d["result"]), msg.result)
     return msg
+
+
+_PHASE_NAMES = {v: k for k, v in _PHASES.items()}
+
+
+def view_from_proto(msg: pb.PlayerView) -> PlayerView:
+    """A core ``PlayerView`` rebuilt from its proto (for clients that run ``rummy.bots`` on
+    what the server sends). ``last_round`` and ``result`` are not carried back (``None``).
+
+    Raises:
+        rummy.errors.NotationError: a malformed card token.
+        rummy.errors.InvalidRuleSetError: a rule set out of range.
+    """
+    from rummy.cards import parse_card
+    from rummy.melds import parse_table
+    from rummy.rules import RuleSet
+
+    rules = RuleSet.from_dict(json_format.MessageToDict(
+        msg.rules, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+    return PlayerView(
+        seat=msg.seat if msg.HasField("seat") else None, players=msg.players,
+        names=tuple(msg.names), rules=rules, version=msg.version, round=msg.round,
+        dealer=msg.dealer, turn=msg.turn, phase=_PHASE_NAMES.get(msg.phase, "unspecified"),
+        draws=msg.draws, hand=tuple(sorted(parse_card(c) for c in msg.hand)),
+        hand_sizes=tuple(msg.hand_sizes), table=parse_table([list(m.cards) for m in msg.table]),
+        stock_size=msg.stock_size,
+        final_turns_left=msg.final_turns_left if msg.HasField("final_turns_left") else None,
+        totals=tuple(msg.totals), rounds_won=tuple(msg.rounds_won),
+        opened=tuple(msg.opened) or (False,) * msg.players, actions=tuple(ACTION_NAMES[a] for a in msg.actions),
+        last_round=None, result=None)

@@ -1,0 +1,1 @@
+"""Game-service tests (real server on port 0, real Redis)."""
