@@ -411,13 +411,15 @@ class GameApp:
             VersionConflict: ``expected_version`` is not the game's version (or lost a race).
             RequestIdReused: ``request_id`` was used for a different command.
         """
+        label = kind if kind in COMMAND_KINDS else "unknown"
         try:
-            return await self._command(game_id, token, kind, table, expected_version,
-                                       request_id)
+            out = await self._command(game_id, token, kind, table, expected_version,
+                                      request_id)
         except BaseException as exc:
-            metrics.COMMANDS_TOTAL.labels(kind if kind in COMMAND_KINDS else "unknown",
-                                          outcome(exc)).inc()
+            metrics.COMMANDS_TOTAL.labels(label, outcome(exc)).inc()
             raise
+        metrics.COMMANDS_TOTAL.labels(label, "duplicate" if out.duplicate else "ok").inc()
+        return out
 
     async def _command(self, game_id: str, token: str, kind: str, table: Any,
                        expected_version: int | None, request_id: str) -> Outcome:
