@@ -17,16 +17,16 @@ import pytest
 import pytest_asyncio
 import redis
 import redis.asyncio as aioredis
-
 import rummy_grpc  # noqa: F401 - generates rummy_api when missing
-from rummy.bots import make_bot
-from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
-from rummy.melds import format_table
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.convert import view_from_proto
 from rummy_grpc.server import RummyServer, create_server
 from rummy_store import RedisEventStore
+
+from rummy.bots import make_bot
+from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
+from rummy.melds import format_table
 
 REDIS_URL = os.environ.get("RUMMY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 ADMIN_TOKEN = "test-admin-token"

@@ -7,11 +7,11 @@ import asyncio
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from rummy.events import from_dict
 from rummy.evolve import replay
-from rummy_api.v1 import game_service_pb2 as pb
-from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from .conftest import ADMIN_TOKEN, bots, humans, play_turns
 
