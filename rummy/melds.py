@@ -222,6 +222,19 @@ def _first_missing(old: Iterable[int], new: Iterable[int]) -> int:
     return min(c for c, k in lost.items() if k > 0)
 
 
+#: combined weight of each card index 0..104: its effective-card bit in the low 64 bits and
+#: its packed physical card above (one sum per meld gives both; see module docstring).
+_SHIFT = 64
+_LOW = (1 << _SHIFT) - 1
+_PHYS_BITS = _FIELD * 53
+_PHYS_MASK = (1 << _PHYS_BITS) - 1
+_JSHIFT = _SHIFT + _PHYS_BITS  #: declared-joker counts: a 4-bit field per declared card
+COMBINED_W: tuple[int, ...] = tuple(
+    EFF_BIT[t] | (PHYS_W[t] << _SHIFT)
+    | ((1 << (4 * (t - TABLE_JOKER_BASE) + _JSHIFT)) if t >= TABLE_JOKER_BASE else 0)
+    for t in range(TABLE_JOKER_BASE + 52))
+
+
 def check_action(
     table: Sequence[Sequence[int]],
     hand: Sequence[int],
@@ -242,18 +255,17 @@ def check_action(
             R5.4, R5.3, R5.8 (shared/cases/README.md). Nothing is changed.
         NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
     """
-    old_flat = [c for m in table for c in m]
-    new_flat = [c for m in new_table for c in m]
-    if JOKER in new_flat:
-        raise NotationError("a joker on the table must declare its card, e.g. '*7S' (R1.4)",
-                            token="*")
-    if len(new_flat) > len(old_flat) + len(hand):
-        return check_action_slow(table, hand, new_table)
-    old = sum(map(PHYS_W.__getitem__, old_flat))
-    new = sum(map(PHYS_W.__getitem__, new_flat))
+    get = COMBINED_W.__getitem__
+    sums = [sum(map(get, m)) for m in new_table]
+    old_all = sum([sum(map(get, m)) for m in table])
+    new_all = sum(sums)
+    old = (old_all >> _SHIFT) & _PHYS_MASK
+    new = (new_all >> _SHIFT) & _PHYS_MASK
+    if sum(map(len, new_table)) > sum(map(len, table)) + len(hand):
+        return check_action_slow(table, hand, new_table)  # a field could overflow
     diff = new + _GUARD - old
     if diff & _GUARD != _GUARD:  # R5.2: some field went negative
-        card = _first_missing(old_flat, new_flat)
+        card = _first_missing([c for m in table for c in m], [c for m in new_table for c in m])
         raise IllegalMoveError("R5.2", f"{format_card(card)} would leave the table; every card "
                                "on the table must stay on it")
     added = diff - _GUARD
@@ -267,29 +279,29 @@ def check_action(
                                        "added card must come from the acting player's hand")
             hand_count[c] -= 1
     valid = VALID_MELDS.get
-    bits = EFF_BIT.__getitem__
-    for m in new_table:
-        if valid(sum(map(bits, m))) != len(m):
+    for m, sm in zip(new_table, sums):
+        if valid(sm & _LOW) != len(m):
+            if JOKER in m:
+                raise NotationError("a joker on the table must declare its card, e.g. '*7S' "
+                                    "(R1.4)", token="*")
             rule_msg = meld_problem(m)
             assert rule_msg is not None
             raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
                                    f"{rule_msg[1]} ({rule_msg[0]})", meld=format_meld(m))
-    if _field(old, JOKER):
-        _check_jokers(old_flat, new_flat, new)
+    old_j = old_all >> _JSHIFT
+    if old_j:  # R5.7/R5.8: declared jokers that lost their declaration need the real card
+        new_j = new_all >> _JSHIFT
+        while old_j:
+            low = (old_j & -old_j).bit_length() - 1
+            card = low // 4
+            moved = ((old_j >> (card * 4)) & 15) - ((new_j >> (card * 4)) & 15)
+            if moved > 0 and moved > _field(new, card):
+                tj = TABLE_JOKER_BASE + card
+                raise IllegalMoveError(
+                    "R5.8", f"the joker {format_card(tj)} may change its declared card only "
+                    f"when the real {format_card(card)} replaces it on the table")
+            old_j &= ~(15 << (card * 4))
     return tuple(unpack(added))
-
-
-def _check_jokers(old_flat: Sequence[int], new_flat: Sequence[int], new_packed: int) -> None:
-    """R5.7/R5.8: a table joker changes its declared card only when the real card replaces it."""
-    before = Counter(c for c in old_flat if c >= TABLE_JOKER_BASE)
-    after = Counter(c for c in new_flat if c >= TABLE_JOKER_BASE)
-    for tj, k in before.items():
-        moved = k - after.get(tj, 0)
-        real = tj - TABLE_JOKER_BASE
-        if moved > 0 and moved > _field(new_packed, real):
-            raise IllegalMoveError(
-                "R5.8", f"the joker {format_card(tj)} may change its declared card only when "
-                f"the real {format_card(real)} replaces it on the table")
 
 
 def check_action_slow(
