@@ -120,7 +120,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         hand = s.hands[cmd.seat]
         added = check_action(s.table, hand, cmd.table)
         _check_opening(s, cmd, added)
-        return [Melded(cmd.seat, added, canonical_table(cmd.table))]
+        return [Melded(cmd.seat, added, canonical_table(cmd.table, s.table))]
     if isinstance(cmd, Knock):
         s = _check_seat(state, cmd.seat)
         if s.phase != KNOCK_OR_END:

@@ -142,12 +142,15 @@ def canonical_meld(meld: Iterable[int]) -> Meld:
     return tuple(c for _, c in sorted(zip(key, cards, strict=True)))
 
 
-def canonical_table(table: Iterable[Iterable[int]]) -> Table:
+def canonical_table(table: Iterable[Iterable[int]], known: Iterable[Meld] = ()) -> Table:
     """Canonical form of a legal table: each meld in display order, melds sorted.
 
     Two arrangements with the same melds compare equal after this. Does not validate.
+    ``known`` are melds already canonical (e.g. the previous table): equal melds are kept
+    as they are instead of being re-sorted.
     """
-    return tuple(sorted(canonical_meld(m) for m in table))
+    keep = set(known)
+    return tuple(sorted(m if m in keep else canonical_meld(m) for m in table))
 
 
 # ---------------------------------------------------------------- notation of melds/tables
@@ -203,12 +206,9 @@ def pack(cards: Iterable[int]) -> int:
 def unpack(packed: int) -> list[int]:
     """Inverse of :func:`pack`: the physical cards (0..52), ascending."""
     out: list[int] = []
-    while packed:
-        low = (packed & -packed).bit_length() - 1
-        field = low // _FIELD
-        n = (packed >> (field * _FIELD)) & _FMASK
-        out.extend([field] * n)
-        packed &= ~(_FMASK << (field * _FIELD))
+    for card, n in enumerate(packed.to_bytes(53, "little")):  # one byte per 8-bit field
+        if n:
+            out += [card] * n
     return out
 
 

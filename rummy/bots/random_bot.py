@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from rummy.bots._melding import lay_off
+from rummy.bots._melding import _TRIPLES, lay_off
 from rummy.bots.base import BotBase
 from rummy.cards import JOKER
 from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
-from rummy.melds import VALID_MELDS, Meld as MeldT
+from rummy.melds import Meld as MeldT
 from rummy.views import PlayerView
 
 
 class RandomBot(BotBase):
-    """Draws when due; otherwise picks uniformly among: pass, each 3-card meld from the hand,
-    and each single-card lay-off onto a table meld; knocks or ends the turn at random.
+    """Draws when due; otherwise passes with probability 1/2, else picks uniformly among
+    pass-if-nothing, each 3-card meld from the hand and each single-card lay-off onto a
+    table meld; knocks or ends the turn at random.
 
     Respects the opening-meld variants (R5.5) by only proposing new melds before opening.
     """
@@ -27,8 +28,10 @@ class RandomBot(BotBase):
             return Draw(seat)
         if actions[0] == "knock":
             return Knock(seat) if self.rng.random() < 0.5 else EndTurn(seat)
+        if self.rng.random() < 0.5:  # pass half of the time without looking
+            return Pass(seat)
         options = self._candidates(view)
-        if not options or self.rng.random() < 0.5:
+        if not options:
             return Pass(seat)
         return Meld(seat, self.rng.choice(options))
 
@@ -42,9 +45,8 @@ class RandomBot(BotBase):
         for c in real:
             hm |= 1 << c
         minimum = rules.opening_meld_min_points
-        for m, length in VALID_MELDS.items():
-            if length == 3 and m & hm == m:
-                cards = tuple(i for i in range(52) if m >> i & 1)
+        for m, cards in _TRIPLES:
+            if m & hm == m:
                 if minimum and sum(min(c % 13 + 1, 10) for c in cards) < minimum:
                     continue
                 out.append(table + (cards,))
