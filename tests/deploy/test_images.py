@@ -1,0 +1,121 @@
+"""The Dockerfiles (static: no container engine here) and the health probe they run, which is
+exercised for real against a live gRPC server and a live metrics endpoint."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import DEPLOY, REPO
+
+PROBE = DEPLOY / "healthcheck.py"
+
+
+def _instructions(path: Path) -> list[tuple[str, str]]:
+    """``(INSTRUCTION, arguments)`` with continuation lines joined and comments removed."""
+    text = re.sub(r"\\\n\s*", " ", path.read_text(encoding="utf-8"))
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+@pytest.mark.parametrize("name,extra,probe", [("service", "service", "grpc"),
+                                              ("worker", "worker", "http")])
+def test_dockerfile(name: str, extra: str, probe: str) -> None:
+    path = DEPLOY / f"{name}.Dockerfile"
+    ins = _instructions(path)
+    froms = [a for i, a in ins if i == "FROM"]
+    assert froms and all(f.startswith("python:3.11-slim") for f in froms)
+    runs = " ".join(a for i, a in ins if i == "RUN")
+    assert "grpc_tools.protoc" in runs and "proto/rummy_api/v1/*.proto" in runs
+    assert f"[{extra}]" in runs, f"the image must install the [{extra}] extra"
+    hc = [a for i, a in ins if i == "HEALTHCHECK"]
+    assert len(hc) == 1 and f'"{probe}"' in hc[0]
+    copied = [a for i, a in ins if i == "COPY" and "healthcheck.py" in a]
+    assert copied and copied[0].split()[-1] in hc[0], "HEALTHCHECK runs the copied probe"
+    assert ("USER", "10001") in ins
+    for _, a in ins:
+        if _ == "COPY" and not a.startswith("--from"):
+            for src in a.split()[:-1]:
+                assert src == "." or (REPO / src).exists(), src
+    assert (DEPLOY / f"{name}.Dockerfile.dockerignore").is_file()
+
+
+def test_the_proto_sources_the_images_compile_exist() -> None:
+    assert list((REPO / "proto" / "rummy_api" / "v1").glob("*.proto"))
+
+
+def test_dockerignore_keeps_the_venv_and_generated_code_out() -> None:
+    for name in ("service", "worker"):
+        lines = (DEPLOY / f"{name}.Dockerfile.dockerignore").read_text().splitlines()
+        assert ".venv" in lines and ".git" in lines
+        assert "services/rummy_api/v1/*_pb2*" in lines
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _probe(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(PROBE), *args], check=False,
+                          capture_output=True, text=True, timeout=30, env={**os.environ, "RUMMY_HEALTH_TIMEOUT": "2"})
+
+
+def test_probe_usage() -> None:
+    assert _probe().returncode == 2
+    assert _probe("nonsense").returncode == 2
+
+
+def test_grpc_probe_against_a_live_server(tmp_path: Path) -> None:
+    pytest.importorskip("grpc_health")
+    pytest.importorskip("rummy_grpc")
+    port_file = tmp_path / "port"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), str(REPO / "services"), str(REPO / "workers")])}
+    proc = subprocess.Popen([sys.executable, "-m", "rummy_grpc", "serve", "--port", "0",
+                             "--host", "127.0.0.1", "--port-file", str(port_file)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        target = f"127.0.0.1:{port_file.read_text()}"
+        ok = _probe("grpc", target)
+        assert ok.returncode == 0, ok.stderr
+        assert _probe("grpc", target, "rummy_api.v1.GameService").returncode == 0
+        unknown = _probe("grpc", target, "no.such.Service")
+        assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    down = _probe("grpc", target)
+    assert down.returncode == 1 and "UNAVAILABLE" in down.stderr
+
+
+def test_http_probe_against_a_live_metrics_endpoint() -> None:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    port = _free_port()
+    server, thread = prometheus_client.start_http_server(port, addr="127.0.0.1")
+    try:
+        ok = _probe("http", f"http://127.0.0.1:{port}/metrics")
+        assert ok.returncode == 0, ok.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert _probe("http", f"http://127.0.0.1:{port}/metrics").returncode == 1
