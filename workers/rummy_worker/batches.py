@@ -159,22 +159,20 @@ class BatchSpec:
             compare_rules=None if cr is None else dict(cr))
 
 
-def expand_bots(names: Sequence[str], players: int | None) -> tuple[str, ...]:
-    """The line-up from ``--bots`` and ``--players``: one name fills every seat.
+def expand_bots(names: Sequence[str], players: int) -> tuple[str, ...]:
+    """The line-up from ``--bots`` and ``--players``, as ``rummy simulate`` builds it: the
+    names are cycled over the seats (``basic,random`` for 4 players is
+    ``basic,random,basic,random``).
 
     Raises:
-        ValueError: no names, or a count that matches neither 1 nor ``players``.
+        ValueError: no names, or more names than players.
     """
     names = tuple(n.strip() for n in names if n.strip())
     if not names:
         raise ValueError("give at least one bot name")
-    if players is None:
-        return names if len(names) > 1 else names * 2
-    if len(names) == 1:
-        return names * players
-    if len(names) != players:
-        raise ValueError(f"{len(names)} bots given for {players} players")
-    return names
+    if len(names) > players:
+        raise ValueError(f"{len(names)} bots for {players} players")
+    return tuple(names[i % len(names)] for i in range(players))
 
 
 def game_id(batch_id: str, index: int, variant: str = "a") -> str:

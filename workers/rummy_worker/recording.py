@@ -3,7 +3,8 @@
 A recorded game is appended as one batch of events at version 1 under game id
 ``batch-<batch id>-<index>`` (``-b`` suffix for variant B) with request id
 ``record:<game id>``, so writing the same game twice (a redelivered chunk) appends nothing
-the second time. Replay it with ``rummy replay --redis-url URL GAME_ID``.
+the second time. Recorded games are finished, so they are marked inactive in the store's
+game index. Replay one with ``rummy replay --redis-url URL GAME_ID``.
 """
 
 from __future__ import annotations
@@ -59,4 +60,5 @@ async def _append_all(store: EventStore, games: Sequence[tuple[str, GameResult]]
             continue
         if not res.duplicate:
             written.append(gid)
+        await store.set_active(gid, False)  # a finished game, not one the service serves
     return written

@@ -1,0 +1,472 @@
+"""``rummy worker`` and ``rummy batch submit|ab|status|report|replay-game|resume|list``.
+
+Registered by ``rummy.cli`` through :func:`add_parsers` (lazily: this module imports nothing
+heavier than argparse at import time; Celery, Redis and Prometheus are imported inside the
+command functions, after the environment has been set from the options).
+
+Connection options (each also read from the environment, see :mod:`rummy_worker.config`):
+``--broker`` (RUMMY_BROKER_URL), ``--state-url`` (RUMMY_STATE_URL), ``--prefix``
+(RUMMY_KEY_PREFIX), ``--queue`` (RUMMY_QUEUE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+EPILOG_BATCH = """\
+examples:
+  rummy worker -c 4 --metrics-port 9108          # on each machine
+  rummy batch submit --games 100000 --players 4 --bots basic,random --seed 7
+  rummy batch status BATCH_ID --wait
+  rummy batch report BATCH_ID --html report.html --csv report.csv
+  rummy batch ab --games 20000 --players 3 --bots basic,random --compare-rules knock_threshold=7
+  rummy batch ab --games 20000 --players 2 --bots basic,random --compare-bots random,random
+  rummy batch replay-game BATCH_ID 1234 --events game.jsonl
+
+Game i of a batch is played with seed game_seed(seed, i) and the line-up rotated by i seats,
+exactly as `rummy simulate` does: the same seed gives the same report, whatever the chunk
+size and the number of workers. An A/B batch plays every game index under both variants
+(paired) and reports A - B with 95% confidence intervals.
+"""
+
+
+def _set_env(args: argparse.Namespace) -> None:
+    """Export connection options to the environment before Celery is imported."""
+    for opt, var in (("broker", "RUMMY_BROKER_URL"), ("state_url", "RUMMY_STATE_URL"),
+                     ("prefix", "RUMMY_KEY_PREFIX"), ("queue", "RUMMY_QUEUE")):
+        value = getattr(args, opt, None)
+        if value:
+            os.environ[var] = value
+
+
+def _connection_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("connections (default: environment, then local Redis)")
+    g.add_argument("--broker", metavar="URL", help="Celery broker URL (redis:// or amqp://)")
+    g.add_argument("--state-url", metavar="URL", help="Redis URL of the batch state")
+    g.add_argument("--prefix", help="key prefix of the batch state (default rummy)")
+    g.add_argument("--queue", help="queue of the chunk tasks (default rummy-sim)")
+
+
+def _store() -> Any:
+    from rummy_worker import config
+    from rummy_worker.batches import BatchStore
+
+    return BatchStore(config.state_client(), config.key_prefix())
+
+
+def _die(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _pairs(pairs: list[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise ValueError(f"{what} takes variant=value pairs, got {p!r} (R11)")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`BatchSpec` of ``batch submit``/``ab`` options (validated).
+
+    Raises:
+        ValueError: bad options (message for the user).
+    """
+    from rummy.rules import RuleSet
+    from rummy_worker.batches import BatchSpec, expand_bots
+
+    bots = expand_bots(args.bots.split(","), args.players)
+    rules = RuleSet.from_dict(_pairs(args.rules, "--rules")).changed()
+    compare_bots = (expand_bots(args.compare_bots.split(","), args.players)
+                    if args.compare_bots else None)
+    compare_rules = None
+    if args.compare_rules:
+        merged = {**RuleSet.from_dict(rules).to_dict(),
+                  **_pairs(args.compare_rules, "--compare-rules")}
+        compare_rules = RuleSet.from_dict(merged).changed()
+    return BatchSpec(games=args.games, bots=bots, seed=args.seed, rules=rules,
+                     chunk_size=args.chunk_size, rotate=not args.no_rotate,
+                     record_every=args.record_every, compare_bots=compare_bots,
+                     compare_rules=compare_rules).validate()
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """``rummy worker``: a Celery worker consuming chunk tasks (blocks until stopped)."""
+    _set_env(args)
+    if args.metrics_port is not None and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        import tempfile
+
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="rummy-metrics-")
+    mp_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if mp_dir:
+        os.makedirs(mp_dir, exist_ok=True)
+        for name in os.listdir(mp_dir):  # stale samples of a previous run
+            if name.endswith(".db"):
+                os.unlink(os.path.join(mp_dir, name))
+    from rummy_worker import config, metrics
+    from rummy_worker.celery_app import app
+
+    if args.metrics_port is not None:
+        metrics.start_exposition(args.metrics_port, args.metrics_addr)
+        print(f"metrics on http://{args.metrics_addr}:{args.metrics_port}/metrics "
+              f"(multiprocess dir {mp_dir})", file=sys.stderr)
+    argv = ["worker", f"--loglevel={args.loglevel}", f"--queues={args.queues or config.queue()}"]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    if args.hostname:
+        argv.append(f"--hostname={args.hostname}")
+    extra = list(args.celery_args or [])
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    argv += extra
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """``rummy batch submit``/``ab``: record a batch, send its chunks, print its id."""
+    _set_env(args)
+    try:
+        spec = spec_from_args(args)
+    except ValueError as e:
+        return _die(str(e))
+    if args.command_name == "ab" and not spec.is_ab:
+        return _die("an A/B batch needs --compare-bots and/or --compare-rules")
+    from rummy_worker.tasks import submit
+
+    store = _store()
+    batch_id = submit(spec, store=store)
+    print(batch_id)
+    print(f"batch {batch_id}: {spec.games} games in {spec.chunks} chunks of "
+          f"{spec.chunk_size}", file=sys.stderr)
+    if args.wait:
+        code = _wait(store, batch_id, quiet=False)
+        if code:
+            return code
+        return _print_report(store, batch_id, args)
+    return 0
+
+
+def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
+          timeout: float | None = None) -> int:
+    """Show a progress bar until the batch is complete (0), or every missing chunk has
+    failed (1), or ``timeout`` seconds passed (3)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    st = store.status(batch_id)
+    t0 = time.monotonic()
+    with Progress(TextColumn(f"[bold]batch {batch_id}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("chunks"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), disable=quiet) as progress:
+        task = progress.add_task("chunks", total=st.chunks, completed=st.done)
+        while True:
+            st = store.status(batch_id)
+            progress.update(task, completed=st.done)
+            if st.complete:
+                return 0
+            if st.failures and st.chunks - st.done <= len(st.failures):
+                print(f"batch {batch_id}: {len(st.failures)} chunk(s) failed; see "
+                      f"`rummy batch status {batch_id}`", file=sys.stderr)
+                return 1
+            if timeout is not None and time.monotonic() - t0 > timeout:
+                return 3
+            time.sleep(interval)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """``rummy batch status ID``: chunks done, failures; ``--wait`` shows a progress bar."""
+    _set_env(args)
+    from rummy_worker.batches import UnknownBatch
+
+    store = _store()
+    try:
+        if args.wait:
+            code = _wait(store, args.batch_id, quiet=False, timeout=args.timeout)
+        st = store.status(args.batch_id)
+        spec = store.spec(args.batch_id)
+    except UnknownBatch as e:
+        return _die(str(e))
+    if args.json:
+        print(json.dumps({"batch_id": st.batch_id, "chunks": st.chunks, "done": st.done,
+                          "complete": st.complete, "failures": st.failures,
+                          "spec": spec.to_dict()}, indent=2, sort_keys=True))
+    else:
+        from rich.console import Console
+        from rich.progress_bar import ProgressBar
+
+        console = Console()
+        console.print(f"batch {st.batch_id}: {st.done}/{st.chunks} chunks "
+                      f"({'complete' if st.complete else 'running'}), {spec.games} games, "
+                      f"bots {','.join(spec.bots)}, seed {spec.seed}"
+                      + (" [A/B]" if spec.is_ab else ""))
+        console.print(ProgressBar(total=st.chunks, completed=st.done, width=50))
+        for i, err in sorted(st.failures.items()):
+            console.print(f"[red]chunk {i} failed:[/red] {err.splitlines()[0]}")
+    if args.wait:
+        return code
+    return 0 if st.complete else (1 if st.failures else 0)
+
+
+def document(store: Any, batch_id: str) -> dict[str, Any]:
+    """The report document of a batch (see :mod:`rummy_worker.output`).
+
+    For a plain batch the document also carries ``seed``, ``bots`` and ``rules`` in its
+    report, as ``rummy simulate --json`` writes them.
+
+    Raises:
+        UnknownBatch: no such batch.
+    """
+    from rummy_worker.batches import batch_report
+
+    spec, merged = store.merged(batch_id)
+    rep = batch_report(spec, merged)
+    if not spec.is_ab:
+        rep["seed"] = spec.seed
+        rep["bots"] = list(spec.bots)
+        rep["rules"] = dict(spec.rules)
+    return {"batch_id": batch_id, "spec": spec.to_dict(), "chunks": spec.chunks,
+            "chunks_done": merged.chunks, "complete": merged.chunks == spec.chunks,
+            "report": rep}
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
+    from rummy_worker import output
+
+    doc = document(store, batch_id)
+    if not doc["complete"] and not getattr(args, "partial", False):
+        return _die(f"batch {batch_id} is not complete ({doc['chunks_done']}/{doc['chunks']} "
+                    "chunks); wait, or pass --partial")
+    json_path = getattr(args, "json", None)
+    csv_path = getattr(args, "csv", None)
+    html_path = getattr(args, "html", None)
+    if json_path:
+        _write(json_path, output.to_json(doc))
+    if csv_path:
+        _write(csv_path, output.to_csv(doc))
+    if html_path:
+        _write(html_path, output.to_html(doc))
+    if "-" not in (json_path, csv_path, html_path):
+        from rich.console import Console
+
+        output.render_terminal(doc, Console())
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``rummy batch report ID``: terminal tables; ``--json``/``--csv``/``--html FILE``."""
+    _set_env(args)
+    from rummy_worker.batches import UnknownBatch
+
+    try:
+        return _print_report(_store(), args.batch_id, args)
+    except UnknownBatch as e:
+        return _die(str(e))
+
+
+def load_spec(ref: str) -> tuple[str | None, Any]:
+    """A batch spec by reference: a batch id in the state Redis, a JSON file (a spec, or a
+    report document with a ``spec`` key) or an inline JSON object.
+
+    Returns:
+        ``(batch_id or None, BatchSpec)``.
+
+    Raises:
+        UnknownBatch: not a file, not JSON and no such batch.
+    """
+    from rummy_worker.batches import BatchSpec
+
+    text = None
+    if ref.lstrip().startswith("{"):
+        text = ref
+    elif os.path.isfile(ref):
+        with open(ref, encoding="utf-8") as f:
+            text = f.read()
+    if text is not None:
+        data = json.loads(text)
+        return data.get("batch_id"), BatchSpec.from_dict(data.get("spec", data))
+    return ref, _store().spec(ref)
+
+
+def cmd_replay_game(args: argparse.Namespace) -> int:
+    """``rummy batch replay-game BATCH INDEX``: re-play one game of a batch alone."""
+    _set_env(args)
+    from rummy.events import dumps
+    from rummy_worker.batches import UnknownBatch, game_id
+    from rummy_worker.chunks import play_indexed
+
+    try:
+        batch_id, spec = load_spec(args.batch)
+    except (UnknownBatch, ValueError, KeyError) as e:
+        return _die(str(e))
+    if args.variant == "b" and not spec.is_ab:
+        return _die("variant b exists only in A/B batches")
+    try:
+        r = play_indexed(spec, args.index, args.variant, record=bool(args.events))
+    except IndexError as e:
+        return _die(str(e))
+    print(json.dumps({"batch_id": batch_id, "index": args.index, "variant": args.variant,
+                      "game_id": game_id(batch_id or "local", args.index, args.variant),
+                      "seed": r.seed, "bots": list(r.bots), "final": list(r.final),
+                      "winners": list(r.winners), "rounds": r.rounds, "turns": list(r.turns),
+                      "reasons": list(r.reasons), "steps": r.steps}, sort_keys=True))
+    if args.events:
+        lines = "".join(dumps(e) + "\n" for e in r.events)
+        _write(args.events, lines)
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """``rummy batch resume ID``: send the tasks of chunks without a stored result."""
+    _set_env(args)
+    from rummy_worker.batches import UnknownBatch
+    from rummy_worker.tasks import resume
+
+    try:
+        missing = resume(args.batch_id, store=_store())
+    except UnknownBatch as e:
+        return _die(str(e))
+    print(f"sent {len(missing)} chunk task(s): {missing[:20]}{' ...' if len(missing) > 20 else ''}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``rummy batch list``: recent batches with their progress."""
+    _set_env(args)
+    store = _store()
+    for bid in store.recent(args.limit):
+        st = store.status(bid)
+        spec = store.spec(bid)
+        print(f"{bid}  {st.done:>5}/{st.chunks:<5} chunks  {spec.games:>8} games  "
+              f"seed {spec.seed}  bots {','.join(spec.bots)}" + ("  [A/B]" if spec.is_ab else ""))
+    return 0
+
+
+# ----------------------------------------------------------------------------- parsers
+
+def _batch_spec_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
+    p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
+    p.add_argument("--bots", default="basic,random",
+                   help="comma-separated bot line-up, cycled over the seats (default basic,random)")
+    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
+                   help="rule variants of RULES.md §11, e.g. knock_threshold=7")
+    p.add_argument("--chunk-size", type=int, default=200,
+                   help="games per chunk task (default 200)")
+    p.add_argument("--no-rotate", action="store_true",
+                   help="keep the line-up fixed per seat instead of rotating it every game")
+    p.add_argument("--record-every", type=int, default=0, metavar="K",
+                   help="write every K-th game's events to the event store "
+                   "(RUMMY_EVENT_STORE_URL of the workers; game id batch-ID-INDEX)")
+    p.add_argument("--compare-bots", metavar="BOTS",
+                   help="A/B: variant B's line-up (same players), paired on the same seeds")
+    p.add_argument("--compare-rules", nargs="*", default=[], metavar="VARIANT=VALUE",
+                   help="A/B: variant B's rules, as changes to --rules")
+    p.add_argument("--wait", action="store_true", help="wait with a progress bar, then report")
+    p.add_argument("--json", metavar="FILE", help="with --wait: write the report as JSON")
+    p.add_argument("--csv", metavar="FILE", help="with --wait: write the report as CSV")
+    p.add_argument("--html", metavar="FILE", help="with --wait: write the HTML report")
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add ``worker`` and ``batch`` (with its sub-commands) to ``rummy``'s sub-parsers.
+
+    Every parser sets ``func`` (the command: ``args -> exit code``).
+    """
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = subparsers.add_parser(
+        "worker", help="run a Celery simulation worker (chunks of bot-versus-bot games)",
+        description="Start a Celery worker for simulation chunks, with late acks, prefetch 1, "
+        "soft/hard time limits (RUMMY_TASK_SOFT_TIME_LIMIT/RUMMY_TASK_TIME_LIMIT). Extra "
+        "arguments after -- go to `celery worker`.", formatter_class=fmt)
+    p.add_argument("-c", "--concurrency", type=int, default=0,
+                   help="pool processes (default: CPU count)")
+    p.add_argument("-Q", "--queues", help="comma-separated queues (default RUMMY_QUEUE)")
+    p.add_argument("-l", "--loglevel", default="INFO", help="log level (default INFO)")
+    p.add_argument("-n", "--hostname", help="worker node name (celery -n)")
+    p.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus /metrics of all pool processes on this port")
+    p.add_argument("--metrics-addr", default="0.0.0.0", help="metrics bind address")
+    p.add_argument("celery_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    _connection_options(p)
+    p.set_defaults(func=cmd_worker)
+
+    batch = subparsers.add_parser(
+        "batch", help="bulk simulations on Celery workers: submit, status, report, A/B",
+        epilog=EPILOG_BATCH, formatter_class=fmt)
+    bsub = batch.add_subparsers(dest="batch_command", metavar="SUBCOMMAND", required=True)
+
+    for name, helptext in (("submit", "submit a batch of games; prints the batch id"),
+                           ("ab", "submit an A/B batch: two rule sets or line-ups, same seeds")):
+        p = bsub.add_parser(name, help=helptext, epilog=EPILOG_BATCH, formatter_class=fmt)
+        _batch_spec_options(p)
+        _connection_options(p)
+        p.set_defaults(func=cmd_submit, command_name=name, partial=False)
+
+    p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
+    p.add_argument("batch_id")
+    p.add_argument("--wait", action="store_true", help="show a progress bar until done")
+    p.add_argument("--timeout", type=float, help="with --wait: give up after SECONDS (exit 3)")
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+    _connection_options(p)
+    p.set_defaults(func=cmd_status)
+
+    p = bsub.add_parser("report", help="the balance report of a batch",
+                        description="Print the balance report (rich tables) and/or write it "
+                        "as JSON, CSV or a self-contained HTML file ('-' for stdout).")
+    p.add_argument("batch_id")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-': stdout)")
+    p.add_argument("--csv", metavar="FILE", help="write the report as CSV ('-': stdout)")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    p.add_argument("--partial", action="store_true", help="report an unfinished batch")
+    _connection_options(p)
+    p.set_defaults(func=cmd_report)
+
+    p = bsub.add_parser("replay-game", help="re-play one game of a batch alone",
+                        description="Re-play game INDEX of a batch (same seed and line-up) "
+                        "and print its result as JSON; BATCH is a batch id, a JSON file "
+                        "with a spec (or a report from `batch report --json`) or inline JSON.")
+    p.add_argument("batch", metavar="BATCH")
+    p.add_argument("index", type=int, metavar="INDEX")
+    p.add_argument("--variant", choices=("a", "b"), default="a", help="A/B variant")
+    p.add_argument("--events", metavar="FILE",
+                   help="write the game's events as JSON lines ('-': stdout)")
+    _connection_options(p)
+    p.set_defaults(func=cmd_replay_game)
+
+    p = bsub.add_parser("resume", help="re-send the tasks of chunks that have no result")
+    p.add_argument("batch_id")
+    _connection_options(p)
+    p.set_defaults(func=cmd_resume)
+
+    p = bsub.add_parser("list", help="recent batches")
+    p.add_argument("--limit", type=int, default=20)
+    _connection_options(p)
+    p.set_defaults(func=cmd_list)

@@ -1,0 +1,362 @@
+"""The balance report as rich tables, JSON, CSV and one self-contained HTML file.
+
+Input everywhere is a *document*: ``{"batch_id", "spec", "complete", "chunks",
+"chunks_done", "report"}`` where ``report`` is :func:`rummy_worker.batches.batch_report`
+output (a ``rummy.simulate.report`` dict, or ``{"a", "b", "compare"}`` for an A/B batch).
+The HTML file has no external resources: inline CSS and inline SVG plots (win rate by seat
+and by bot with 95% error bars, final-score histograms per bot, rounds per game, turns per
+round; for A/B batches a difference plot with paired 95% intervals).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+# ----------------------------------------------------------------------------- JSON / CSV
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    """The document as indented JSON (keys sorted; histogram keys become strings)."""
+    return json.dumps(doc, indent=2, sort_keys=True)
+
+
+def _csv_rows(rep: dict[str, Any], variant: str) -> Iterable[list[Any]]:
+    yield [variant, "games", "", "", rep["games"], "", "", ""]
+    for key in ("players", "rounds", "turns", "rounds_per_game", "turns_per_round"):
+        yield [variant, key, "", "", rep[key], "", "", ""]
+    for seat, r in enumerate(rep["seat_win_rate"]):
+        yield [variant, "seat_win_rate", "seat", seat, r["rate"], r["low"], r["high"], r["n"]]
+    for bot, r in rep["bot_win_rate"].items():
+        yield [variant, "bot_win_rate", "bot", bot, r["rate"], r["low"], r["high"], r["n"]]
+    for bot, v in rep["bot_mean_score"].items():
+        yield [variant, "bot_mean_score", "bot", bot, v, "", "", ""]
+    for bot, v in rep["bot_mean_points_left"].items():
+        yield [variant, "bot_mean_points_left", "bot", bot, v, "", "", ""]
+    for reason, v in rep["round_end_share"].items():
+        yield [variant, "round_end_share", "reason", reason, v, "", "", ""]
+    for bot, hist in rep["bot_score_hist"].items():
+        for lo, count in hist.items():
+            yield [variant, f"score_hist:{bot}", "score_bin_low", lo, count, "", "", ""]
+    for k, count in rep["rounds_hist"].items():
+        yield [variant, "rounds_hist", "rounds", k, count, "", "", ""]
+    for k, count in rep["turns_hist"].items():
+        yield [variant, "turns_hist", "turns", k, count, "", "", ""]
+
+
+def to_csv(doc: dict[str, Any]) -> str:
+    """The report as tidy CSV rows.
+
+    Columns: ``variant`` (``a``; ``b`` or ``a-b`` in A/B batches), ``metric``, ``key_kind``,
+    ``key``, ``value``, ``low``, ``high``, ``n``. Rates are fractions; ``low``/``high`` are
+    95% bounds (Wilson for rates, paired normal for ``a-b`` differences).
+    """
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["variant", "metric", "key_kind", "key", "value", "low", "high", "n"])
+    rep = doc["report"]
+    if "compare" in rep:
+        for v in ("a", "b"):
+            w.writerows(_csv_rows(rep[v], v))
+        cmp = rep["compare"]
+        g = cmp["games"]
+        for seat, e in enumerate(cmp["seat_win_rate"]):
+            w.writerow(["a-b", "seat_win_rate", "seat", seat, e["diff"], e["low"], e["high"], g])
+        for slot, e in enumerate(cmp["slot_win_rate"]):
+            w.writerow(["a-b", "slot_win_rate", "slot", f"{slot}:{e['bot_a']}/{e['bot_b']}",
+                        e["diff"], e["low"], e["high"], g])
+        for key in ("rounds_per_game", "turns_per_game", "turns_per_round"):
+            e = cmp[key]
+            w.writerow(["a-b", key, "", "", e["diff"], e["low"], e["high"], g])
+    else:
+        w.writerows(_csv_rows(rep, "a"))
+    return out.getvalue()
+
+
+# ----------------------------------------------------------------------------- terminal
+
+
+def _spark(hist: dict[Any, int]) -> str:
+    bars = "▁▂▃▄▅▆▇█"
+    if not hist:
+        return ""
+    keys = sorted(int(k) for k in hist)
+    counts = {int(k): v for k, v in hist.items()}
+    step = min((b - a for a, b in itertools.pairwise(keys)), default=1) or 1
+    full = range(keys[0], keys[-1] + step, step)
+    top = max(counts.values())
+    return "".join(bars[min(7, counts.get(k, 0) * 8 // (top + 1))] if counts.get(k) else " "
+                   for k in full)
+
+
+def _fmt_ci(e: dict[str, Any], pct: bool) -> str:
+    if e["low"] is None:
+        return "n/a"
+    if pct:
+        return f"{100 * e['low']:+.1f} … {100 * e['high']:+.1f} pp"
+    return f"{e['low']:+.3f} … {e['high']:+.3f}"
+
+
+def render_terminal(doc: dict[str, Any], console: Any) -> None:
+    """Print the report with rich: the lead's ``rummy.report_format.render`` tables, score
+    distributions per bot, and for A/B batches a table of paired differences."""
+    from rich.table import Table
+
+    from rummy.report_format import render
+
+    spec = doc.get("spec") or {}
+    status = "" if doc.get("complete", True) else (
+        f" [red](partial: {doc['chunks_done']}/{doc['chunks']} chunks)[/red]")
+    rep = doc["report"]
+    reports = [("a", rep)] if "compare" not in rep else [("a", rep["a"]), ("b", rep["b"])]
+    for variant, r in reports:
+        bots = spec.get("compare_bots") if variant == "b" and spec.get("compare_bots") \
+            else spec.get("bots", [])
+        rules = spec.get("compare_rules") if variant == "b" and spec.get("compare_rules") \
+            is not None else spec.get("rules", {})
+        label = f"variant {variant.upper()}: " if "compare" in rep else ""
+        render(r, console, title=f"Batch {doc.get('batch_id', '?')}{status}: {label}"
+               f"{r['games']} games, bots {','.join(bots)}, seed {spec.get('seed')}"
+               + (f", rules {rules}" if rules else ""))
+        hist = Table(title="Final score distribution per bot (bins of 25 points)")
+        for col in ("bot", "mean", "min bin", "histogram", "max bin"):
+            hist.add_column(col, justify="right" if col != "histogram" else "left")
+        for b, h in r["bot_score_hist"].items():
+            keys = sorted(int(k) for k in h)
+            hist.add_row(b, f"{r['bot_mean_score'][b]:.1f}", str(keys[0]) if keys else "",
+                         _spark(h), str(keys[-1]) if keys else "")
+        console.print(hist)
+    if "compare" in rep:
+        cmp = rep["compare"]
+        t = Table(title=f"A − B, paired over {cmp['games']} games (95% CI)")
+        for col in ("metric", "A", "B", "A − B", "95% CI"):
+            t.add_column(col, justify="right")
+        for seat, e in enumerate(cmp["seat_win_rate"]):
+            t.add_row(f"win rate seat {seat}", f"{100 * e['a']:.1f}%", f"{100 * e['b']:.1f}%",
+                      f"{100 * e['diff']:+.1f} pp", _fmt_ci(e, True))
+        for slot, e in enumerate(cmp["slot_win_rate"]):
+            t.add_row(f"win rate slot {slot} ({e['bot_a']} / {e['bot_b']})",
+                      f"{100 * e['a']:.1f}%", f"{100 * e['b']:.1f}%",
+                      f"{100 * e['diff']:+.1f} pp", _fmt_ci(e, True))
+        for key in ("rounds_per_game", "turns_per_game", "turns_per_round"):
+            e = cmp[key]
+            t.add_row(key.replace("_", " "), f"{e['a']:.3f}", f"{e['b']:.3f}",
+                      f"{e['diff']:+.3f}", _fmt_ci(e, False))
+        console.print(t)
+
+
+# ----------------------------------------------------------------------------- HTML / SVG
+
+_PALETTE = ("#4472c4", "#ed7d31", "#70ad47", "#7b52ab", "#c0504d", "#2aa198")
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _svg_open(width: float, height: float, title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'role="img" aria-label="{_esc(title)}"><text x="{width / 2}" y="16" '
+            f'text-anchor="middle" class="t">{_esc(title)}</text>')
+
+
+def svg_rate_bars(labels: Sequence[str], rates: Sequence[dict[str, Any]], title: str,
+                  width: int = 520, height: int = 260) -> str:
+    """An inline SVG bar chart of rates (0–1) with 95% error bars (``low``/``high``)."""
+    left, right, top, bottom = 48, 12, 28, 40
+    pw, ph = width - left - right, height - top - bottom
+    top_rate = max([0.5] + [float(r["high"] or 0) for r in rates] + [float(r["rate"])
+                                                                        for r in rates])
+    ymax = min(1.0, (int(top_rate * 10) + 1) / 10)
+    n = max(1, len(rates))
+    slot = pw / n
+    bw = slot * 0.6
+    parts = [_svg_open(width, height, title)]
+    for i in range(6):
+        v = ymax * i / 5
+        y = top + ph - ph * v / ymax
+        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" '
+                     'class="grid"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="a">'
+                     f'{100 * v:.0f}%</text>')
+    for i, (lab, r) in enumerate(zip(labels, rates, strict=True)):
+        x = left + slot * i + (slot - bw) / 2
+        h = ph * float(r["rate"]) / ymax
+        color = _PALETTE[i % len(_PALETTE)]
+        parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{bw:.1f}" '
+                     f'height="{h:.1f}" fill="{color}"><title>{_esc(lab)}: '
+                     f'{100 * r["rate"]:.2f}% (95% CI {100 * r["low"]:.2f}–'
+                     f'{100 * r["high"]:.2f}%)</title></rect>')
+        cx = x + bw / 2
+        ylo = top + ph - ph * float(r["low"]) / ymax
+        yhi = top + ph - ph * float(r["high"]) / ymax
+        parts.append(f'<path d="M{cx:.1f},{ylo:.1f}V{yhi:.1f}M{cx - 6:.1f},{ylo:.1f}'
+                     f'h12M{cx - 6:.1f},{yhi:.1f}h12" class="err"/>')
+        parts.append(f'<text x="{cx:.1f}" y="{top + ph + 16}" text-anchor="middle" class="a">'
+                     f'{_esc(lab)}</text>')
+        parts.append(f'<text x="{cx:.1f}" y="{top + ph + 30}" text-anchor="middle" class="a">'
+                     f'{100 * r["rate"]:.1f}%</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_histogram(hist: dict[Any, int], title: str, xlabel: str, bin_width: int = 1,
+                  color: str = _PALETTE[0], width: int = 520, height: int = 220) -> str:
+    """An inline SVG histogram; ``hist`` maps a bin's low edge (int or str) to a count."""
+    left, right, top, bottom = 48, 12, 28, 40
+    pw, ph = width - left - right, height - top - bottom
+    counts = {int(k): int(v) for k, v in hist.items()}
+    parts = [_svg_open(width, height, title)]
+    if counts:
+        lo, hi = min(counts), max(counts) + bin_width
+        span = max(hi - lo, bin_width)
+        top_count = max(counts.values())
+        for k, c in sorted(counts.items()):
+            x = left + pw * (k - lo) / span
+            w = max(1.0, pw * bin_width / span - 1)
+            h = ph * c / top_count
+            parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{w:.1f}" '
+                         f'height="{h:.1f}" fill="{color}"><title>{k}–{k + bin_width - 1}: '
+                         f'{c}</title></rect>')
+        for v in (lo, (lo + hi) // 2, hi):
+            x = left + pw * (v - lo) / span
+            parts.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" '
+                         f'class="a">{v}</text>')
+        parts.append(f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" class="a">'
+                     f'{top_count}</text>')
+    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" '
+                 'class="axis"/>')
+    parts.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" class="a">'
+                 f'{_esc(xlabel)}</text></svg>')
+    return "".join(parts)
+
+
+def svg_diffs(rows: Sequence[tuple[str, dict[str, Any]]], title: str, scale: float = 100.0,
+              unit: str = "pp", width: int = 620) -> str:
+    """An inline SVG forest plot of paired differences ``diff`` with ``low``/``high``."""
+    left, right, top, row_h = 220, 20, 30, 24
+    height = top + row_h * len(rows) + 30
+    pw = width - left - right
+    vals = [abs(float(v)) * scale for _, e in rows
+            for v in (e["diff"], e["low"], e["high"]) if v is not None]
+    m = max(vals + [1e-9]) * 1.1
+    parts = [_svg_open(width, height, title)]
+    x0 = left + pw / 2
+    parts.append(f'<line x1="{x0}" x2="{x0}" y1="{top - 6}" y2="{height - 24}" class="axis"/>')
+    for i, (lab, e) in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="a">'
+                     f'{_esc(lab)}</text>')
+        if e["low"] is not None:
+            xl = x0 + pw / 2 * e["low"] * scale / m
+            xh = x0 + pw / 2 * e["high"] * scale / m
+            parts.append(f'<path d="M{xl:.1f},{y:.1f}H{xh:.1f}" class="err"/>')
+        xd = x0 + pw / 2 * e["diff"] * scale / m
+        parts.append(f'<circle cx="{xd:.1f}" cy="{y:.1f}" r="4" fill="{_PALETTE[0]}">'
+                     f'<title>{_esc(lab)}: {e["diff"] * scale:+.3f} {unit}</title></circle>')
+    parts.append(f'<text x="{left}" y="{height - 8}" class="a">{-m:+.2f} {unit}</text>'
+                 f'<text x="{left + pw}" y="{height - 8}" text-anchor="end" class="a">'
+                 f'{m:+.2f} {unit}</text></svg>')
+    return "".join(parts)
+
+
+_CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;
+text-align:right}th{background:#f3f3f3}.plots{display:flex;flex-wrap:wrap;gap:12px}
+svg .t{font-weight:600;font-size:13px}svg .a{font-size:11px;fill:#444}
+svg .grid{stroke:#e5e5e5}svg .axis{stroke:#888}svg .err{stroke:#111;stroke-width:1.5;fill:none}
+code{background:#f3f3f3;padding:1px 4px}"""
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def _report_html(r: dict[str, Any], heading: str) -> str:
+    out = [f"<h2>{_esc(heading)}</h2>"]
+    out.append(_table(["games", "players", "rounds", "turns", "rounds per game",
+                       "turns per round"],
+                      [[r["games"], r["players"], r["rounds"], r["turns"],
+                        f"{r['rounds_per_game']:.3f}", f"{r['turns_per_round']:.3f}"]]))
+    out.append("<h3>Win rate by seat and by bot (95% CI, Wilson)</h3><div class=plots>")
+    out.append(svg_rate_bars([f"seat {i}" for i in range(len(r["seat_win_rate"]))],
+                             r["seat_win_rate"], "Win rate by seat"))
+    out.append(svg_rate_bars(list(r["bot_win_rate"]), list(r["bot_win_rate"].values()),
+                             "Win rate by bot (per seat-game)"))
+    out.append("</div>")
+    out.append(_table(["seat", "win rate", "95% CI", "games"],
+                      [[i, _pct(e["rate"]), f"{_pct(e['low'])} – {_pct(e['high'])}", e["n"]]
+                       for i, e in enumerate(r["seat_win_rate"])]))
+    out.append(_table(["bot", "win rate", "95% CI", "seat-games", "mean final score",
+                       "mean points left per round"],
+                      [[b, _pct(e["rate"]), f"{_pct(e['low'])} – {_pct(e['high'])}", e["n"],
+                        f"{r['bot_mean_score'][b]:.1f}", f"{r['bot_mean_points_left'][b]:.2f}"]
+                       for b, e in r["bot_win_rate"].items()]))
+    s = r["round_end_share"]
+    out.append("<h3>How rounds ended (share of rounds)</h3>")
+    out.append(_table(["knock", "undercut", "going out", "stock exhausted"],
+                      [[_pct(s["knock"]), _pct(s["undercut"]), _pct(s["going_out"]),
+                        _pct(s["stock"])]]))
+    out.append("<h3>Final score distribution per bot</h3><div class=plots>")
+    for i, (b, h) in enumerate(r["bot_score_hist"].items()):
+        out.append(svg_histogram(h, f"Final score: {b}", "final score (bins of 25 points)",
+                                 bin_width=25, color=_PALETTE[i % len(_PALETTE)], width=360))
+    out.append("</div><h3>Game and round length</h3><div class=plots>")
+    out.append(svg_histogram(r["rounds_hist"], "Rounds per game", "rounds", width=360))
+    out.append(svg_histogram(r["turns_hist"], "Turns per round", "turns", width=360))
+    out.append("</div>")
+    return "".join(out)
+
+
+def to_html(doc: dict[str, Any]) -> str:
+    """One self-contained HTML page (inline CSS and SVG, no scripts, no external files)."""
+    spec = doc.get("spec") or {}
+    rep = doc["report"]
+    title = f"Balance report — batch {doc.get('batch_id', '?')}"
+    out = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
+           f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+           f"<h1>{_esc(title)}</h1>"]
+    if not doc.get("complete", True):
+        out.append(f"<p><strong>Partial report:</strong> {doc['chunks_done']} of "
+                   f"{doc['chunks']} chunks.</p>")
+    out.append("<p>Batch spec: <code>" + _esc(json.dumps(spec, sort_keys=True)) + "</code></p>")
+    if "compare" in rep:
+        cmp = rep["compare"]
+        out.append(f"<h2>A − B, paired over {cmp['games']} games</h2>")
+        rows = [(f"win rate seat {i}", e) for i, e in enumerate(cmp["seat_win_rate"])]
+        rows += [(f"win rate slot {i} ({e['bot_a']}/{e['bot_b']})", e)
+                 for i, e in enumerate(cmp["slot_win_rate"])]
+        out.append(svg_diffs(rows, "Win-rate difference A − B (95% paired CI)"))
+        out.append(svg_diffs([(k.replace("_", " "), cmp[k]) for k in
+                              ("rounds_per_game", "turns_per_game", "turns_per_round")],
+                             "Length difference A − B (95% paired CI)", scale=1.0, unit=""))
+
+        def ci(e: dict[str, Any], scale: float) -> str:
+            if e["low"] is None:
+                return "n/a"
+            return f"{e['low'] * scale:+.3f} … {e['high'] * scale:+.3f}"
+
+        out.append(_table(["metric", "A", "B", "A − B", "95% CI"],
+                          [[lab, f"{e['a']:.4f}", f"{e['b']:.4f}", f"{e['diff']:+.4f}",
+                            ci(e, 1.0)] for lab, e in rows]
+                          + [[k, f"{cmp[k]['a']:.3f}", f"{cmp[k]['b']:.3f}",
+                              f"{cmp[k]['diff']:+.3f}", ci(cmp[k], 1.0)]
+                             for k in ("rounds_per_game", "turns_per_game",
+                                       "turns_per_round")]))
+        out.append(_report_html(rep["a"], "Variant A"))
+        out.append(_report_html(rep["b"], "Variant B"))
+    else:
+        out.append(_report_html(rep, "Balance report"))
+    out.append("</body></html>\n")
+    return "".join(out)
