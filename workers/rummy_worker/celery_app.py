@@ -31,6 +31,9 @@ app = Celery("rummy_worker", broker=config.broker_url(), backend=config.result_u
 _transport: dict[str, Any] = {}
 if config.broker_url().startswith(("redis://", "rediss://", "unix://")):
     _transport["visibility_timeout"] = config.visibility_timeout()
+    if config.restore_interval():
+        _transport["unacked_restore_interval"] = config.restore_interval()
+        _transport["unacked_restore_throttle"] = 1
     if config.broker_keyprefix():
         _transport["global_keyprefix"] = config.broker_keyprefix()
 

@@ -15,6 +15,9 @@ Environment:
     RUMMY_VISIBILITY_TIMEOUT: Redis broker: seconds before an unacknowledged task is
         delivered again (default 3600; must exceed the hard time limit; tests set it short).
     RUMMY_BROKER_KEYPREFIX: Redis broker: a prefix for all the broker's keys (tests).
+    RUMMY_BROKER_RESTORE_INTERVAL: Redis broker: seconds between sweeps that re-deliver
+        unacknowledged tasks older than the visibility timeout (default: kombu's, about
+        100 s; tests set 1).
 """
 
 from __future__ import annotations
@@ -82,6 +85,12 @@ def visibility_timeout() -> int:
 def broker_keyprefix() -> str | None:
     """Redis broker global key prefix, or ``None``."""
     return os.environ.get("RUMMY_BROKER_KEYPREFIX") or None
+
+
+def restore_interval() -> int | None:
+    """Redis broker: seconds between sweeps for expired unacknowledged tasks, or ``None``."""
+    raw = os.environ.get("RUMMY_BROKER_RESTORE_INTERVAL")
+    return int(raw) if raw else None
 
 
 def state_client() -> object:

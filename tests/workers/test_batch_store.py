@@ -1,0 +1,66 @@
+"""Batch state in the real Redis: chunk results stored once (HSETNX), merged exactly."""
+
+from __future__ import annotations
+
+import pytest
+from rummy_worker.batches import BatchSpec, UnknownBatch, batch_report
+from rummy_worker.chunks import compute_chunk
+
+from rummy.simulate import report, run_games
+
+pytestmark = pytest.mark.redis
+
+SPEC = BatchSpec(games=20, bots=("random", "random"), seed=42, chunk_size=6)
+
+
+def test_chunk_stored_twice_is_counted_once(store) -> None:
+    """Redelivery after a worker died: the second result of a chunk is not counted."""
+    bid = store.create(SPEC)
+    results = [compute_chunk(SPEC, i) for i in range(SPEC.chunks)]
+    assert [store.put_chunk(bid, i, r) for i, r in enumerate(results)] == [True] * 4
+    assert store.put_chunk(bid, 2, results[2]) is False  # a redelivered chunk
+    assert store.put_chunk(bid, 0, results[0]) is False
+    spec, merged = store.merged(bid)
+    assert spec == SPEC and merged.chunks == 4 and merged.a.games == 20
+    assert batch_report(spec, merged) == report(run_games(SPEC.bots, 42, 0, 20))
+
+
+def test_status_and_missing_chunks(store) -> None:
+    bid = store.create(SPEC)
+    st = store.status(bid)
+    assert (st.chunks, st.done, st.complete, st.failures) == (4, 0, False, {})
+    store.put_chunk(bid, 1, compute_chunk(SPEC, 1))
+    store.record_failure(bid, 3, "ValueError: boom")
+    st = store.status(bid)
+    assert (st.done, st.failures) == (1, {3: "ValueError: boom"})
+    assert store.missing_chunks(bid) == [0, 2, 3]
+    store.put_chunk(bid, 3, compute_chunk(SPEC, 3))  # a later success clears the failure
+    assert store.status(bid).failures == {}
+    assert bid in store.recent()
+
+
+def test_partial_merge_counts_only_stored_chunks(store) -> None:
+    bid = store.create(SPEC)
+    store.put_chunk(bid, 0, compute_chunk(SPEC, 0))
+    _, merged = store.merged(bid)
+    assert merged.a == run_games(SPEC.bots, 42, 0, 6)
+
+
+def test_unknown_batch(store) -> None:
+    with pytest.raises(UnknownBatch):
+        store.spec("nope")
+    with pytest.raises(UnknownBatch):
+        store.status("nope")
+
+
+def test_create_refuses_invalid_spec_and_existing_id(store) -> None:
+    with pytest.raises(ValueError):
+        store.create(BatchSpec(games=0, bots=("random", "random"), seed=1))
+    store.create(SPEC, "fixed")
+    with pytest.raises(ValueError, match="exists"):
+        store.create(SPEC, "fixed")
+    with pytest.raises(ValueError, match="bad batch id"):
+        store.create(SPEC, "a{b}")
+    store.delete("fixed")
+    with pytest.raises(UnknownBatch):
+        store.spec("fixed")
