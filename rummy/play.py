@@ -162,7 +162,7 @@ class PlaySession:
                                                 for s, b in enumerate(lineup, 1)]
         self.events: list[Event] = []
         self._bot_log: list[str] = []
-        self._table_changed = False
+        self._table_changed = self._hand_changed = False
         state, events = step(None, CreateGame(players, seed, rules, self.names))
         self.state: GameState = state
         self._record(events)
@@ -205,7 +205,7 @@ class PlaySession:
                 return 1
             if outcome == "view" or (outcome == "moved" and self._table_changed):
                 show = "full"
-            elif outcome == "moved":
+            elif outcome == "moved" and self._hand_changed:
                 show = "short"
         return 0
 
@@ -255,6 +255,7 @@ class PlaySession:
             c.print(f"[red]✗ {escape(e.message)}[/]", highlight=False)
             return "rejected"
         self._table_changed = state.table != self.state.table or state.round != self.state.round
+        self._hand_changed = state.hands[HUMAN] != self.state.hands[HUMAN]
         self.state = state
         self._record(events)
         self._narrate(events)
