@@ -1,0 +1,118 @@
+"""End to end: real Celery worker processes, the real Redis broker and batch state.
+
+A batch's report must equal ``report(run_games(...))`` computed locally with the same seed,
+for any chunk size and number of workers, and also after a worker is SIGKILLed mid-batch
+(acks_late + reject_on_worker_lost + the broker's visibility timeout redeliver its chunks;
+HSETNX keeps each chunk counted once).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from conftest import BROKER_PREFIX, wait_complete
+from rummy_worker.batches import BatchSpec, batch_report
+
+from rummy.simulate import report, run_games
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow]
+
+BOTS = ("random", "random")
+
+
+def _local(spec: BatchSpec) -> dict:
+    return report(run_games(spec.bots, spec.seed, 0, spec.games, spec.ruleset(), spec.rotate))
+
+
+def _submit(celery_app, store, spec: BatchSpec, queue: str) -> str:
+    from rummy_worker.tasks import submit
+
+    return submit(spec, store=store, queue=queue)
+
+
+def test_batch_on_a_worker_equals_local_simulation(celery_app, store, queue, start_worker):
+    w = start_worker(queue, concurrency=2)
+    spec = BatchSpec(games=40, bots=BOTS, seed=2024, chunk_size=6)
+    bid = _submit(celery_app, store, spec, queue)
+    wait_complete(store, bid, workers=[w])
+    got_spec, merged = store.merged(bid)
+    assert merged.chunks == spec.chunks == 7
+    assert batch_report(got_spec, merged) == _local(spec)
+
+
+def test_same_seed_same_report_for_any_chunk_size_and_worker_count(
+        celery_app, store, queue, start_worker):
+    one = start_worker(queue + "-one", concurrency=1)
+    two = [start_worker(queue + "-two", concurrency=1), start_worker(queue + "-two",
+                                                                     concurrency=2)]
+    reports = []
+    for q, chunk in ((queue + "-one", 30), (queue + "-two", 4), (queue + "-two", 11)):
+        spec = BatchSpec(games=30, bots=BOTS, seed=77, chunk_size=chunk)
+        bid = _submit(celery_app, store, spec, q)
+        wait_complete(store, bid, workers=[one, *two])
+        reports.append(batch_report(*store.merged(bid)))
+    assert reports[0] == reports[1] == reports[2] == _local(spec)
+
+
+def test_ab_batch_on_workers(celery_app, store, queue, start_worker):
+    w = start_worker(queue, concurrency=2)
+    spec = BatchSpec(games=12, bots=("basic", "random"), seed=5, chunk_size=5,
+                     compare_rules={"knock_threshold": 9}).validate()
+    bid = _submit(celery_app, store, spec, queue)
+    wait_complete(store, bid, workers=[w])
+    rep = batch_report(*store.merged(bid))
+    assert rep["a"] == _local(spec)
+    assert rep["b"] == report(run_games(spec.bots, 5, 0, 12, spec.ruleset("b")))
+    assert rep["compare"]["games"] == 12
+
+
+def _wait_progress(store, bid: str, at_least: int, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = store.status(bid).done
+        if done >= at_least:
+            return done
+        time.sleep(0.02)
+    raise AssertionError(f"no progress on batch {bid}")
+
+
+def test_sigkill_whole_worker_mid_batch_still_gives_exact_report(
+        celery_app, store, queue, start_worker, rclient):
+    """The worker and its pool die with SIGKILL while chunks run; a second worker picks up
+    the queued chunks at once and the unacknowledged ones after the visibility timeout."""
+    spec = BatchSpec(games=96, bots=BOTS, seed=9, chunk_size=6)
+    first = start_worker(queue, concurrency=2)
+    bid = _submit(celery_app, store, spec, queue)
+    done = _wait_progress(store, bid, 2)
+    first.kill(signal.SIGKILL)
+    assert done < spec.chunks, "the batch finished before the kill: make chunks longer"
+    # the dead worker held chunks it never acknowledged: only redelivery can finish them
+    assert rclient.hlen(f"{BROKER_PREFIX}unacked") >= 1
+    second = start_worker(queue, concurrency=2)
+    wait_complete(store, bid, timeout=60, workers=[first, second])
+    got_spec, merged = store.merged(bid)
+    assert merged.chunks == spec.chunks and merged.a.games == 96
+    assert batch_report(got_spec, merged) == _local(spec)
+
+
+def test_sigkill_pool_process_redelivers_its_chunk(celery_app, store, queue, start_worker):
+    """A pool process dies with SIGKILL mid-chunk: reject_on_worker_lost requeues the chunk
+    and the same worker (a fresh pool process) completes the batch."""
+    spec = BatchSpec(games=40, bots=BOTS, seed=10, chunk_size=10)
+    w = start_worker(queue, concurrency=1)
+    deadline = time.monotonic() + 30
+    while not w.children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    bid = _submit(celery_app, store, spec, queue)
+    _wait_progress(store, bid, 1)
+    victims = w.children()
+    assert victims
+    time.sleep(0.05)  # inside the next chunk
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    wait_complete(store, bid, timeout=60, workers=[w])
+    assert "WorkerLostError" in w.output()  # the chunk did die with its process
+    assert batch_report(*store.merged(bid)) == _local(spec)
