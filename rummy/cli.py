@@ -229,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("simulate", help="play bot-versus-bot games and print a balance report",
-                       epilog=EPILOG_SIMULATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EPILOG_SIMULATE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
     p.add_argument("--bots", default="basic,random",
@@ -242,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule variants of RULES.md §11, e.g. knock_threshold=7")
     p.add_argument("--no-rotate", action="store_true",
                    help="keep the line-up fixed per seat instead of rotating it every game")
-    p.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-': stdout only)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the report as JSON ('-': stdout only)")
     p.add_argument("--replay-game", type=int, metavar="INDEX",
                    help="re-run only game INDEX of this run (same seeds and line-up)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

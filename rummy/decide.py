@@ -164,9 +164,10 @@ def _check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
                     del remaining[i]
                     break
             else:
+                changed = " ".join(format_meld(m))
                 raise IllegalMoveError("R5.5", "an opening meld (variant opening_meld_per_player)"
-                                       f" may not change the table's melds: [{' '.join(format_meld(m))}]"
-                                       " was changed")
+                                       f" may not change the table's melds: [{changed}] was "
+                                       "changed")
         points = sum(POINTS[c] for c in added)
         if points < rules.opening_meld_min_points:
             raise IllegalMoveError("R5.5", f"the opening meld is worth {points} points; it must "

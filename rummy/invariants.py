@@ -24,7 +24,6 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
-    RoundScored,
     RoundStarted,
     StockExhausted,
     TurnEnded,

@@ -279,7 +279,7 @@ def check_action(
                                        "added card must come from the acting player's hand")
             hand_count[c] -= 1
     valid = VALID_MELDS.get
-    for m, sm in zip(new_table, sums):
+    for m, sm in zip(new_table, sums, strict=True):
         if valid(sm & _LOW) != len(m):
             if JOKER in m:
                 raise NotationError("a joker on the table must declare its card, e.g. '*7S' "
