@@ -71,7 +71,8 @@ def _free_port() -> int:
 
 def _probe(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(PROBE), *args], check=False,
-                          capture_output=True, text=True, timeout=30, env={**os.environ, "RUMMY_HEALTH_TIMEOUT": "2"})
+                          capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "RUMMY_HEALTH_TIMEOUT": "2"})
 
 
 def test_probe_usage() -> None:

@@ -16,6 +16,7 @@ from .conftest import DEPLOY, load_yaml, load_yaml_all, yaml
 K8S = DEPLOY / "k8s"
 BASE = K8S / "base"
 KUSTOMIZATIONS = [BASE, K8S / "overlays" / "dev"]
+EXTERNAL = K8S / "overlays" / "external-redis"
 
 
 def _base_objects() -> list[dict[str, Any]]:
@@ -144,6 +145,16 @@ def test_broker_is_separate_from_the_event_store(objects: list[dict[str, Any]]) 
         data = dict(lit.split("=", 1) for lit in literals)
     assert data["RUMMY_BROKER_URL"].startswith("redis://broker:")
     assert data["RUMMY_EVENT_STORE_URL"].startswith("redis://redis-events:")
+
+
+def test_external_redis_overlay_drops_the_statefulset_and_reads_a_secret() -> None:
+    objs = _render(EXTERNAL)
+    assert not [o for o in objs if o["metadata"]["name"] == "redis-events"]
+    secrets = {o["metadata"]["name"] for o in objs if o["kind"] == "Secret"}
+    for name in ("rummy-service", "rummy-worker"):
+        env = {e["name"]: e for e in _container(_get(objs, "Deployment", name))["env"]}
+        ref = env["RUMMY_EVENT_STORE_URL"]["valueFrom"]["secretKeyRef"]
+        assert ref["name"] in secrets and ref["key"] == "url"
 
 
 def test_podmonitors_select_the_workloads() -> None:

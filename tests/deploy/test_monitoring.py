@@ -60,12 +60,14 @@ def test_every_scrape_target_is_a_compose_service_on_its_metrics_port(
             f"job {job}: {host}:{port} is not where {host} serves /metrics")
 
 
-def test_grafana_datasource_and_dashboard_are_provisioned() -> None:
+def test_grafana_datasource_and_dashboard_are_provisioned(compose: dict[str, Any]) -> None:
+    mounts = dict(str(m).split(":")[:2] for m in compose["services"]["grafana"]["volumes"])
+    assert mounts["./grafana/provisioning"] == "/etc/grafana/provisioning"
     ds = load_yaml(PROVISIONING / "datasources" / "prometheus.yaml")["datasources"]
     uids = {d["uid"] for d in ds if d["type"] == "prometheus"}
     assert any(d["url"] == "http://prometheus:9090" for d in ds)
     providers = load_yaml(PROVISIONING / "dashboards" / "rummy.yaml")["providers"]
-    assert providers[0]["options"]["path"] == "/var/lib/grafana/dashboards"
+    assert mounts["./grafana/dashboards"] == providers[0]["options"]["path"]
     dash = _dashboard()
     for p in dash["panels"]:
         assert p["datasource"]["uid"] in uids, p["title"]

@@ -124,8 +124,8 @@ def test_every_environment_variable_read_by_the_code_is_documented() -> None:
         for path in (REPO / root).rglob("*.py"):
             if "rummy_api" not in path.parts:
                 code += path.read_text(encoding="utf-8")
-    read = set(re.findall(r"(?:environ\.get|getenv|environ\[|_env)\(?\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
-                          code))
+    read = set(re.findall(
+        r"(?:environ\.get|getenv|environ\[|_env)\(?\s*[\"']([A-Z][A-Z0-9_]+)[\"']", code))
     tour = TOUR.read_text(encoding="utf-8")
     table = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)`", tour, re.MULTILINE))
     table |= set(re.findall(r"^\| `[A-Z0-9_]+` / `([A-Z][A-Z0-9_]+)`", tour, re.MULTILINE))
