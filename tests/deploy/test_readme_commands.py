@@ -127,8 +127,10 @@ def test_every_environment_variable_read_by_the_code_is_documented() -> None:
     read = set(re.findall(
         r"(?:environ\.get|getenv|environ\[|_env)\(?\s*[\"']([A-Z][A-Z0-9_]+)[\"']", code))
     tour = TOUR.read_text(encoding="utf-8")
-    table = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)`", tour, re.MULTILINE))
-    table |= set(re.findall(r"^\| `[A-Z0-9_]+` / `([A-Z][A-Z0-9_]+)`", tour, re.MULTILINE))
+    config = tour[tour.index("## Configuration"):]
+    config = config[:config.index("\n## ")] if "\n## " in config else config
+    table = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)`", config, re.MULTILINE))
+    table |= set(re.findall(r"^\| `[A-Z0-9_]+` / `([A-Z][A-Z0-9_]+)`", config, re.MULTILINE))
     documented = table | {v for v in read if f"`{v}`" in tour}
     assert read, "no environment variables found in the code"
     assert sorted(read - documented) == [], "read by the code, not in docs/tour.md"
@@ -359,3 +361,15 @@ def test_grpcurl_against_the_live_service(command: str, live: Live) -> None:
                          timeout=60, check=False)
     assert res.returncode == 0, res.stderr
     assert "rummy_api.v1.GameService" in res.stdout
+
+
+def test_every_rpc_and_status_of_the_proto_is_in_the_api_reference() -> None:
+    proto = (REPO / "proto" / "rummy_api" / "v1" / "game_service.proto").read_text(
+        encoding="utf-8")
+    rpcs = re.findall(r"^\s*rpc (\w+)\(", proto, re.MULTILINE)
+    statuses = re.findall(r"^//\s+([A-Z_]{6,})\s", proto, re.MULTILINE)
+    assert rpcs and statuses
+    tour = TOUR.read_text(encoding="utf-8")
+    reference = tour[tour.index("## The gRPC API"):tour.index("## Configuration")]
+    assert [r for r in rpcs if f"`{r}`" not in reference] == []
+    assert [s for s in statuses if f"`{s}`" not in reference] == []
