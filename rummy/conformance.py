@@ -47,8 +47,9 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
                 return False, f"rejected for {rule}, expected {case['rule']}"
             return True, ""
         if kind == "best_play":
-            got = _best_points(parse_table(case["table"]), parse_cards(case["hand"]))
-            return got == case["best_points"], f"best_points={got}, expected {case['best_points']}"
+            points = _best_points(parse_table(case["table"]), parse_cards(case["hand"]))
+            return points == case["best_points"], \
+                f"best_points={points}, expected {case['best_points']}"
         if kind == "round_score":
             r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], RuleSet())
             ok = list(r.scores) == case["scores"] and list(r.winners) == case["winners"]

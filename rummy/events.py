@@ -177,7 +177,7 @@ _INT_TUPLES = {"points", "scores", "winners", "totals", "rounds_won", "bonuses",
 def to_dict(event: Event) -> dict[str, Any]:
     """JSON-ready dict of an event: ``{"type": ..., "v": ..., <fields>}``; cards in notation."""
     out: dict[str, Any] = {"type": event.TYPE, "v": event.VERSION}
-    for f in fields(event):  # type: ignore[arg-type]
+    for f in fields(event):
         value = getattr(event, f.name)
         if value is None:
             out[f.name] = None

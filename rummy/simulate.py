@@ -114,10 +114,9 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
         if record:
             log.extend(events)
         for e in events:
-            t = type(e)
-            if t is TurnEnded or t is Knocked:
+            if isinstance(e, (TurnEnded, Knocked)):
                 round_turns += 1
-            elif t is RoundScored:
+            elif isinstance(e, RoundScored):
                 if e.reason == "going_out":  # the turn that went out (R6.2)
                     round_turns += 1
                 turns.append(round_turns)
@@ -315,9 +314,9 @@ def report(agg: Aggregate) -> dict[str, Any]:
     bot_rates = {}
     for b in sorted(agg.bot_seats):
         n = agg.bot_seats[b]
-        w = agg.bot_wins.get(b, 0) / WIN_UNIT
-        lo, hi = wilson(w, n)
-        bot_rates[b] = {"rate": w / n if n else 0.0, "low": lo, "high": hi, "n": n}
+        won = agg.bot_wins.get(b, 0) / WIN_UNIT
+        lo, hi = wilson(won, n)
+        bot_rates[b] = {"rate": won / n if n else 0.0, "low": lo, "high": hi, "n": n}
     rounds = agg.rounds
     return {
         "games": g,
