@@ -120,3 +120,15 @@ def test_http_probe_against_a_live_metrics_endpoint() -> None:
         server.server_close()
         thread.join(timeout=10)
     assert _probe("http", f"http://127.0.0.1:{port}/metrics").returncode == 1
+
+
+def test_image_extras_and_pins_match_pyproject() -> None:
+    import tomllib
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    tools_pin = next(d for d in extras["service"] if d.startswith("grpcio-tools"))
+    for name in ("service", "worker"):
+        runs = " ".join(a for i, a in _instructions(DEPLOY / f"{name}.Dockerfile") if i == "RUN")
+        assert name in extras
+        assert f'"{tools_pin}"' in runs, f"{name}.Dockerfile must pin {tools_pin} like pyproject"
+    assert project["requires-python"] == ">=3.11"
