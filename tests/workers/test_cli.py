@@ -15,8 +15,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REDIS_URL, ROOT, worker_env
 from rummy_store import read_all_sync
+
+from tests.workers.helpers import REDIS_URL, ROOT, worker_env
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 

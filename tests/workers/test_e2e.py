@@ -13,10 +13,10 @@ import signal
 import time
 
 import pytest
-from conftest import BROKER_PREFIX, wait_complete
 from rummy_worker.batches import BatchSpec, batch_report
 
 from rummy.simulate import report, run_games
+from tests.workers.helpers import BROKER_PREFIX, wait_complete
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
