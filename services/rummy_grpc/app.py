@@ -249,13 +249,20 @@ class GameApp:
             self._meta_cache[game_id] = meta
         return meta
 
-    async def _load(self, game_id: str) -> tuple[GameState, float]:
+    async def _load(self, game_id: str, *, fresh: bool = True) -> tuple[GameState, float]:
         """The latest state of a game and the ``ts`` of its last event.
+
+        With ``fresh=False`` a cached state is returned without asking the store (commands
+        do this: their append carries the cached version as ``expected_version``, so a stale
+        cache costs a retry, never a wrong append).
 
         Raises:
             GameNotFound: the game has no events.
         """
         cached = self._cache.get(game_id)
+        if cached is not None and not fresh:
+            self._cache.move_to_end(game_id)
+            return cached
         after = cached[0].version if cached else 0
         new = await self.store.read(game_id, after_version=after)
         if cached is None and not new:
@@ -437,7 +444,12 @@ class GameApp:
         body = {"kind": kind, "seat": seat, "table": table, "expected": expected_version}
         rhash = request_digest(body) if request_id else None
         for attempt in range(5):
-            state, _ = await self._load(game_id)
+            # first attempt on the cached state; the store is asked only when the cache may
+            # be behind (a conflict, or a client that expects another version)
+            state, _ = await self._load(game_id, fresh=attempt > 0)
+            if expected_version is not None and expected_version != state.version \
+                    and attempt == 0:
+                state, _ = await self._load(game_id)
             try:
                 if expected_version is not None and expected_version != state.version:
                     raise VersionConflict(game_id, expected_version, state.version)
@@ -454,9 +466,14 @@ class GameApp:
                     original = await self._probe(game_id, request_id, rhash)
                     if original is not None:
                         return await self._outcome(game_id, meta, seat, original, [], True)
-                if isinstance(exc, VersionConflict) and expected_version is None \
-                        and attempt < 4:
-                    continue  # someone else moved between our read and append: decide again
+                if isinstance(exc, VersionConflict) and attempt < 4 and (
+                        expected_version is None or exc.actual == expected_version):
+                    continue  # our cache was behind, or someone moved first: decide again
+                if attempt == 0 and isinstance(exc, RummyError):
+                    # refused on the cached state: make sure the refusal holds on the latest
+                    latest, _ = await self._load(game_id)
+                    if latest.version != state.version:
+                        continue
                 raise
             if result.duplicate:
                 return await self._outcome(game_id, meta, seat, result, [], True)
@@ -529,8 +546,10 @@ class GameApp:
         out: list[StoredEvent] = []
         async with lock:
             meta = await self._meta(game_id)
+            first = True
             while not self._closing:
-                state, ts = await self._load(game_id)
+                state, ts = await self._load(game_id, fresh=first)
+                first = False
                 if state.phase == GAME_OVER:
                     break
                 spec = meta["seats"][state.turn]
@@ -556,6 +575,7 @@ class GameApp:
                                                 request_id=f"bot:{state.version}",
                                                 request_hash="bot", response=None)
                 except VersionConflict:
+                    first = True  # another server moved: reload from the store
                     continue
                 metrics.COMMANDS_TOTAL.labels(kind, "ok").inc()
                 if not result.duplicate:

@@ -6,13 +6,16 @@ field names are the proto field names; tables and hands become ``repeated Cards`
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from google.protobuf import json_format
 from rummy_api.v1 import game_service_pb2 as pb
 
+from rummy.cards import format_card
 from rummy.events import Event, to_dict
 from rummy.melds import Table, format_table
+from rummy.rules import RuleSet
 from rummy.views import PlayerView
 
 _PAYLOAD_FIELD = {
@@ -29,16 +32,21 @@ ACTION_NAMES = {v: k for k, v in _ACTIONS.items()}
 """Proto ``Action`` value -> the core's action kind (``"draw"``, ...)."""
 
 
-def _payload_dict(data: dict[str, Any]) -> dict[str, Any]:
-    """A ``to_dict`` event dict reshaped for ``json_format.ParseDict`` into its payload."""
+def _payload_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of a payload message from a ``to_dict`` event dict."""
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key in ("type", "v") or value is None:
             continue
         if key in ("table", "hands"):
-            value = [{"cards": list(m)} for m in value]
+            value = [pb.Cards(cards=m) for m in value]
+        elif key == "rules":
+            value = pb.RuleSet(**value)
         out[key] = value
     return out
+
+
+_PAYLOAD_CLASS = {name: getattr(pb, name) for name in _PAYLOAD_FIELD}
 
 
 def event_dict_to_proto(data: dict[str, Any], version: int, ts: float) -> pb.Event:
@@ -48,9 +56,8 @@ def event_dict_to_proto(data: dict[str, Any], version: int, ts: float) -> pb.Eve
         KeyError: unknown event type.
     """
     etype = data["type"]
-    msg = pb.Event(version=version, type=etype, ts=ts)
-    json_format.ParseDict(_payload_dict(data), getattr(msg, _PAYLOAD_FIELD[etype]))
-    return msg
+    payload = _PAYLOAD_CLASS[etype](**_payload_kwargs(data))
+    return pb.Event(version=version, type=etype, ts=ts, **{_PAYLOAD_FIELD[etype]: payload})
 
 
 def event_to_proto(event: Event, version: int, ts: float) -> pb.Event:
@@ -68,25 +75,31 @@ def table_from_proto(melds: Any) -> list[list[str]]:
     return [list(m.cards) for m in melds]
 
 
+@functools.lru_cache(maxsize=256)
+def rules_to_proto(rules: RuleSet) -> pb.RuleSet:
+    """The proto ``RuleSet`` of a core rule set (cached: rule sets are frozen values; do not
+    mutate the result, copy it)."""
+    return pb.RuleSet(**rules.to_dict())
+
+
 def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView:
     """A proto ``PlayerView`` of a core view; ``turn_deadline`` in seconds since the epoch."""
-    d = v.to_dict()
     msg = pb.PlayerView(
         players=v.players, names=v.names, version=v.version, round=v.round, dealer=v.dealer,
         turn=v.turn, phase=_PHASES.get(v.phase, pb.PHASE_UNSPECIFIED), draws=v.draws,
-        hand=d["hand"], hand_sizes=v.hand_sizes, table=table_to_proto(v.table),
-        stock_size=v.stock_size, totals=v.totals, rounds_won=v.rounds_won, opened=v.opened,
-        actions=[_ACTIONS[a] for a in v.actions], hand_points=v.hand_points,
-        turn_deadline=turn_deadline)
+        hand=[format_card(c) for c in v.hand], hand_sizes=v.hand_sizes,
+        table=table_to_proto(v.table), stock_size=v.stock_size, totals=v.totals,
+        rounds_won=v.rounds_won, opened=v.opened, actions=[_ACTIONS[a] for a in v.actions],
+        hand_points=v.hand_points, turn_deadline=turn_deadline)
     if v.seat is not None:
         msg.seat = v.seat
     if v.final_turns_left is not None:
         msg.final_turns_left = v.final_turns_left
-    json_format.ParseDict(d["rules"], msg.rules)
-    if d["last_round"]:
-        json_format.ParseDict(_payload_dict(d["last_round"]), msg.last_round)
-    if d["result"]:
-        json_format.ParseDict(_payload_dict(d["result"]), msg.result)
+    msg.rules.CopyFrom(rules_to_proto(v.rules))
+    if v.last_round is not None:
+        msg.last_round.CopyFrom(pb.RoundScored(**_payload_kwargs(to_dict(v.last_round))))
+    if v.result is not None:
+        msg.result.CopyFrom(pb.GameEnded(**_payload_kwargs(to_dict(v.result))))
     return msg
 
 
@@ -103,7 +116,6 @@ def view_from_proto(msg: pb.PlayerView) -> PlayerView:
     """
     from rummy.cards import parse_card
     from rummy.melds import parse_table
-    from rummy.rules import RuleSet
 
     rules = RuleSet.from_dict(json_format.MessageToDict(
         msg.rules, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
