@@ -233,6 +233,10 @@ class PlaySession:
             return "info"
         if not word and self.state.phase == DRAW:
             word = "d"  # Enter draws when drawing is the only thing to do
+        elif not word:
+            c.print(f"you may: {self.actions_text(view(self.state, HUMAN))}; h for help",
+                    highlight=False)
+            return "info"
         try:
             cmd = self.parse(word, rest)
         except NotationError as e:

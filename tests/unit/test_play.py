@@ -144,12 +144,13 @@ def test_add_and_extend_shorthands_build_the_whole_new_table() -> None:
 
 def test_help_hint_view_and_enter() -> None:
     session, out = _session(seed=11)
-    session.input_fn = scripted(["h", "hint", "v", "", "q"])
+    session.input_fn = scripted(["h", "hint", "v", "", "", "q"])
     assert session.run() == 1
     text = out.getvalue()
     assert "x <n> <cards>" in text
     assert "the basic bot would type:" in text
     assert "You draw" in text  # Enter draws when drawing is due
+    assert "you may: m/a/x meld, p pass" in text  # ... and otherwise lists the choices
     assert "You left the game" in text
 
 
