@@ -577,13 +577,15 @@ class GameApp:
                 except VersionConflict:
                     first = True  # another server moved: reload from the store
                     continue
+                if result.duplicate:  # another server played this very bot move first
+                    first = True
+                    continue
                 metrics.COMMANDS_TOTAL.labels(kind, "ok").inc()
-                if not result.duplicate:
-                    out.extend(result.events)
-                    self._remember(game_id, new_state, result.events[-1].ts)
-                    if new_state.phase == GAME_OVER:
-                        await self._finish(game_id)
-                        break
+                out.extend(result.events)
+                self._remember(game_id, new_state, result.events[-1].ts)
+                if new_state.phase == GAME_OVER:
+                    await self._finish(game_id)
+                    break
                 if self._bot_delay:
                     await asyncio.sleep(self._bot_delay)
                 else:

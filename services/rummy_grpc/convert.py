@@ -128,5 +128,6 @@ def view_from_proto(msg: pb.PlayerView) -> PlayerView:
         stock_size=msg.stock_size,
         final_turns_left=msg.final_turns_left if msg.HasField("final_turns_left") else None,
         totals=tuple(msg.totals), rounds_won=tuple(msg.rounds_won),
-        opened=tuple(msg.opened) or (False,) * msg.players, actions=tuple(ACTION_NAMES[a] for a in msg.actions),
+        opened=tuple(msg.opened) or (False,) * msg.players,
+        actions=tuple(ACTION_NAMES[a] for a in msg.actions),
         last_round=None, result=None)

@@ -91,8 +91,11 @@ async def test_bad_input_gets_the_right_code_and_appends_nothing(running, store)
     assert rpc_error_rule(err) == "R3.6"
     await stub.Draw(pb.DrawRequest(game_id=gid, token=tokens[turn]))
     before = await store.version(gid)
-    meld = lambda *melds: pb.MeldRequest(
-        game_id=gid, token=tokens[turn], table=[pb.Cards(cards=m) for m in melds])
+
+    def meld(*melds):
+        return pb.MeldRequest(game_id=gid, token=tokens[turn],
+                              table=[pb.Cards(cards=m) for m in melds])
+
     err = await _refused(stub.Meld(meld(["ZZ", "2S", "3S"])), codes.INVALID_ARGUMENT)
     assert "ZZ" in err.details()
     err = await _refused(stub.Meld(meld(["AS", "2S", "*"])), codes.INVALID_ARGUMENT)
