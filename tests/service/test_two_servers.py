@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import grpc
 import pytest
-
-from rummy.events import from_dict
-from rummy.invariants import verify_log
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.server import create_server
+
+from rummy.events import from_dict
+from rummy.invariants import verify_log
 
 from .conftest import bots, humans, play_turns
 
