@@ -132,3 +132,65 @@ def test_image_extras_and_pins_match_pyproject() -> None:
         assert name in extras
         assert f'"{tools_pin}"' in runs, f"{name}.Dockerfile must pin {tools_pin} like pyproject"
     assert project["requires-python"] == ">=3.11"
+
+
+def _dockerignored(rel: str, patterns: list[str]) -> bool:
+    """Whether BuildKit would leave ``rel`` (a posix path) out of the build context."""
+    from fnmatch import fnmatch
+    parts = rel.split("/")
+    for pat in patterns:
+        if pat.startswith("**/"):
+            if any(fnmatch(p, pat[3:]) for p in parts):
+                return True
+        elif any(fnmatch("/".join(parts[:i]), pat) for i in range(1, len(parts) + 1)):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", ["service"])
+def test_the_image_build_recipe_makes_a_complete_wheel(name: str, tmp_path: Path) -> None:
+    """The build stage, replayed without Docker: the context (the working tree minus the
+    .dockerignore), protoc, ``pip wheel``; the wheel alone must hold the generated gRPC code
+    and every package, and its ``rummy`` must list the adapters' subcommands."""
+    pytest.importorskip("grpc_tools")
+    pytest.importorskip("setuptools")
+    patterns = [ln.strip() for ln in
+                (DEPLOY / f"{name}.Dockerfile.dockerignore").read_text().splitlines()
+                if ln.strip() and not ln.startswith("#")]
+    ctx = tmp_path / "src"
+    for path in REPO.rglob("*"):
+        rel = path.relative_to(REPO).as_posix()
+        if path.is_file() and not _dockerignored(rel, patterns):
+            (ctx / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ctx / rel).write_bytes(path.read_bytes())
+    assert not list((ctx / "services" / "rummy_api" / "v1").glob("*_pb2*"))
+    protos = [p.relative_to(ctx).as_posix() for p in (ctx / "proto/rummy_api/v1").glob("*.proto")]
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-Iproto", "--python_out=services",
+                    "--grpc_python_out=services", "--pyi_out=services", *protos], cwd=ctx,
+                   check=True, timeout=120)
+    # --no-build-isolation: no network here; the image build fetches setuptools itself.
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--wheel-dir", str(tmp_path / "wheels"), "."],
+                   cwd=ctx, check=True, timeout=300, capture_output=True)
+    import zipfile
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        z.extractall(site)
+    assert "rummy_api/v1/game_service_pb2_grpc.py" in names
+    for pkg in ("rummy", "rummy/bots", "rummy_api", "rummy_store", "rummy_grpc", "rummy_worker"):
+        assert f"{pkg}/__init__.py" in names, pkg
+    entry = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "rummy = rummy.cli:main" in (site / entry).read_text()
+    out = subprocess.run([sys.executable, "-c", "import sys, rummy_api.v1.game_service_pb2, "
+                          "rummy_grpc, rummy_worker\nfrom rummy.cli import main\n"
+                          "print(rummy_grpc.__file__, rummy_worker.__file__)\n"
+                          "sys.exit(main(['--help']))"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, check=False,
+                         env={**os.environ, "PYTHONPATH": str(site)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[:2] == [str(site / "rummy_grpc" / "__init__.py"),
+                                      str(site / "rummy_worker" / "__init__.py")]
+    for sub in ("serve", "worker", "batch", "play", "simulate", "replay"):
+        assert sub in out.stdout
