@@ -104,6 +104,14 @@ def test_every_workload_has_resource_limits_and_probes(objects: list[dict[str, A
         assert "livenessProbe" in c or "readinessProbe" in c
 
 
+def test_service_pods_are_drained_one_at_a_time(objects: list[dict[str, Any]]) -> None:
+    pdb = _get(objects, "PodDisruptionBudget", "rummy-service")
+    pod_labels = _get(objects, "Deployment", "rummy-service")["spec"]["template"]["metadata"][
+        "labels"]
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+
+
 def test_event_store_is_a_durable_statefulset() -> None:
     objs = _base_objects()
     sts = _get(objs, "StatefulSet", "redis-events")
