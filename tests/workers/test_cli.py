@@ -137,3 +137,45 @@ def test_ab_command_and_bad_input(cli_worker, tmp_path: Path):
     assert bad.returncode == 2 and "unknown bot" in bad.stderr
     bad = _rummy("batch", "report", "no-such-batch", env=env, check=False)
     assert bad.returncode == 2 and "no batch" in bad.stderr
+
+
+AMQP_URL = os.environ.get("RUMMY_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
+
+
+def _amqp_up() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5672), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _amqp_up(), reason="no RabbitMQ on 127.0.0.1:5672")
+def test_rabbitmq_broker(tmp_path: Path, prefix: str, queue: str):
+    """RabbitMQ as the broker (batch state stays in Redis): same report as locally."""
+    env = worker_env({"RUMMY_BROKER_URL": AMQP_URL, "RUMMY_KEY_PREFIX": prefix,
+                      "RUMMY_QUEUE": queue})
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rummy", "worker", "-c", "1", "-l", "info", "--",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        args = ["--games", "12", "--players", "2", "--bots", "random", "--seed", "8"]
+        try:
+            sub = _rummy("batch", "submit", *args, "--chunk-size", "5", "--wait", "--json", "-",
+                         env=env)
+        except subprocess.TimeoutExpired as e:
+            raise AssertionError(f"{e}\nsubmit stderr: {e.stderr}\nworker log:\n"
+                                 + (tmp_path / "worker.log").read_text()[-4000:]) from None
+        doc = json.loads(sub.stdout.split("\n", 1)[1])
+        local = _rummy("simulate", *args, "--jobs", "1", "--quiet", "--json", "-", env=env)
+        assert doc["complete"] and doc["report"] == json.loads(local.stdout)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+        log.close()
+        from kombu import Connection
+
+        with Connection(AMQP_URL) as conn:
+            conn.default_channel.queue_delete(queue)
