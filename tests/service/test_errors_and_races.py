@@ -166,3 +166,29 @@ async def test_metrics_are_recorded(running):
                   code="FAILED_PRECONDITION") >= 1
     assert sample("rummy_rule_validation_seconds_count") > 0
     assert sample("rummy_event_append_seconds_count") > 0
+
+
+async def test_reads_refuse_unknown_games_bad_tokens_and_bad_versions(running):
+    stub = running.stub
+    gid, tokens, _ = await _game(stub)
+    codes = grpc.StatusCode
+
+    async def first(req):
+        async for msg in stub.StreamEvents(req):
+            return msg
+
+    await _refused(first(pb.StreamEventsRequest(game_id="nope")), codes.NOT_FOUND)
+    await _refused(first(pb.StreamEventsRequest(game_id=gid, token="bad")),
+                   codes.PERMISSION_DENIED)
+    await _refused(first(pb.StreamEventsRequest(game_id=gid, after_version=-1)),
+                   codes.INVALID_ARGUMENT)
+    await _refused(stub.GetState(pb.GetStateRequest(game_id=gid, version=99)),
+                   codes.INVALID_ARGUMENT)
+    await _refused(stub.GetEvents(pb.GetEventsRequest(game_id="nope")), codes.NOT_FOUND)
+    # mid-game, a spectator's log is redacted
+    log = await stub.GetEvents(pb.GetEventsRequest(game_id=gid))
+    assert not log.full_information
+    assert not log.events[0].game_started.HasField("seed")
+    assert not log.events[1].round_started.deck
+    mine = await stub.GetEvents(pb.GetEventsRequest(game_id=gid, token=tokens[0]))
+    assert len(mine.events[1].round_started.hand) == 10
