@@ -16,6 +16,11 @@ from rummy.melds import EFF_BIT, VALID_MELDS, Meld
 _MELDS_BY_SIZE: tuple[tuple[int, tuple[int, ...]], ...] = tuple(sorted(
     ((m, tuple(i for i in range(52) if m >> i & 1)) for m in VALID_MELDS),
     key=lambda mc: (-len(mc[1]), -sum(POINTS[c] for c in mc[1]), mc[1])))
+#: for each real card, (greedy order, mask, cards) of the legal melds whose lowest card it is.
+_BY_LOW: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...] = tuple(
+    tuple((i, m, cards) for i, (m, cards) in enumerate(_MELDS_BY_SIZE)
+          if (m & -m).bit_length() - 1 == low)
+    for low in range(52))
 _TRIPLES: tuple[tuple[int, tuple[int, ...]], ...] = tuple(
     mc for mc in _MELDS_BY_SIZE if len(mc[1]) == 3)
 
@@ -36,16 +41,17 @@ def form_hand_melds(hand: Sequence[int]) -> tuple[list[Meld], list[int]]:
     """
     left = list(hand)
     melds: list[Meld] = []
-    while True:
+    hm = _mask(left)
+    candidates = sorted(x for c in {c for c in left if c < 52} for x in _BY_LOW[c]
+                        if x[1] & hm == x[1])
+    while candidates:  # the hand only shrinks, so the candidates only shrink
+        _, m, cards = candidates[0]
+        melds.append(cards)
+        for c in cards:
+            left.remove(c)
         hm = _mask(left)
-        for m, cards in _MELDS_BY_SIZE:
-            if m & hm == m:
-                melds.append(cards)
-                for c in cards:
-                    left.remove(c)
-                break
-        else:
-            return melds, left
+        candidates = [x for x in candidates if x[1] & hm == x[1]]
+    return melds, left
 
 
 def joker_melds(left: list[int]) -> list[Meld]:
@@ -80,10 +86,11 @@ def lay_off(melds: list[Meld], left: list[int], *, jokers: bool = True) -> bool:
     valid = VALID_MELDS.get
     changed = False
     progress = True
+    masks = [sum(map(EFF_BIT.__getitem__, meld)) for meld in melds]
     while progress and left:
         progress = False
         for i, meld in enumerate(melds):
-            mm = sum(EFF_BIT[c] for c in meld)
+            mm = masks[i]
             n = len(meld) + 1
             for c in left:
                 if c == JOKER:
@@ -92,11 +99,13 @@ def lay_off(melds: list[Meld], left: list[int], *, jokers: bool = True) -> bool:
                     for d in range(52):
                         if valid(mm + (1 << d)) == n:
                             melds[i] = meld + (TABLE_JOKER_BASE + d,)
+                            masks[i] = mm + (1 << d)
                             break
                     else:
                         continue
                 elif valid(mm + (1 << c)) == n:
                     melds[i] = meld + (c,)
+                    masks[i] = mm + (1 << c)
                 else:
                     continue
                 left.remove(c)
