@@ -2,7 +2,7 @@
 since the core never imports grpc or redis):
 
 * ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]``
-* ``rummy export GAME_ID --redis-url URL > game.jsonl`` (one ``rummy.events.dumps`` line per
+* ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
 * ``rummy replay --redis-url URL GAME_ID [--step] [--at N]`` (registered here only when the
   core's parser has no ``replay`` of its own, e.g. under ``python -m rummy_grpc``)
@@ -21,6 +21,10 @@ import sys
 from typing import Any, TextIO
 
 from rummy.events import Event, dumps, from_dict
+
+LOCAL_REDIS = "redis://127.0.0.1:6379/0"
+DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
+"""Where ``export`` and ``replay`` look without ``--redis-url``."""
 
 
 def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
@@ -53,7 +57,8 @@ def add_export_parser(sub: Any) -> argparse.ArgumentParser:
         description="Write the full event log of GAME_ID from the event store to stdout, one "
         "JSON line per event (the format `rummy replay FILE` reads).")
     p.add_argument("game_id", metavar="GAME_ID")
-    p.add_argument("--redis-url", required=True, help="event store Redis URL")
+    p.add_argument("--redis-url", default=DEFAULT_REDIS_URL,
+                   help=f"event store Redis URL (default: $RUMMY_REDIS_URL or {LOCAL_REDIS})")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_export)
@@ -65,7 +70,8 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "replay", help="rebuild a stored game from the event store, verifying every event")
     p.add_argument("game_id", metavar="GAME_ID")
-    p.add_argument("--redis-url", required=True, help="event store Redis URL")
+    p.add_argument("--redis-url", default=DEFAULT_REDIS_URL,
+                   help=f"event store Redis URL (default: $RUMMY_REDIS_URL or {LOCAL_REDIS})")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.add_argument("--step", action="store_true", help="print each event and the state after it")
     p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
