@@ -69,6 +69,9 @@ MAX_MELDS = 60
 MAX_TABLE_CARDS = 120
 """Most card tokens a Meld request may carry (the deck has 106)."""
 MAX_NAME = 40
+INLINE_BOTS = frozenset({"random", "basic"})
+"""Bot strategies cheap enough (well under a millisecond a move) to run on the event loop;
+others run in a worker thread."""
 _PROBE_VERSION = 2**40  # an expected_version no stream reaches: a probe that never appends
 _DEFAULT_MOVE = {DRAW: "draw", MELD_OR_PASS: "pass", KNOCK_OR_END: "end_turn"}
 
@@ -558,7 +561,15 @@ class GameApp:
                     break
                 seat = state.turn
                 bot = make_bot(spec["strategy"], _bot_seed(game_id, seat, state.version))
-                cmd = bot.act(view(state, seat))
+                try:
+                    if spec["strategy"] in INLINE_BOTS:
+                        cmd = bot.act(view(state, seat))
+                    else:  # a searching bot: keep the event loop serving other games
+                        cmd = await asyncio.to_thread(bot.act, view(state, seat))
+                except Exception:  # a bot bug must not fail the human's command
+                    log.exception("bot %s failed in game %s", spec["strategy"], game_id)
+                    metrics.COMMANDS_TOTAL.labels("unknown", "bot_error").inc()
+                    break
                 kind = type(cmd).__name__.lower().replace("endturn", "end_turn")
                 t0 = time.perf_counter()
                 try:
