@@ -1,0 +1,80 @@
+"""The error table and the message translation, without a server."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from rummy_grpc.convert import event_to_proto, view_from_proto, view_to_proto
+from rummy_grpc.errors import (
+    BadRequest,
+    GameNotFound,
+    PermissionDenied,
+    Unauthenticated,
+    map_error,
+    outcome,
+)
+from rummy_store import RequestIdReused, StoreError, VersionConflict
+
+from rummy.errors import (
+    GameOverError,
+    IllegalMoveError,
+    InvalidRuleSetError,
+    NotationError,
+    NotYourTurnError,
+)
+from rummy.events import to_dict
+from rummy.views import redact, view
+
+from ..conftest import play_random_game
+
+C = grpc.StatusCode
+
+
+@pytest.mark.parametrize(("exc", "code", "rule"), [
+    (NotationError("bad card 'ZZ'", token="ZZ"), C.INVALID_ARGUMENT, "R1.4"),
+    (InvalidRuleSetError("unknown rule variant 'x'"), C.INVALID_ARGUMENT, "R11"),
+    (BadRequest("2 to 5 seats"), C.INVALID_ARGUMENT, ""),
+    (IllegalMoveError("R5.8", "joker"), C.FAILED_PRECONDITION, "R5.8"),
+    (GameOverError(), C.FAILED_PRECONDITION, "R9.1"),
+    (NotYourTurnError("seat 1's turn"), C.PERMISSION_DENIED, "R3"),
+    (PermissionDenied("bad token"), C.PERMISSION_DENIED, ""),
+    (Unauthenticated("no token"), C.UNAUTHENTICATED, ""),
+    (GameNotFound("no game"), C.NOT_FOUND, ""),
+    (VersionConflict("g", 3, 4), C.ABORTED, ""),
+    (RequestIdReused("g", "r"), C.ALREADY_EXISTS, ""),
+    (StoreError("down"), C.UNAVAILABLE, ""),
+])
+def test_every_error_maps_to_its_status_with_the_rule(exc, code, rule):
+    mapped = map_error(exc)
+    assert mapped is not None and mapped.code == code and mapped.rule == rule
+    md = dict(mapped.trailing_metadata())
+    assert md.get("rummy-rule", "") == rule
+    assert "grpc-status-details-bin" in md
+    assert outcome(exc) == mapped.reason.lower()
+
+
+def test_unexpected_errors_are_not_mapped():
+    assert map_error(KeyError("x")) is None
+    assert outcome(KeyError("x")) == "error"
+    assert outcome(None) == "ok"
+
+
+def test_views_and_events_round_trip_through_protobuf():
+    state, events, states = play_random_game(5, players=3)
+    for s in states[::7]:
+        for seat in range(3):
+            v = view(s, seat)
+            back = view_from_proto(view_to_proto(v))
+            assert back == v.__class__(**{**{f: getattr(v, f) for f in v.__slots__},
+                                         "last_round": None, "result": None})
+    for i, e in enumerate(events, 1):
+        for seat in (None, 0, 2):
+            r = redact(e, seat, players=3, hand_size=10)
+            msg = event_to_proto(r, i, 1.5)
+            payload = getattr(msg, msg.WhichOneof("payload"))
+            assert msg.type == e.TYPE and msg.version == i
+            d = to_dict(r)
+            if "card" in d:
+                assert payload.HasField("card") == (d["card"] is not None)
+            if "seed" in d:
+                assert payload.HasField("seed") == (d["seed"] is not None)
