@@ -100,6 +100,7 @@ COMMANDS: dict[str, str] = {
     # inline mentions in the text
     "rummy simulate": "help",
     "rummy serve": "help",
+    "rummy export": "help",
     "rummy serve --help": "run",
     "rummy batch": "help",
     "rummy worker": "help",
