@@ -106,3 +106,20 @@ def test_design_metric_is_declared_in_the_code(name: str, kind: str) -> None:
     declared = declared_metrics()
     assert name in declared, f"{name} (DESIGN.md, Metrics) is not declared in services/ or workers/"
     assert declared[name] == kind
+
+
+def test_alert_rules_are_loaded_and_use_declared_metrics(prometheus_config: dict[str, Any],
+                                                         compose: dict[str, Any]) -> None:
+    mounts = dict(str(m).split(":")[:2] for m in compose["services"]["prometheus"]["volumes"])
+    for rule_file in prometheus_config["rule_files"]:
+        source = next(src for src, dst in mounts.items() if dst == rule_file)
+        groups = load_yaml(DEPLOY / source)["groups"]
+        rules = [r for g in groups for r in g["rules"]]
+        assert rules and all(r["alert"] and r["expr"] for r in rules)
+        declared = declared_metrics()
+        jobs = {j["job_name"] for j in prometheus_config["scrape_configs"]}
+        for r in rules:
+            for series in re.findall(r"\brummy_[a-z0-9_]+", r["expr"]):
+                assert series_base(series) in declared, f"{r['alert']}: {series}"
+            for job in re.findall(r'job="([^"]+)"', r["expr"]):
+                assert job in jobs, f"{r['alert']}: no scrape job {job}"
