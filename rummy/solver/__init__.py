@@ -20,17 +20,7 @@ from dataclasses import dataclass
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
 from rummy.melds import Meld, Table, canonical_table, table_text
-from rummy.solver.search import (
-    CARD_OF_POS,
-    FIELD,
-    FMASK,
-    INF,
-    LOW,
-    MAX_COPIES,
-    MELDS_ALL,
-    POS_OF_CARD,
-    Search,
-)
+from rummy.solver.search import INF, Search, pack_state
 
 #: weight of one point and one card in the cost of a card left in hand (see search.py)
 _PTS_W = 256
@@ -59,47 +49,57 @@ class Play:
 
 
 def _cost_vectors(objective: str) -> tuple[list[int], int]:
+    """Cost of leaving each real card 0..51, and a joker, in the hand (see search.py)."""
     if objective == "points":
-        return [POINTS[CARD_OF_POS[p]] * _PTS_W + 1 for p in range(52)], 25 * _PTS_W + 1
+        return [POINTS[c] * _PTS_W + 1 for c in range(52)], 25 * _PTS_W + 1
     if objective == "cards":
-        return [_CARDS_W + POINTS[CARD_OF_POS[p]] for p in range(52)], _CARDS_W + 25
+        return [_CARDS_W + POINTS[c] for c in range(52)], _CARDS_W + 25
     raise ValueError(f"objective must be one of {_OBJECTIVES}, got {objective!r}")
 
 
-def _pack(counts: Sequence[int]) -> int:
-    """Pack 52 counts (indexed by real card) into rank-major 4-bit fields."""
-    v = 0
-    for c, k in enumerate(counts):
-        if k:
-            if k > MAX_COPIES:
-                raise ValueError(f"more than {MAX_COPIES} copies of one card in a position")
-            v |= k << (FIELD * POS_OF_CARD[c])
-    return v
+def _templates_by_card() -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """For each real card, the other cards of every group of 3–4 / sequence of 3–5 with it."""
+    out: list[list[tuple[int, ...]]] = [[] for _ in range(52)]
+    melds: list[list[int]] = []
+    for r in range(13):
+        for mask in range(16):
+            if bin(mask).count("1") >= 3:
+                melds.append([s * 13 + r for s in range(4) if mask >> s & 1])
+    for s in range(4):
+        for start in range(14):
+            for length in (3, 4, 5):
+                if start + length <= 14:
+                    melds.append([s * 13 + p % 13 for p in range(start, start + length)])
+    for meld in melds:
+        for c in meld:
+            out[c].append(tuple(d for d in meld if d != c))
+    return tuple(tuple(x) for x in out)
 
 
-def _prune_dead(m: int, o: int, wild: int) -> int:
-    """Drop optional copies that no template can use, to a fixed point (exact: such a card
-    is in no meld of any legal new table)."""
-    while True:
-        nzt = ((m | o) | (m | o) >> 1 | (m | o) >> 2) & LOW
-        dead = 0
-        rest = o
-        while rest:
-            low = rest & -rest
-            sh = (low.bit_length() - 1) & ~3
-            p = sh >> 2
-            rest &= ~(FMASK << sh)
-            if (m >> sh) & FMASK:
-                continue
-            for d in MELDS_ALL[p]:
-                miss = d & ~nzt
-                if not miss or miss.bit_count() <= wild:
-                    break
-            else:
-                dead |= FMASK << sh
-        if not dead:
-            return o
-        o &= ~dead
+_PARTNERS = _templates_by_card()
+
+
+def _prune_dead(mand: list[int], opt: list[int], wild: int) -> list[int]:
+    """Optional copies that no meld can use, removed to a fixed point; returns the dead
+    counts. Exact: a dead card is in no meld of any legal new table."""
+    dead = [0] * 52
+    changed = True
+    while changed:
+        changed = False
+        for c in range(52):
+            if opt[c] and not mand[c]:
+                for others in _PARTNERS[c]:
+                    missing = 0
+                    for d in others:
+                        if not (mand[d] or opt[d]):
+                            missing += 1
+                    if missing <= wild:
+                        break
+                else:
+                    dead[c] += opt[c]
+                    opt[c] = 0
+                    changed = True
+    return dead
 
 
 def _joker_options(real_table: Counter[int], before: Counter[int],
@@ -174,11 +174,18 @@ def best_play(
     hand_jokers = hand_c.pop(JOKER, 0)
     real_hand = Counter({c: k for c, k in hand_c.items() if k > 0})
 
-    best: tuple[int, Search, int, int, int, int, dict[int, int]] | None = None
+    all_hand_cost = sum(cost[c] * k for c, k in real_hand.items()) + wcost * hand_jokers
+    # Phase A: table jokers keep their cards, hand jokers are only parked at the end; a quick
+    # feasible bound. Phase B: every R5.8 choice with wildcards placed anywhere, searching
+    # only for plays strictly better than the best so far (exact).
+    best_left = all_hand_cost  # playing nothing (R5.1: not a play)
+    best: tuple[Search, int, dict[int, int]] | None = None
     exceeded = False
-    all_hand_cost = sum(cost[POS_OF_CARD[c]] * k for c, k in real_hand.items()) \
-        + wcost * hand_jokers
-    for freed in _joker_options(real_table, before, real_hand):
+    phases: list[tuple[dict[int, int], bool]] = [({}, False)]
+    phases += [(freed, True) for freed in _joker_options(real_table, before, real_hand)]
+    for freed, fill in phases:
+        if not best_left:
+            break  # every hand card is played: nothing can be better
         mand = [0] * 52
         opt = [0] * 52
         for c, k in real_table.items():
@@ -192,116 +199,149 @@ def best_play(
             mand[c] += forced
             opt[c] -= forced
         wm = sum(freed.values())
-        m = _pack(mand)
-        o_full = _pack(opt)
-        o = _prune_dead(m, o_full, wm + hand_jokers)
-        search = Search(cost, wcost, node_limit)
-        dropped = search.solve(m, o, wm, hand_jokers)
+        wild = wm + hand_jokers if fill else 0
+        dead = _prune_dead(mand, opt, wild)
+        dead_cost = sum(cost[c] * k for c, k in enumerate(dead))
+        if dead_cost >= best_left:
+            continue
+        search = Search(mand, opt, cost, wcost, wild, node_limit, fill=fill)
+        st = pack_state(wm, hand_jokers)
+        dropped = search.solve(0, st, best_left - dead_cost)
         exceeded = exceeded or search.exceeded
-        if dropped >= INF:
-            continue
-        # cards pruned as dead and cards dropped by the search are both left in hand
-        played_cost = all_hand_cost - _left_cost(cost, o_full, o, dropped)
-        if played_cost <= 0:
-            continue
-        if best is None or played_cost > best[0]:
-            best = (played_cost, search, m, o, wm, hand_jokers, freed)
+        if dropped + dead_cost < best_left:
+            best_left = dropped + dead_cost
+            best = (search, st, freed)
     if best is None:
         return None
-    _, search, m, o, wm, wo, freed = best
-    pieces = search.trace(m, o, wm, wo)
-    new_table, added = _build_table(pieces, search.final_wild, real_table, before, freed)
+    search, st, freed = best
+    steps, end = search.trace(st)
+    new_table = _build_table(search, steps, end, before, freed)
+    new_real = Counter(c for m in new_table for c in m if c < 52)
+    jokers_added = sum(1 for m in new_table for c in m if c >= TABLE_JOKER_BASE) \
+        - sum(before.values())
+    added = list((new_real - real_table).elements()) + [JOKER] * jokers_added
     return Play(table=canonical_table(new_table), cards=tuple(sorted(added)),
                 points=sum(POINTS[c] for c in added), optimal=not exceeded)
 
 
-def _left_cost(cost: Sequence[int], o_full: int, o_live: int, dropped: int) -> int:
-    """Cost of every optional card left in hand: pruned dead copies plus dropped ones."""
-    dead = o_full - o_live
-    total = dropped
-    while dead:
-        low = dead & -dead
-        sh = (low.bit_length() - 1) & ~3
-        total += cost[sh >> 2] * ((dead >> sh) & FMASK)
-        dead &= ~(FMASK << sh)
-    return total
+def _build_table(search: Search, steps: list[tuple[int, tuple[int, ...]]], end: int,
+                 before: Counter[int], freed: dict[int, int]) -> list[Meld]:
+    """Turn the traced decisions into table melds with physical cards.
 
-
-def _build_table(pieces: list[tuple[int, tuple[int, ...], int]], final_wild: tuple[int, int],
-                 real_table: Counter[int], before: Counter[int],
-                 freed: dict[int, int]) -> tuple[list[Meld], list[int]]:
-    """Turn traced templates into table melds with physical cards, and the added cards."""
+    Sequences are tracked explicitly (oldest first, so the oldest stop first), groups are
+    cut per position (each suit is left out of ``G - g`` distinct groups).
+    """
     kept = {c: before[c] - freed.get(c, 0) for c in before}
-    kept = {c: k for c, k in kept.items() if k > 0}
-    wild_used = 0
-    real_used: Counter[int] = Counter()
-    melds: list[list[int]] = []
-    for _pivot, tmpl, wild in pieces:
-        meld: list[int] = []
-        for q in tmpl:
-            card = CARD_OF_POS[q]
-            if (wild >> (FIELD * q)) & FMASK:
-                meld.append(TABLE_JOKER_BASE + card)
-                wild_used += 1
-            elif kept.get(card, 0):
-                kept[card] -= 1  # a joker that keeps its declared card (R5.7)
-                meld.append(TABLE_JOKER_BASE + card)
-            else:
-                meld.append(card)
-                real_used[card] += 1
-        melds.append(meld)
-    assert not any(kept.values()), "a kept table joker was not placed"
-    leftover = sum(final_wild)
-    if leftover:  # three or more jokers with nothing to join: melds of jokers alone
-        sizes = []
-        while leftover:
-            take = leftover if leftover <= 5 else (3 if leftover - 3 >= 3 else leftover - 3)
-            sizes.append(take)
-            leftover -= take
-        for size in sizes:
-            melds.append([TABLE_JOKER_BASE + r for r in range(size)])  # *AS *2S ...
-            wild_used += size
-    added = [c for c, k in (real_used - real_table).items() for _ in range(k)]
-    added += [JOKER] * (wild_used - sum(freed.values()))  # hand jokers placed (R5.6)
-    return _merge_runs([tuple(m) for m in melds]), added
-
-
-def _line(meld: Meld) -> tuple[int, int, int] | None:
-    """(suit, first, last) line position of a sequence (0..13, 13 = high ace), else None."""
-    eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in meld]
-    suits = {e // 13 for e in eff}
-    ranks = sorted(e % 13 for e in eff)
-    if len(suits) != 1 or len(set(ranks)) != len(ranks) or len(ranks) < 3:
-        return None
-    if ranks[-1] - ranks[0] == len(ranks) - 1:
-        return suits.pop(), ranks[0], ranks[-1]
-    if ranks[0] == 0 and ranks[-1] == 12:
-        hi = [r if r else 13 for r in ranks]
-        return suits.pop(), min(hi), max(hi)
-    return None
-
-
-def _merge_runs(melds: list[Meld]) -> list[Meld]:
-    """Join sequences of one suit that meet end to end (display only; still legal)."""
-    runs: dict[int, list[tuple[int, int, Meld]]] = {}
-    out: list[Meld] = []
-    for m in melds:
-        line = _line(m)
-        if line is None:
-            out.append(m)
+    reserved: dict[int, list[int]] = {}
+    # per (suit, line position): the physical table cards placed there
+    open_runs: list[list[list[int]]] = [[], [], [], []]  # per suit: list of runs (cards)
+    done: list[list[int]] = []
+    group_cards: list[list[int]] = [[] for _ in range(4)]
+    for i, (ou, h, j, t, nb, g) in steps:
+        pos, s = divmod(i, 4)
+        rank = pos % 13
+        card = s * 13 + rank
+        copies: list[int] = []
+        if pos < 13:
+            m = search.mand[card]
+            k = min(kept.get(card, 0), m)
+            copies = [TABLE_JOKER_BASE + card] * k + [card] * (m - k + ou)
+            if pos == 0 and h:
+                reserved[s] = copies[len(copies) - h:]
+                copies = copies[:len(copies) - h]
+            if k:
+                kept[card] -= k
         else:
-            runs.setdefault(line[0], []).append((line[1], line[2], m))
-    for suit in sorted(runs):
-        pieces = sorted(runs[suit])
-        cur_lo, cur_hi, cur = pieces[0]
-        for lo, hi, m in pieces[1:]:
-            if lo == cur_hi + 1 and hi - cur_lo + 1 <= 13 and not (cur_lo == 0 and hi == 13):
-                cur_hi, cur = hi, cur + m
-            else:
-                out.append(cur)
-                cur_lo, cur_hi, cur = lo, hi, m
-        out.append(cur)
-    return out
+            copies = reserved.pop(s, [])
+        copies += [TABLE_JOKER_BASE + card] * j  # wildcards declared as this card
+        runs = open_runs[s]
+        short = [r for r in runs if len(r) < 3]
+        long_ = [r for r in runs if len(r) >= 3]
+        # the oldest long sequences stop; the newest t continue
+        stop = long_[:len(long_) - t]
+        cont = long_[len(long_) - t:]
+        for r in stop:
+            done.append(r)
+        new_runs: list[list[int]] = []
+        for r in short + cont:
+            r.append(copies.pop())
+            new_runs.append(r)
+        for _ in range(nb):
+            new_runs.append([copies.pop()])
+        open_runs[s] = new_runs
+        group_cards[s] = [copies.pop() for _ in range(g)]
+        assert not copies
+        if s == 3 and pos < 13:
+            done.extend(_cut_groups(group_cards))
+            group_cards = [[] for _ in range(4)]
+    for runs in open_runs:
+        done.extend(runs)
+    _park(done, search.parked(end))
+    melds: list[Meld] = []
+    for r in done:
+        if len(r) == 14:  # A..K..A: two legal sequences
+            melds.extend((tuple(r[:7]), tuple(r[7:])))
+        else:
+            melds.append(tuple(r))
+    return melds
+
+
+def _park(melds: list[list[int]], n: int) -> None:
+    """Add ``n`` wildcards to ``melds`` where they keep every meld legal (see
+    :meth:`Search.finish`): at the end of a sequence, as the missing suit of a group of 3,
+    or as melds of jokers alone (3 or more)."""
+    def line(m: list[int]) -> tuple[int, int, int] | None:
+        eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
+        ranks = {e % 13 for e in eff}
+        if len(ranks) == 1:
+            return None
+        suit = eff[0] // 13
+        pos = sorted(r if r or 12 not in ranks else 13 for r in ranks)
+        return suit, pos[0], pos[-1]
+
+    while n:
+        for m in melds:
+            ln = line(m)
+            if ln is not None and len(m) < 13:
+                suit, lo, hi = ln
+                p = hi + 1 if hi < 13 and not (lo == 0 and hi == 12) else lo - 1
+                m.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
+                n -= 1
+                break
+        else:
+            break
+    if n >= 3:
+        melds.append([TABLE_JOKER_BASE + r for r in range(n)])  # *AS *2S *3S ...
+        n = 0
+    while n:
+        for m in melds:
+            if len(m) == 3 and line(m) is None:
+                eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
+                suit = next(s for s in range(4) if all(e // 13 != s for e in eff))
+                m.append(TABLE_JOKER_BASE + suit * 13 + eff[0] % 13)
+                n -= 1
+                break
+        else:
+            raise RuntimeError("no room to park a wildcard")
+
+
+def _cut_groups(cards: list[list[int]]) -> list[list[int]]:
+    """Groups of one position: suit ``s`` puts ``len(cards[s])`` cards into groups of 3–4
+    distinct suits (feasibility was checked by the search)."""
+    g = [len(x) for x in cards]
+    tot = sum(g)
+    if not tot:
+        return []
+    n = next(n for n in range(max(g), tot + 1) if 3 * n <= tot <= 4 * n)
+    groups: list[list[int]] = [[] for _ in range(n)]
+    k = 0
+    for s in range(4):
+        skip = set(range(k, k + n - g[s]))
+        k += n - g[s]
+        for gi in range(n):
+            if gi not in skip:
+                groups[gi].append(cards[s].pop())
+    return groups
 
 
 def best_points(table: Iterable[Iterable[int]], hand: Iterable[int]) -> int:

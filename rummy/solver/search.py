@@ -2,302 +2,308 @@
 
 Model
 -----
-A meld action (R5) takes the table to a new table that is a partition of *all* table cards
-(R5.2, jokers included, R5.9) plus a chosen non-empty multiset of hand cards (R5.1, R5.4)
-into legal melds (R5.3). Every legal table can be re-cut into melds of 3–5 cards: a group
-has 3 or 4 cards (R4.2) and a sequence of 6 or more cards splits into sequences of 3–5
-(R4.3). So the search only ever forms groups of 3–4 and sequences of 3–5, from a fixed list
-of 197 meld templates built at import (65 groups, 132 sequences incl. Q-K-A, J-Q-K-A and
-T-J-Q-K-A).
+A meld action (R5) takes the table to a new table that partitions *all* table cards (R5.2,
+jokers included, R5.9) plus a chosen non-empty multiset of hand cards (R5.1, R5.4) into
+legal melds (R5.3). Cards are counted, not named (R1.3: copies are interchangeable).
 
-Cards are counted, not named (R1.3: two copies are interchangeable). A state is two count
-vectors packed into ints with a 4-bit field per card: ``M`` (mandatory copies: table cards,
-which must all be covered) and ``O`` (optional copies: hand cards), plus ``wm``/``wo``, the
-number of *wildcards* still to place: jokers that may take any declaration. ``wm`` are table
-jokers freed under R5.8 (they must be placed again, R5.9); ``wo`` are hand jokers (R5.6).
-A table joker that is not freed keeps its declared card (R5.7) and simply counts as one more
-mandatory copy of that card.
+The search sweeps the 14 *line positions* of R4.3 (0 = low ace, 1..12 = 2..K, 13 = high
+ace) and, within a position, the four suits: 56 steps. Its state is, per suit, the number of
+sequences still open with 1, 2 and 3+ cards (a sequence must reach 3 cards before it may
+stop), the group tally of the current position (sum and maximum of the cards each suit puts
+into groups), the aces each suit keeps back for a high ace, and the wildcards still to place.
+At each step it chooses how many copies of the card go on the table (every *mandatory* copy
+— a table card — and any number of *optional* ones — hand cards), how many wildcards stand
+for that card, and how the copies split between extending open sequences, starting new ones
+and joining groups. This is the rank-sweep dynamic programme for Rummikub of van Rijn,
+Takes and Vis ("The complexity of Rummikub problems", 2015), adapted to cards: memoised on
+(step, state), exact.
 
-Cards are ordered rank-major (``rank * 4 + suit``, aces first). The search always resolves
-the lowest card that still has copies: it chooses, for every mandatory copy and for any
-number of optional copies, a meld template containing that card whose other real cards are
-all higher (lower slots can only be wildcards; their real copies are already resolved). The
-remaining optional copies of the card are *dropped* (stay in hand) at a cost. Because melds
-reach at most four ranks up, the states met are few and memoisation on the packed counts
-makes the search a dynamic programme over the "frontier" of the sweep.
+Wildcards are jokers that may take any declaration: hand jokers (R5.6, optional) and table
+jokers freed under R5.8 (mandatory: they stay on the table, R5.9). A table joker that keeps
+its declared card (R5.7) is one more mandatory copy of that card. Which table jokers are
+freed is decided outside the search (see :func:`rummy.solver.best_play`).
 
-Exactness arguments (why the pruned choices lose nothing):
+Exactness arguments (why the restricted choices lose nothing):
 
-* a copy of card ``d`` that a meld takes is mandatory if any mandatory copy is left
-  (identical copies, R1.3);
-* a wildcard never stands for ``d`` while a mandatory real ``d`` is available (exchange it
-  with the wildcard in whichever meld later takes that real ``d``); it may stand for ``d``
-  while only optional copies of ``d`` are left (the real ``d`` may then stay in hand), and
-  that branch is searched;
-* at the end, ``w >= 3`` leftover wildcards form melds of their own (any three jokers make a
-  legal sequence); 1–2 leftover hand jokers stay in hand, leftover freed jokers are a dead end.
+* a position's cards either extend open sequences, start new ones or join groups; groups of
+  one position with per-suit counts ``g`` exist iff some ``G`` has ``max g <= G`` and
+  ``3G <= sum g <= 4G`` (each group of 3–4 distinct suits leaves out at most one suit, R4.2);
+* an open sequence with fewer than 3 cards must be extended; one with 3+ may stop;
+* closing a 3+ sequence and starting a new one of the same suit at the same position is
+  never needed (extending the old one instead dominates it);
+* a sequence of 6+ cards splits into legal pieces, so a sequence that runs through all 14
+  positions (A..K..A, illegal as one meld) is output as two.
 
-Costs are minimised: the cost of a dropped optional card is ``POINTS * CARD_W + 1`` for the
-points objective (so ties go to more cards played) or ``CARD_W2 + POINTS`` for the cards
-objective. The total cost of the optional cards minus the minimum is what is played.
+Costs are minimised: each optional card left in hand costs its weight (points objective:
+``POINTS * W + 1`` so ties favour playing more cards). The search value of a state is the
+minimum total cost of the optional cards still to be decided that stay in hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
 
 INF = 1 << 60
 
-#: position of each real card (suit*13+rank) in rank-major order (rank*4+suit), and back.
-POS_OF_CARD: tuple[int, ...] = tuple((c % 13) * 4 + c // 13 for c in range(52))
-CARD_OF_POS: tuple[int, ...] = tuple((p % 4) * 13 + p // 4 for p in range(52))
+# state layout (one int): per suit 9 bits (runs of length 1, 2, 3+: 3 bits each),
+# then group sum (5 bits), group max (3 bits), reserved high aces (2 bits per suit),
+# mandatory wildcards (3 bits), optional wildcards (3 bits).
+_SUIT_BITS = 9
+_GSUM = 36
+_GMAX = 41
+_RES = 44
+_WM = 52
+_WO = 55
+_SEQ = 58  # a sequence exists on the new table (extra jokers can join it)
+_P3 = 59   # groups of 3 formed so far, capped at 3 (an extra joker can join each)
+_TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
+MAX_COUNT = 7
 
-FIELD = 4
-LOW = sum(1 << (FIELD * p) for p in range(52))  # the lowest bit of every field
-FMASK = (1 << FIELD) - 1
-MAX_COPIES = 7  # a field holds 0..7 (3 bits) so the non-zero test is three shifts
+#: group feasibility of (sum, max) for one position: some G with max<=G, 3G<=sum<=4G
+_GROUPS_OK: frozenset[tuple[int, int]] = frozenset(
+    (tot, mx) for tot in range(32) for mx in range(8)
+    if any(mx <= g and 3 * g <= tot <= 4 * g for g in range(0, 11)))
 
-
-def _templates() -> list[tuple[int, ...]]:
-    """Every group of 3–4 and sequence of 3–5 as a tuple of positions (R4.2, R4.3)."""
-    out: list[tuple[int, ...]] = []
-    for r in range(13):
-        for k in (4, 3):
-            for suits in combinations(range(4), k):
-                out.append(tuple(r * 4 + s for s in suits))
-    for s in range(4):
-        for start in range(13):  # line positions 0..13, 13 = high ace
-            for length in (5, 4, 3):
-                end = start + length - 1
-                if end > 13:
-                    continue
-                out.append(tuple(sorted(((p % 13) * 4 + s) for p in range(start, end + 1))))
-    return out
+#: most groups of 3 that one position's group cards (sum, max) can make
+_THREES: dict[tuple[int, int], int] = {
+    (tot, mx): max(4 * g - tot for g in range(0, 11) if mx <= g and 3 * g <= tot <= 4 * g)
+    for tot, mx in _GROUPS_OK}
 
 
-TEMPLATES: tuple[tuple[int, ...], ...] = tuple(_templates())
-
-
-def _weights(positions: Sequence[int]) -> int:
-    return sum(1 << (FIELD * p) for p in positions)
-
-
-def _build_lists() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...],
-                            tuple[tuple[tuple[int, ...], ...], ...],
-                            tuple[tuple[tuple[int, ...], ...], ...]]:
-    hi: list[list[int]] = [[] for _ in range(52)]
-    every: list[list[int]] = [[] for _ in range(52)]
-    hi_t: list[list[tuple[int, ...]]] = [[] for _ in range(52)]
-    every_t: list[list[tuple[int, ...]]] = [[] for _ in range(52)]
-    for t in TEMPLATES:
-        for p in t:
-            others = tuple(q for q in t if q != p)
-            d = _weights(others)
-            if all(q > p for q in others):
-                hi[p].append(d)
-                hi_t[p].append(t)
-        for p in t:
-            others = tuple(q for q in t if q != p)
-            if not all(q > p for q in others):
-                every[p].append(_weights(others))
-                every_t[p].append(t)
-    # the "every" list starts with the "hi" list, so a search with wildcards tries the same
-    # templates first (deterministic tie-breaking that does not depend on jokers being held)
-    every_full = [tuple(hi[p] + every[p]) for p in range(52)]
-    every_full_t = [tuple(hi_t[p] + every_t[p]) for p in range(52)]
-    return (tuple(tuple(x) for x in hi), tuple(every_full),
-            tuple(tuple(x) for x in hi_t), tuple(every_full_t))
-
-
-#: per position: the "others" weight vector of each template whose other cards are higher
-#: (usable without wildcards), and of every template containing it (hi ones first).
-MELDS_HI, MELDS_ALL, MELDS_HI_T, MELDS_ALL_T = _build_lists()
+def pack_state(wm: int, wo: int) -> int:
+    """Initial search state: no open sequences, ``wm``/``wo`` wildcards to place."""
+    if wm > MAX_COUNT or wo > MAX_COUNT:
+        raise ValueError("too many jokers in one position")
+    return (wm << _WM) | (wo << _WO)
 
 
 class Search:
-    """One memoised search over a fixed cost vector (see module docstring).
+    """One memoised search over fixed card counts (see module docstring).
 
     Args:
-        cost: cost of dropping one optional copy of each position 0..51.
-        wcost: cost of dropping one optional wildcard (hand joker).
-        node_limit: maximum number of states to expand, ``None`` for no limit. When the
-            budget runs out, unexpanded states count as dead ends: results stay feasible but
-            may not be optimal (``exceeded`` is then True).
+        mand: mandatory copies of each real card 0..51 (table cards, kept jokers, forced
+            hand cards).
+        opt: optional copies of each real card (hand cards).
+        cost: cost of leaving one optional copy of each card 0..51 in the hand.
+        wcost: cost of leaving one hand joker in the hand.
+        wild: total wildcards (used for look-ahead bounds only).
+        node_limit: maximum number of states to expand (``None``: no limit). When reached,
+            unexpanded states count as dead ends: results stay feasible but may not be
+            optimal (``exceeded`` is then True).
+        fill: if False, wildcards are never placed during the sweep, only *parked* at the
+            end (a quick first bound, see :func:`rummy.solver.best_play`).
     """
 
-    __slots__ = ("cost", "wcost", "memo", "nodes", "node_limit", "exceeded", "final_wild")
+    __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
+                 "exceeded", "cap", "high_ok", "fill")
 
-    def __init__(self, cost: Sequence[int], wcost: int, node_limit: int | None) -> None:
+    def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
+                 wcost: int, wild: int, node_limit: int | None, fill: bool = True) -> None:
+        if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
+            raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
+        self.mand = tuple(mand)
+        self.opt = tuple(opt)
         self.cost = tuple(cost)
         self.wcost = wcost
-        self.memo: dict[tuple[int, int, int, int], int] = {}
+        self.memo: dict[int, int] = {}
         self.nodes = 0
         self.node_limit = node_limit
         self.exceeded = False
-        self.final_wild = (0, 0)
+        self.fill = fill
+        # cap[s][L]: most copies that line position L of suit s can hold (0 past the end)
+        self.cap = tuple(
+            tuple(mand[s * 13 + (pos % 13)] + opt[s * 13 + (pos % 13)]
+                  for pos in range(14)) + (0, 0)
+            for s in range(4))
+        self.high_ok = tuple(self.cap[s][11] + wild > 0 and self.cap[s][12] + wild > 0
+                             for s in range(4))
+
+    # ------------------------------------------------------------------ transitions
+
+    def options(self, i: int, st: int) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Every move of step ``i`` from state ``st`` as ``(cost, new state, decision)``.
+
+        ``decision`` is ``(used optional, reserved high aces, wildcards, long sequences
+        extended, new sequences, group cards)`` for the step's card.
+        """
+        pos, s = divmod(i, 4)
+        sh = _SUIT_BITS * s
+        x = (st >> sh) & 511
+        a = x & 7
+        b = (x >> 3) & 7
+        c = x >> 6
+        wm = (st >> _WM) & 7
+        wo = (st >> _WO) & 7
+        w = wm + wo if self.fill else 0
+        base = st & ~(511 << sh)
+        if b:
+            base |= 1 << _SEQ
+        out: list[tuple[int, int, tuple[int, ...]]] = []
+        if pos == 13:  # high ace: only extensions (a 1-card sequence at K cannot finish)
+            if a:
+                return out
+            rsh = _RES + 2 * s
+            res = (st >> rsh) & 3
+            base &= ~(3 << rsh)
+            for j in range(w + 1):
+                n = res + j
+                if n < b:
+                    continue
+                t = n - b
+                if t > c:
+                    break
+                if j <= wm:
+                    nw = base - (j << _WM)
+                else:
+                    nw = base - (wm << _WM) - ((j - wm) << _WO)
+                out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
+            return out
+        card = s * 13 + (pos % 13)
+        m = self.mand[card]
+        o = self.opt[card]
+        unit = self.cost[card]
+        cap = self.cap[s]
+        cap1 = cap[pos + 1]
+        cap2 = cap[pos + 2]
+        gsum = (st >> _GSUM) & 31
+        gmax = (st >> _GMAX) & 7
+        last = s == 3
+        ab = a + b
+        highs = range(0, 4) if (pos == 0 and self.high_ok[s]) else (0,)
+        if pos == 0:
+            base &= ~(3 << (_RES + 2 * s))
+        for ou in range(o, -1, -1):
+            dc = (o - ou) * unit
+            real = m + ou
+            for h in highs:
+                if h > real:
+                    break
+                hbase = base | (h << (_RES + 2 * s)) if h else base
+                for j in range(w + 1):
+                    n = real - h + j
+                    if n < ab:
+                        continue
+                    if j <= wm:
+                        jb = hbase - (j << _WM)
+                    else:
+                        jb = hbase - (wm << _WM) - ((j - wm) << _WO)
+                    rem = n - ab
+                    wl = w - j  # wildcards left after this step
+                    c1 = cap1 + wl
+                    c2 = cap2 + wl
+                    for t in range(min(c, rem) + 1):
+                        r2 = rem - t
+                        for nb in (range(r2 + 1) if t == c else (0,)):
+                            # look-ahead: short sequences need the next positions
+                            short = nb + a
+                            if short > c1 or nb > c2:
+                                break
+                            if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
+                                break
+                            g = r2 - nb
+                            # long sequences beyond what the next position can extend
+                            # must stop there anyway: forget them (canonical state)
+                            lng = b + t
+                            if lng > c1 - short:
+                                lng = c1 - short
+                            gs = gsum + g
+                            gm = gmax if gmax >= g else g
+                            if last:
+                                if (gs, gm) not in _GROUPS_OK:
+                                    continue
+                                ns = jb & _TALLY_CLEAR
+                                if gs:
+                                    p3 = ((ns >> _P3) & 3) + _THREES[gs, gm]
+                                    ns = (ns & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
+                            else:
+                                if gs > 31:
+                                    continue
+                                ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
+                            ns |= (nb | (a << 3) | (lng << 6)) << sh
+                            out.append((dc, ns, (ou, h, j, t, nb, g)))
+        return out
 
     # ------------------------------------------------------------------ the value function
 
-    def solve(self, m: int, o: int, wm: int, wo: int) -> int:
-        """Minimum cost of covering state ``(m, o, wm, wo)``; ``INF`` if impossible."""
-        x = m | o
-        if not x:
-            w = wm + wo
-            if w == 0 or w >= 3:
-                return 0
-            return INF if wm else wo * self.wcost
-        key = (m, o, wm, wo)
+    def solve(self, i: int, st: int, beta: int = INF) -> int:
+        """Minimum cost of the remaining steps ``i..55`` from state ``st`` (``INF`` if no
+        legal completion).
+
+        Fail-hard bound: a result below ``beta`` is exact; a result ``>= beta`` only says
+        the true value is at least ``beta`` (such results are memoised as lower bounds).
+        """
+        if i == 56:
+            return self.finish(st)
+        key = (st << 6) | i
         memo = self.memo
         v = memo.get(key)
         if v is not None:
-            return v
+            if v >= 0:
+                return v
+            if -v - 1 >= beta:
+                return -v - 1
         self.nodes += 1
         if self.node_limit is not None and self.nodes > self.node_limit:
             self.exceeded = True
             return INF
-        sh = ((x & -x).bit_length() - 1) & ~3
-        keep = ~(FMASK << sh)
-        v = self.place(sh >> 2, (m >> sh) & FMASK, (o >> sh) & FMASK, 0,
-                       m & keep, o & keep, wm, wo)
-        if v > INF:
-            v = INF
-        memo[key] = v
-        return v
-
-    def place(self, p: int, needm: int, availo: int, start: int,
-              m: int, o: int, wm: int, wo: int) -> int:
-        """Cost of covering ``needm`` mandatory and up to ``availo`` optional copies of
-        position ``p`` (already removed from ``m``/``o``) with templates ``start..``."""
         best = INF
-        if not needm:
-            best = self.solve(m, o, wm, wo) + availo * self.cost[p]
-            if not availo:
-                return best
-        w = wm + wo
-        melds = MELDS_ALL[p] if w else MELDS_HI[p]
-        nzm = (m | m >> 1 | m >> 2) & LOW
-        nzt = nzm | ((o | o >> 1 | o >> 2) & LOW)
-        if needm:
-            needm -= 1
-        else:
-            availo -= 1
-        place = self.place
-        for idx in range(start, len(melds)):
-            d = melds[idx]
-            miss = d & ~nzt
-            if miss:
-                if not w:
-                    continue
-                k = miss.bit_count()
-                if k > w:
-                    continue
-                r = d ^ miss
-                if wm >= k:
-                    wm2, wo2 = wm - k, wo
-                else:
-                    wm2, wo2 = 0, wo - (k - wm)
-            else:
-                k = 0
-                r = d
-                wm2, wo2 = wm, wo
-            rm = r & nzm
-            ro = r ^ rm
-            c = place(p, needm, availo, idx, m - rm, o - ro, wm2, wo2)
-            if c < best:
-                best = c
-            if ro and w > k:
-                # a wildcard may stand for a card of which only optional copies are left
-                sub = ro
-                while sub:
-                    j = sub.bit_count()
-                    if j <= w - k:
-                        kk = k + j
-                        if wm >= kk:
-                            wm3, wo3 = wm - kk, wo
-                        else:
-                            wm3, wo3 = 0, wo - (kk - wm)
-                        c = place(p, needm, availo, idx, m - rm, o - (ro ^ sub), wm3, wo3)
-                        if c < best:
-                            best = c
-                    sub = (sub - 1) & ro
-        return best
-
-    # ------------------------------------------------------------------ reconstruction
-
-    def trace(self, m: int, o: int, wm: int, wo: int) -> list[tuple[int, tuple[int, ...], int]]:
-        """The melds of an optimal solution of a solved state, in search order.
-
-        Returns:
-            A list of ``(pivot position, template positions, wildcard weight mask)``; the
-            mask has the field of each template slot that a wildcard fills. Jokers left for
-            joker-only melds are not listed (see :meth:`leftover`).
-        """
-        out: list[tuple[int, tuple[int, ...], int]] = []
-        while m | o:
-            target = self.solve(m, o, wm, wo)
-            if target >= INF:
-                raise RuntimeError("trace of an infeasible state")
-            x = m | o
-            sh = ((x & -x).bit_length() - 1) & ~3
-            keep = ~(FMASK << sh)
-            p = sh >> 2
-            m, o, wm, wo = self._trace_place(p, (m >> sh) & FMASK, (o >> sh) & FMASK, 0,
-                                             m & keep, o & keep, wm, wo, target, out)
-        self.final_wild = (wm, wo)
-        return out
-
-    def _trace_place(self, p: int, needm: int, availo: int, start: int, m: int, o: int,
-                     wm: int, wo: int, target: int,
-                     out: list[tuple[int, tuple[int, ...], int]]
-                     ) -> tuple[int, int, int, int]:
-        # mirror of place(): take the first branch whose value equals the target
-        while True:
-            if not needm:
-                if self.solve(m, o, wm, wo) + availo * self.cost[p] == target:
-                    return m, o, wm, wo
-            w = wm + wo
-            melds = MELDS_ALL[p] if w else MELDS_HI[p]
-            tmpl = MELDS_ALL_T[p] if w else MELDS_HI_T[p]
-            nzm = (m | m >> 1 | m >> 2) & LOW
-            nzt = nzm | ((o | o >> 1 | o >> 2) & LOW)
-            nm, na = (needm - 1, availo) if needm else (0, availo - 1)
-            found = None
-            for idx in range(start, len(melds)):
-                d = melds[idx]
-                miss = d & ~nzt
-                if miss:
-                    if not w:
-                        continue
-                    k = miss.bit_count()
-                    if k > w:
-                        continue
-                    r = d ^ miss
-                else:
-                    k, r = 0, d
-                rm = r & nzm
-                ro = r ^ rm
-                options = [(0, miss)]
-                if ro and w > k:
-                    sub = ro
-                    while sub:
-                        if sub.bit_count() <= w - k:
-                            options.append((sub, miss | sub))
-                        sub = (sub - 1) & ro
-                for sub, wild in options:
-                    kk = k + sub.bit_count()
-                    if wm >= kk:
-                        wm2, wo2 = wm - kk, wo
-                    else:
-                        wm2, wo2 = 0, wo - (kk - wm)
-                    m2, o2 = m - rm, o - (ro ^ sub)
-                    if self.place(p, nm, na, idx, m2, o2, wm2, wo2) == target:
-                        found = (idx, wild, m2, o2, wm2, wo2)
+        bound = beta
+        solve = self.solve
+        nxt = i + 1
+        for dc, ns, _d in self.options(i, st):
+            if dc >= bound:
+                continue
+            v = dc + solve(nxt, ns, bound - dc)
+            if v < best:
+                best = v
+                if v < bound:
+                    bound = v
+                    if not v:
                         break
-                if found:
+        if best < beta:
+            memo[key] = best
+            return best
+        memo[key] = -beta - 1
+        return beta
+
+    def finish(self, st: int) -> int:
+        """Cost of the end state: every sequence has 3+ cards, every wildcard left over is
+        parked (joins a sequence, a group of 3, or a meld of 3+ jokers) or, if a hand
+        joker, stays in hand."""
+        if st & 0o77 or (st >> 9) & 0o77 or (st >> 18) & 0o77 or (st >> 27) & 0o77:
+            return INF
+        wm = (st >> _WM) & 7
+        wo = (st >> _WO) & 7
+        if not wm + wo or (st >> _SEQ) & 1 or wm + wo >= 3:
+            return 0
+        room = (st >> _P3) & 3
+        if wm > room:
+            return INF
+        left = wo - (room - wm)
+        return left * self.wcost if left > 0 else 0
+
+    def parked(self, st: int) -> int:
+        """Number of wildcards that :meth:`finish` parks in end state ``st``."""
+        wm = (st >> _WM) & 7
+        wo = (st >> _WO) & 7
+        if (st >> _SEQ) & 1 or wm + wo >= 3:
+            return wm + wo
+        return min(wm + wo, (st >> _P3) & 3)
+
+    def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
+        """The decisions of an optimal solution from the initial state ``st``, as
+        ``(step, decision)`` for every step (see :meth:`options`), and the end state."""
+        target = self.solve(0, st)
+        if target >= INF:
+            raise RuntimeError("trace of an infeasible position")
+        out: list[tuple[int, tuple[int, ...]]] = []
+        for i in range(56):
+            for dc, ns, d in self.options(i, st):
+                if dc <= target and dc + self.solve(i + 1, ns, target - dc + 1) == target:
+                    out.append((i, d))
+                    target -= dc
+                    st = ns
                     break
-            if found is None:
+            else:
                 raise RuntimeError("trace lost the optimal branch")
-            idx, wild, m, o, wm, wo = found
-            out.append((p, tmpl[idx], wild))
-            needm, availo, start = nm, na, idx
+        return out, st

@@ -1,0 +1,147 @@
+"""An independent MILP model of the best meld action (RULES.md §5), solved with HiGHS.
+
+Used only by the differential tests and the benchmark (``highspy`` is a dev dependency; the
+core never imports it). The model is written straight from the rule text and shares no code
+with :mod:`rummy.solver` apart from the card encoding:
+
+* ``x[m]`` (integer): copies of legal meld ``m`` on the new table, over *every* legal meld
+  (groups of 3–4, sequences of 3–13, R4.2/R4.3), built here from first principles;
+* ``y[c]`` (integer, 0..hand copies): real hand cards ``c`` added (R5.1, R5.4);
+* ``h`` (integer, 0..hand jokers): hand jokers added;
+* ``a[m, c]`` (integer): copies of meld ``m`` whose slot ``c`` holds a joker (R4.4, R5.6).
+
+Constraints: ``a[m,c] <= x[m]``; real cards are conserved, ``sum x[m] - sum a[m,c] =
+table[c] + y[c]`` for every card ``c`` (R5.2, R5.3); jokers are conserved, ``sum a = table
+jokers + h`` (R5.2, R5.9); R5.8 as stated, ``before[c] - after[c] <= real c after``, i.e.
+``sum_m a[m,c] + table[c] + y[c] >= before[c]``; at least one card added (R5.1).
+Objective: maximise the points of ``y`` and ``h`` (R1.5), or their number.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import highspy
+import numpy as np
+
+JOKER = 52
+TJ = 53
+POINTS = [min(r + 1, 10) for _ in range(4) for r in range(13)]
+
+
+def _legal_melds() -> list[tuple[int, ...]]:
+    melds: set[tuple[int, ...]] = set()
+    for rank in range(13):
+        for mask in range(16):
+            suits = [s for s in range(4) if mask >> s & 1]
+            if len(suits) >= 3:
+                melds.add(tuple(s * 13 + rank for s in suits))
+    for suit in range(4):
+        for start in range(14):
+            for end in range(start + 2, 14):
+                if end - start + 1 <= 13:
+                    melds.add(tuple(sorted(suit * 13 + p % 13 for p in range(start, end + 1))))
+    return sorted(melds)
+
+
+LEGAL_MELDS = _legal_melds()
+assert len(LEGAL_MELDS) == 369
+
+
+def milp_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
+              objective: str = "points", timing: dict[str, float] | None = None) -> int:
+    """Optimal objective value (points or cards added) of one meld action; 0 if none.
+
+    ``timing``, if given, receives ``build`` and ``solve`` seconds.
+    """
+    t0 = time.perf_counter()
+    flat = [c for m in table for c in m]
+    real_table = Counter(c for c in flat if c < 52)
+    before = Counter(c - TJ for c in flat if c >= TJ)
+    hand_c = Counter(hand)
+    hand_j = hand_c.pop(JOKER, 0)
+    table_j = sum(before.values())
+    jokers = table_j + hand_j
+    avail = [real_table[c] + hand_c[c] for c in range(52)]
+    melds = [m for m in LEGAL_MELDS if sum(1 for c in m if avail[c] == 0) <= jokers]
+
+    cols_lb: list[float] = []
+    cols_ub: list[float] = []
+    cost: list[float] = []
+    def col(lb: float, ub: float, c: float) -> int:
+        cols_lb.append(lb)
+        cols_ub.append(ub)
+        cost.append(c)
+        return len(cols_lb) - 1
+
+    x = [col(0, 4, 0) for _ in melds]
+    y = [col(0, hand_c[c], POINTS[c] if objective == "points" else 1) for c in range(52)]
+    h = col(0, hand_j, 25 if objective == "points" else 1)
+    a: dict[tuple[int, int], int] = {}
+    if jokers:
+        for i, m in enumerate(melds):
+            for c in m:
+                a[i, c] = col(0, jokers, 0)
+
+    rows: list[tuple[float, float, list[int], list[float]]] = []
+    for (i, _c), j in a.items():  # a[m,c] <= x[m]
+        rows.append((-highspy.kHighsInf, 0, [j, x[i]], [1.0, -1.0]))
+    by_card: dict[int, list[int]] = {c: [] for c in range(52)}
+    for i, m in enumerate(melds):
+        for c in m:
+            by_card[c].append(i)
+    for c in range(52):  # real conservation (R5.2, R5.3, R5.4)
+        idx = [x[i] for i in by_card[c]] + [a[i, c] for i in by_card[c] if (i, c) in a] + [y[c]]
+        val = [1.0] * len(by_card[c]) + [-1.0] * sum(1 for i in by_card[c] if (i, c) in a) \
+            + [-1.0]
+        rows.append((real_table[c], real_table[c], idx, val))
+    if jokers:  # joker conservation (R5.2, R5.9)
+        rows.append((table_j, table_j, list(a.values()) + [h], [1.0] * len(a) + [-1.0]))
+    for c, b in before.items():  # R5.8
+        idx = [a[i, c] for i in by_card[c] if (i, c) in a] + [y[c]]
+        rows.append((b - real_table[c], highspy.kHighsInf, idx, [1.0] * len(idx)))
+    rows.append((1, highspy.kHighsInf, y + [h], [1.0] * 53))  # R5.1
+
+    lp = highspy.HighsLp()
+    n = len(cols_lb)
+    lp.num_col_ = n
+    lp.num_row_ = len(rows)
+    lp.col_cost_ = np.array(cost, dtype=np.double)
+    lp.col_lower_ = np.array(cols_lb, dtype=np.double)
+    lp.col_upper_ = np.array(cols_ub, dtype=np.double)
+    lp.row_lower_ = np.array([r[0] for r in rows], dtype=np.double)
+    lp.row_upper_ = np.array([r[1] for r in rows], dtype=np.double)
+    lp.sense_ = highspy.ObjSense.kMaximize
+    starts = [0]
+    index: list[int] = []
+    value: list[float] = []
+    for r in rows:
+        index.extend(r[2])
+        value.extend(r[3])
+        starts.append(len(index))
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(value, dtype=np.double)
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = len(rows)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    solver = highspy.Highs()
+    solver.setOptionValue("output_flag", False)
+    solver.setOptionValue("threads", 1)
+    solver.setOptionValue("mip_rel_gap", 0.0)
+    solver.passModel(lp)
+    t1 = time.perf_counter()
+    solver.run()
+    t2 = time.perf_counter()
+    if timing is not None:
+        timing["build"] = t1 - t0
+        timing["solve"] = t2 - t1
+    status = solver.getModelStatus()
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return 0
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"HiGHS status {solver.modelStatusToString(status)}")
+    return int(round(solver.getInfo().objective_function_value))
