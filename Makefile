@@ -7,7 +7,7 @@ RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 
-.PHONY: setup demo test test-fast lint proto bench golden conformance clean help
+.PHONY: setup demo test test-fast lint proto bench golden conformance clean help up down
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -52,3 +52,9 @@ golden: setup  ## regenerate the golden playthroughs in tests/golden/
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache services/rummy_api/v1/*_pb2*
+
+up:  ## start the whole stack with Docker (service, workers, Redis, Prometheus, Grafana)
+	docker compose -f deploy/compose.yaml up -d --build
+
+down:  ## stop the stack
+	docker compose -f deploy/compose.yaml down

@@ -1,4 +1,4 @@
-"""Every command shown in README.md and docs/tour.md (the five-minute tour the README
+"""Every command shown in README.md and README.md (the five-minute tour the README
 absorbs) is exercised here.
 
 ``COMMANDS`` lists each command of the documents with how it is exercised; a test extracts
@@ -69,7 +69,7 @@ COMMANDS: dict[str, str] = {
     "rummy play --players 3 --bots basic,greedy": "run",
     "rummy simulate / replay / conformance / solve / play / serve / export / worker / batch":
         "help",
-    # docs/tour.md
+    # README.md
     # 1. play in the terminal
     "rummy play --players 3 --bots basic,random --seed 7": "run",
     # 2. the service
