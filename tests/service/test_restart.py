@@ -29,7 +29,7 @@ def _start(prefix: str, tmp_path: Path, n: int) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", REDIS_URL,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
-         "--port-file", str(port_file), "--bot-delay", "0.01"],
+         "--port-file", str(port_file), "--bot-delay", "0.02"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while not port_file.exists():

@@ -56,14 +56,14 @@ async def test_turn_timer_applies_the_default_move_exactly_once(running, store):
 async def test_a_move_before_the_limit_wins_and_rearms_the_timer(running, store):
     stub = running.stub
     created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=9,
-                                                         turn_seconds=1))
+                                                         turn_seconds=2))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}
     turn = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))).view.turn
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.5)
     await stub.Draw(pb.DrawRequest(game_id=gid, token=tokens[turn],
                                    options=pb.CommandOptions(expected_version=2)))
-    await asyncio.sleep(0.6)  # 1.2 s after creation, 0.6 s after the draw: no timeout yet
+    await asyncio.sleep(1.0)  # 1.5 s after creation, 1 s after the draw: no timeout yet
     assert await store.version(gid) == 3
     await _wait_version(store, gid, 4)
     assert (await store.read(gid, 3))[0].type == "Passed"
