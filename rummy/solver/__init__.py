@@ -181,11 +181,15 @@ def best_play(
     best_left = all_hand_cost  # playing nothing (R5.1: not a play)
     best: tuple[Search, int, dict[int, int]] | None = None
     exceeded = False
-    phases: list[tuple[dict[int, int], bool]] = [({}, False)]
+    phases: list[tuple[dict[int, int], bool]] = []
+    if before or hand_jokers:
+        phases.append(({}, False))
     phases += [(freed, True) for freed in _joker_options(real_table, before, real_hand)]
     for freed, fill in phases:
         if not best_left:
             break  # every hand card is played: nothing can be better
+        if fill and not hand_jokers and not any(freed.values()) and phases[0][1] is False:
+            continue  # no wildcard: the same search as phase A
         mand = [0] * 52
         opt = [0] * 52
         for c, k in real_table.items():

@@ -42,6 +42,7 @@ minimum total cost of the optional cards still to be decided that stay in hand.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 INF = 1 << 60
 
@@ -56,6 +57,8 @@ _WM = 52
 _WO = 55
 _SEQ = 58  # a sequence exists on the new table (extra jokers can join it)
 _P3 = 59   # groups of 3 formed so far, capped at 3 (an extra joker can join each)
+_NO_PARK = ~((1 << _SEQ) | (3 << _P3))
+_NO_P3 = ~(3 << _P3)
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 MAX_COUNT = 7
 
@@ -95,7 +98,7 @@ class Search:
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
-                 "exceeded", "cap", "high_ok", "fill")
+                 "exceeded", "cap", "high_max", "fill", "empty", "later")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True) -> None:
@@ -115,13 +118,21 @@ class Search:
             tuple(mand[s * 13 + (pos % 13)] + opt[s * 13 + (pos % 13)]
                   for pos in range(14)) + (0, 0)
             for s in range(4))
-        self.high_ok = tuple(self.cap[s][11] + wild > 0 and self.cap[s][12] + wild > 0
-                             for s in range(4))
+        #: most aces of each suit worth keeping for a high ace: each needs its own Q and K
+        self.high_max = tuple(min(3, self.cap[s][0], self.cap[s][11] + wild,
+                                  self.cap[s][12] + wild) for s in range(4))
+        #: steps whose card has no copy at all (a high ace step is never "empty": its
+        #: copies are the reserved aces, which live in the state)
+        #: copies of the same rank in the suits after step i's suit (group look-ahead)
+        self.later = tuple(sum(self.cap[t][i >> 2] for t in range((i & 3) + 1, 4))
+                           for i in range(56))
+        self.empty = tuple(i < 52 and self.cap[i & 3][i >> 2] == 0 for i in range(56))
 
     # ------------------------------------------------------------------ transitions
 
-    def options(self, i: int, st: int) -> list[tuple[int, int, tuple[int, ...]]]:
-        """Every move of step ``i`` from state ``st`` as ``(cost, new state, decision)``.
+    def options(self, i: int, st: int, dec: bool = False) -> list[tuple[Any, ...]]:
+        """Every move of step ``i`` from state ``st`` as ``(cost, new state)``, or with
+        ``dec`` as ``(cost, new state, decision)``.
 
         ``decision`` is ``(used optional, reserved high aces, wildcards, long sequences
         extended, new sequences, group cards)`` for the step's card.
@@ -138,7 +149,7 @@ class Search:
         base = st & ~(511 << sh)
         if b:
             base |= 1 << _SEQ
-        out: list[tuple[int, int, tuple[int, ...]]] = []
+        out: list[tuple[Any, ...]] = []
         if pos == 13:  # high ace: only extensions (a 1-card sequence at K cannot finish)
             if a:
                 return out
@@ -156,7 +167,10 @@ class Search:
                     nw = base - (j << _WM)
                 else:
                     nw = base - (wm << _WM) - ((j - wm) << _WO)
-                out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
+                if dec:
+                    out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
+                else:
+                    out.append((0, nw | ((b + t) << (sh + 6))))
             return out
         card = s * 13 + (pos % 13)
         m = self.mand[card]
@@ -168,8 +182,9 @@ class Search:
         gsum = (st >> _GSUM) & 31
         gmax = (st >> _GMAX) & 7
         last = s == 3
+        later = self.later[i]
         ab = a + b
-        highs = range(0, 4) if (pos == 0 and self.high_ok[s]) else (0,)
+        highs = range(0, self.high_max[s] + 1) if pos == 0 else (0,)
         if pos == 0:
             base &= ~(3 << (_RES + 2 * s))
         for ou in range(o, -1, -1):
@@ -208,6 +223,8 @@ class Search:
                                 lng = c1 - short
                             gs = gsum + g
                             gm = gmax if gmax >= g else g
+                            if g and 3 * gm > gs + later + wl:
+                                continue  # too few cards left in this position for groups
                             if last:
                                 if (gs, gm) not in _GROUPS_OK:
                                     continue
@@ -220,10 +237,32 @@ class Search:
                                     continue
                                 ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
                             ns |= (nb | (a << 3) | (lng << 6)) << sh
-                            out.append((dc, ns, (ou, h, j, t, nb, g)))
+                            if dec:
+                                out.append((dc, ns, (ou, h, j, t, nb, g)))
+                            else:
+                                out.append((dc, ns))
         return out
 
     # ------------------------------------------------------------------ the value function
+
+    def skip(self, i: int, st: int) -> tuple[int, int]:
+        """Advance over steps where nothing can happen: no copy of the card, no open
+        sequence of its suit, no wildcard to place. Returns the next step and state, or
+        ``(56, -1)`` when a group tally on the way is infeasible."""
+        if self.fill and (st >> _WM) & 63:
+            return i, st
+        empty = self.empty
+        while i < 52 and empty[i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
+            if i & 3 == 3:
+                gs = (st >> _GSUM) & 31
+                if gs:
+                    gm = (st >> _GMAX) & 7
+                    if (gs, gm) not in _GROUPS_OK:
+                        return 56, -1
+                    p3 = ((st >> _P3) & 3) + _THREES[gs, gm]
+                    st = (st & _TALLY_CLEAR & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
+            i += 1
+        return i, st
 
     def solve(self, i: int, st: int, beta: int = INF) -> int:
         """Minimum cost of the remaining steps ``i..55`` from state ``st`` (``INF`` if no
@@ -232,8 +271,19 @@ class Search:
         Fail-hard bound: a result below ``beta`` is exact; a result ``>= beta`` only says
         the true value is at least ``beta`` (such results are memoised as lower bounds).
         """
+        if i < 52 and self.empty[i]:
+            i, st = self.skip(i, st)
+            if st < 0:
+                return INF
         if i == 56:
             return self.finish(st)
+        # the parking flags only matter while wildcards are left; once a sequence exists
+        # the group count does not matter either (canonical states share memo entries)
+        w = (st >> _WM) & 63
+        if not w:
+            st &= _NO_PARK
+        elif (st >> _SEQ) & 1:
+            st &= _NO_P3
         key = (st << 6) | i
         memo = self.memo
         v = memo.get(key)
@@ -250,7 +300,7 @@ class Search:
         bound = beta
         solve = self.solve
         nxt = i + 1
-        for dc, ns, _d in self.options(i, st):
+        for dc, ns in self.options(i, st):
             if dc >= bound:
                 continue
             v = dc + solve(nxt, ns, bound - dc)
@@ -297,8 +347,15 @@ class Search:
         if target >= INF:
             raise RuntimeError("trace of an infeasible position")
         out: list[tuple[int, tuple[int, ...]]] = []
-        for i in range(56):
-            for dc, ns, d in self.options(i, st):
+        i = 0
+        while True:
+            if i < 52 and self.empty[i]:
+                j, st = self.skip(i, st)
+                out.extend((k, (0, 0, 0, 0, 0, 0)) for k in range(i, j))
+                i = j
+            if i == 56:
+                break
+            for dc, ns, d in self.options(i, st, True):
                 if dc <= target and dc + self.solve(i + 1, ns, target - dc + 1) == target:
                     out.append((i, d))
                     target -= dc
@@ -306,4 +363,5 @@ class Search:
                     break
             else:
                 raise RuntimeError("trace lost the optimal branch")
+            i += 1
         return out, st

@@ -1,0 +1,63 @@
+"""``greedy``: plays the solver's best play whenever one exists, knocks whenever allowed.
+
+The play is :func:`rummy.solver.best_play` (the most points a legal meld action can add,
+R5, with every table manipulation and the joker rules R5.6–R5.9). The opening-meld variants
+of R5.5 are respected: before a seat has opened under ``opening_meld_per_player``, or on the
+empty table with ``opening_meld_min_points``, only the hand is searched (on an empty table)
+and the melds found are appended to the table untouched.
+"""
+
+from __future__ import annotations
+
+from rummy.bots.base import BotBase
+from rummy.commands import Command, Draw, Knock, Meld, Pass
+from rummy.melds import Table
+from rummy.solver import Play, best_play
+from rummy.views import PlayerView
+
+#: search budget per decision (states expanded). Typical searches need a few hundred; the
+#: budget only caps rare pathological positions (the play is then legal, maybe not best).
+BOT_NODE_LIMIT = 40_000
+
+
+def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
+              node_limit: int | None = BOT_NODE_LIMIT) -> tuple[Table, Play] | None:
+    """The best meld action available to the viewer, under the opening rules (R5.5).
+
+    Returns:
+        ``(new_table, play)`` — the whole new table to send in :class:`Meld` and the
+        solver's play (``play.cards``/``play.points`` are the cards added) — or ``None``
+        when the seat cannot (or, by the opening rules, may not) meld.
+    """
+    rules = view.rules
+    seat = view.seat if view.seat is not None else view.turn
+    opening = rules.opening_meld_per_player and not view.opened[seat]
+    if opening or (not view.table and rules.opening_meld_min_points):
+        play = best_play((), view.hand, keep=keep, node_limit=node_limit)
+        if play is None or play.points < rules.opening_meld_min_points:
+            return None
+        return tuple(view.table) + play.table, play
+    play = best_play(view.table, view.hand, keep=keep, node_limit=node_limit)
+    if play is None:
+        return None
+    return play.table, play
+
+
+class GreedyBot(BotBase):
+    """Plays the best play (most points) whenever one exists; knocks whenever allowed
+    (R6.1). Deterministic: the solver breaks ties in a fixed order."""
+
+    name = "greedy"
+
+    def act(self, view: PlayerView) -> Command:
+        """See :class:`rummy.bots.base.Bot`."""
+        seat = view.turn
+        kinds = view.actions
+        if "draw" in kinds:
+            return Draw(seat)
+        if "knock" in kinds:
+            return Knock(seat)
+        planned = plan_play(view)
+        if planned is not None:
+            return Meld(seat, planned[0])
+        return Pass(seat)
