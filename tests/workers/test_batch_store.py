@@ -64,3 +64,24 @@ def test_create_refuses_invalid_spec_and_existing_id(store) -> None:
     store.delete("fixed")
     with pytest.raises(UnknownBatch):
         store.spec("fixed")
+
+
+def test_hard_time_limit_is_noted_by_on_failure(store, monkeypatch) -> None:
+    """A hard limit kills the pool process; the main process's ``on_failure`` notes it."""
+    from billiard.exceptions import TimeLimitExceeded
+    from rummy_worker import tasks
+
+    monkeypatch.setattr(tasks, "state_client", lambda: store.r)
+    bid = store.create(SPEC)
+    tasks.run_chunk.on_failure(TimeLimitExceeded(960), "tid", (bid, 2, SPEC.to_dict(),
+                                                                store.prefix), {}, None)
+    tasks.run_chunk.on_failure(ValueError("noted by the task body"), "tid",
+                               (bid, 3, SPEC.to_dict(), store.prefix), {}, None)
+    assert store.status(bid).failures == {2: "hard time limit exceeded (960 s)"}
+
+
+def test_soft_limit_must_be_below_hard_limit(store) -> None:
+    from rummy_worker.tasks import submit
+
+    with pytest.raises(ValueError, match="soft time limit"):
+        submit(SPEC, store=store, queue="never-used", soft_time_limit=10, time_limit=5)

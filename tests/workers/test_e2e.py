@@ -27,10 +27,10 @@ def _local(spec: BatchSpec) -> dict:
     return report(run_games(spec.bots, spec.seed, 0, spec.games, spec.ruleset(), spec.rotate))
 
 
-def _submit(celery_app, store, spec: BatchSpec, queue: str) -> str:
+def _submit(celery_app, store, spec: BatchSpec, queue: str, **limits: float) -> str:
     from rummy_worker.tasks import submit
 
-    return submit(spec, store=store, queue=queue)
+    return submit(spec, store=store, queue=queue, **limits)
 
 
 def test_batch_on_a_worker_equals_local_simulation(celery_app, store, queue, start_worker):
@@ -116,3 +116,22 @@ def test_sigkill_pool_process_redelivers_its_chunk(celery_app, store, queue, sta
     wait_complete(store, bid, timeout=60, workers=[w])
     assert "WorkerLostError" in w.output()  # the chunk did die with its process
     assert batch_report(*store.merged(bid)) == _local(spec)
+
+
+def test_soft_time_limit_marks_the_chunk_failed(celery_app, store, queue, start_worker):
+    """A chunk over its soft time limit is not retried forever: it is noted as failed (so
+    `batch status --wait` stops) and the other chunks still complete."""
+    w = start_worker(queue, concurrency=1)
+    # chunk 0: 400 games (seconds), chunk 1: one game
+    spec = BatchSpec(games=401, bots=BOTS, seed=1, chunk_size=400)
+    bid = _submit(celery_app, store, spec, queue, soft_time_limit=0.5, time_limit=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        st = store.status(bid)
+        if 0 in st.failures and st.done == 1:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"{store.status(bid)}\n{w.output()[-3000:]}")
+    assert "soft time limit exceeded" in st.failures[0] and not st.complete
+    assert store.missing_chunks(bid) == [0]

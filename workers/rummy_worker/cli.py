@@ -145,7 +145,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from rummy_worker.tasks import submit
 
     store = _store()
-    batch_id = submit(spec, store=store)
+    try:
+        batch_id = submit(spec, store=store, soft_time_limit=args.soft_time_limit,
+                          time_limit=args.time_limit)
+    except ValueError as e:
+        return _die(str(e))
     print(batch_id)
     print(f"batch {batch_id}: {spec.games} games in {spec.chunks} chunks of "
           f"{spec.chunk_size}", file=sys.stderr)
@@ -349,7 +353,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from rummy_worker.tasks import resume
 
     try:
-        missing = resume(args.batch_id, store=_store())
+        missing = resume(args.batch_id, store=_store(), soft_time_limit=args.soft_time_limit,
+                         time_limit=args.time_limit)
     except UnknownBatch as e:
         return _die(str(e))
     print(f"sent {len(missing)} chunk task(s): {missing[:20]}{' ...' if len(missing) > 20 else ''}")
@@ -370,6 +375,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- parsers
 
+def _limit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--soft-time-limit", type=float, metavar="SECONDS",
+                   help="per chunk (default RUMMY_TASK_SOFT_TIME_LIMIT or 900); travels with "
+                   "each task")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="hard limit per chunk (default RUMMY_TASK_TIME_LIMIT or 960)")
+
+
 def _batch_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
@@ -389,6 +402,7 @@ def _batch_spec_options(p: argparse.ArgumentParser) -> None:
                    help="A/B: variant B's line-up (same players), paired on the same seeds")
     p.add_argument("--compare-rules", nargs="*", default=[], metavar="VARIANT=VALUE",
                    help="A/B: variant B's rules, as changes to --rules")
+    _limit_options(p)
     p.add_argument("--wait", action="store_true", help="wait with a progress bar, then report")
     p.add_argument("--json", metavar="FILE", help="with --wait: write the report as JSON")
     p.add_argument("--csv", metavar="FILE", help="with --wait: write the report as CSV")
@@ -463,6 +477,7 @@ def add_parsers(subparsers: Any) -> None:
 
     p = bsub.add_parser("resume", help="re-send the tasks of chunks that have no result")
     p.add_argument("batch_id")
+    _limit_options(p)
     _connection_options(p)
     p.set_defaults(func=cmd_resume)
 

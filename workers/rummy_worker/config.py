@@ -11,7 +11,8 @@ Environment:
     RUMMY_EVENT_STORE_URL: event store of sampled games (default ``redis://127.0.0.1:6379/0``).
     RUMMY_EVENT_STORE_PREFIX: its key prefix (default ``rummy``).
     RUMMY_TASK_SOFT_TIME_LIMIT / RUMMY_TASK_TIME_LIMIT: per-chunk limits in seconds
-        (default 900 / 960).
+        (default 900 / 960). Celery puts them in each task message, so the submitter's
+        values apply (``rummy batch submit --soft-time-limit/--time-limit``).
     RUMMY_VISIBILITY_TIMEOUT: Redis broker: seconds before an unacknowledged task is
         delivered again (default 3600; must exceed the hard time limit; tests set it short).
     RUMMY_BROKER_KEYPREFIX: Redis broker: a prefix for all the broker's keys (tests).
@@ -67,14 +68,14 @@ def event_store_prefix() -> str:
     return _env("RUMMY_EVENT_STORE_PREFIX", "rummy")
 
 
-def soft_time_limit() -> int:
+def soft_time_limit() -> float:
     """Soft time limit of a chunk task, seconds (raises ``SoftTimeLimitExceeded``)."""
-    return int(_env("RUMMY_TASK_SOFT_TIME_LIMIT", "900"))
+    return float(_env("RUMMY_TASK_SOFT_TIME_LIMIT", "900"))
 
 
-def time_limit() -> int:
-    """Hard time limit of a chunk task, seconds (the child process is killed)."""
-    return int(_env("RUMMY_TASK_TIME_LIMIT", "960"))
+def time_limit() -> float:
+    """Hard time limit of a chunk task, seconds (the pool process is killed)."""
+    return float(_env("RUMMY_TASK_TIME_LIMIT", "960"))
 
 
 def visibility_timeout() -> int:

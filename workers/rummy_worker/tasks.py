@@ -12,7 +12,8 @@ import traceback
 from typing import Any
 
 import redis
-from celery.exceptions import SoftTimeLimitExceeded
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 
 from rummy_worker import config, metrics
 from rummy_worker.batches import BatchSpec, BatchStore
@@ -26,8 +27,29 @@ TASK_NAME = "rummy_worker.run_chunk"
 TRANSIENT = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
-@app.task(name=TASK_NAME, bind=True, acks_late=True, reject_on_worker_lost=True,
-          ignore_result=True, autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=60, max_retries=8)
+class ChunkTask(Task):
+    """Base of the chunk task: notes hard time limits, which kill the pool process before
+    the task body can (``on_failure`` runs in the worker's main process then)."""
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any,
+                   einfo: Any) -> None:
+        """Count a hard time limit as a chunk failure and note it in the batch."""
+        if not isinstance(exc, TimeLimitExceeded):
+            return  # the task body already counted and noted it
+        metrics.CHUNK_FAILURES.inc()
+        args = list(args or ())
+        batch_id = args[0] if args else kwargs.get("batch_id")
+        index = args[1] if len(args) > 1 else kwargs.get("index")
+        prefix = args[3] if len(args) > 3 else kwargs.get("prefix", "rummy")
+        if batch_id is not None and index is not None:
+            BatchStore(state_client(), prefix).record_failure(
+                batch_id, index,
+                f"hard time limit exceeded ({exc.args[0] if exc.args else '?'} s)")
+
+
+@app.task(name=TASK_NAME, bind=True, base=ChunkTask, acks_late=True,
+          reject_on_worker_lost=True, ignore_result=True, autoretry_for=TRANSIENT,
+          retry_backoff=True, retry_backoff_max=60, max_retries=8)
 def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
               prefix: str = "rummy") -> dict[str, Any]:
     """Play chunk ``index`` of batch ``batch_id`` and store its result once.
@@ -77,37 +99,68 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
             "outcome": outcome}
 
 
+def limits(soft_time_limit: float | None = None,
+           time_limit: float | None = None) -> tuple[float, float]:
+    """``(soft, hard)`` chunk time limits in seconds: the arguments, else the environment.
+
+    Raises:
+        ValueError: the soft limit is not below the hard one (the soft limit is what stops
+            a chunk cleanly; the hard one only kills a process that ignored it).
+    """
+    soft = soft_time_limit if soft_time_limit is not None else config.soft_time_limit()
+    hard = time_limit if time_limit is not None else config.time_limit()
+    if not 0 < soft < hard:
+        raise ValueError(f"the soft time limit ({soft} s) must be positive and below the hard "
+                         f"time limit ({hard} s)")
+    return soft, hard
+
+
 def send_chunks(batch_id: str, spec: BatchSpec, indices: list[int], *, prefix: str,
-                queue: str | None = None) -> None:
-    """Send one chunk task per index to ``queue`` (default ``RUMMY_QUEUE``)."""
+                queue: str | None = None, soft_time_limit: float | None = None,
+                time_limit: float | None = None) -> None:
+    """Send one chunk task per index to ``queue`` (default ``RUMMY_QUEUE``).
+
+    Time limits travel in each task message (Celery's ``timelimit`` header), so the
+    submitter decides them: the arguments, else ``RUMMY_TASK_SOFT_TIME_LIMIT`` /
+    ``RUMMY_TASK_TIME_LIMIT`` of this process (seconds).
+    """
     q = queue or config.queue()
     args_spec = spec.to_dict()
+    soft, hard = limits(soft_time_limit, time_limit)
     with app.producer_or_acquire() as producer:
         for i in indices:
-            run_chunk.apply_async((batch_id, i, args_spec, prefix), queue=q, producer=producer)
+            run_chunk.apply_async((batch_id, i, args_spec, prefix), queue=q, producer=producer,
+                                  soft_time_limit=soft, time_limit=hard)
 
 
 def submit(spec: BatchSpec, *, store: BatchStore, queue: str | None = None,
-           batch_id: str | None = None) -> str:
+           batch_id: str | None = None, soft_time_limit: float | None = None,
+           time_limit: float | None = None) -> str:
     """Record a batch and send all its chunk tasks; return the batch id.
 
     Raises:
-        ValueError: invalid spec or existing batch id. kombu errors: broker unreachable
-            (the batch is recorded; ``resume`` sends its missing chunks later).
+        ValueError: invalid spec or time limits, or an existing batch id.
+        kombu errors: broker unreachable (the batch is recorded; ``resume`` sends its
+            missing chunks later).
     """
+    limits(soft_time_limit, time_limit)  # refuse bad limits before recording the batch
     batch_id = store.create(spec, batch_id)
-    send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix, queue=queue)
+    send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix, queue=queue,
+                soft_time_limit=soft_time_limit, time_limit=time_limit)
     return batch_id
 
 
-def resume(batch_id: str, *, store: BatchStore, queue: str | None = None) -> list[int]:
-    """Send the chunk tasks of a batch whose results are missing (after a lost broker or
-    a purged queue); chunks already queued are harmless duplicates. Returns the indices.
+def resume(batch_id: str, *, store: BatchStore, queue: str | None = None,
+           soft_time_limit: float | None = None, time_limit: float | None = None) -> list[int]:
+    """Send the chunk tasks of a batch whose results are missing (after a lost broker, a
+    purged queue, or failed chunks once their cause is fixed); chunks still queued are
+    harmless duplicates. Returns the indices sent.
 
     Raises:
         UnknownBatch: no such batch.
     """
     spec = store.spec(batch_id)
     missing = store.missing_chunks(batch_id)
-    send_chunks(batch_id, spec, missing, prefix=store.prefix, queue=queue)
+    send_chunks(batch_id, spec, missing, prefix=store.prefix, queue=queue,
+                soft_time_limit=soft_time_limit, time_limit=time_limit)
     return missing
