@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -81,6 +82,8 @@ def start_worker(tmp_path: Path, prefix: str) -> Iterator[Callable[..., Worker]]
         return w
 
     yield start
+    for w in started:  # warm shutdowns in parallel, then reap
+        w.kill(signal.SIGTERM)
     for w in started:
         w.stop()
 

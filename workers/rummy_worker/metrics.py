@@ -88,7 +88,7 @@ def install_solver_timer(modules: tuple[str, ...] = SOLVER_MODULES) -> list[str]
             continue
         fn = getattr(mod, "best_play", None)
         if callable(fn) and not getattr(fn, "__rummy_timed__", False):
-            mod.best_play = _timed(fn)
+            mod.best_play = _timed(fn)  # type: ignore[attr-defined]
             patched.append(name)
     return patched
 

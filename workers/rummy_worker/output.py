@@ -115,8 +115,8 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
     rep = doc["report"]
     reports = [("a", rep)] if "compare" not in rep else [("a", rep["a"]), ("b", rep["b"])]
     for variant, r in reports:
-        bots = spec.get("compare_bots") if variant == "b" and spec.get("compare_bots") \
-            else spec.get("bots", [])
+        bots: list[str] = ((spec.get("compare_bots") if variant == "b" else None)
+                           or spec.get("bots") or [])
         rules = spec.get("compare_rules") if variant == "b" and spec.get("compare_rules") \
             is not None else spec.get("rules", {})
         label = f"variant {variant.upper()}: " if "compare" in rep else ""
