@@ -77,8 +77,11 @@ def _sample(text: str, name: str) -> float:
 
 
 def test_submit_wait_report_equals_rummy_simulate(cli_worker, tmp_path: Path, prefix: str):
+    from rummy.bots import BOTS
+
     env, port, log = cli_worker
-    args = ["--games", "30", "--players", "3", "--bots", "basic,random", "--seed", "5"]
+    solver_bot = "greedy" if "greedy" in BOTS else "basic"  # greedy calls best_play
+    args = ["--games", "30", "--players", "3", "--bots", f"{solver_bot},random", "--seed", "5"]
     sub = _rummy("batch", "submit", *args, "--chunk-size", "7", "--record-every", "10",
                  "--wait", "--json", str(tmp_path / "batch.json"), env=env)
     batch_id = sub.stdout.split()[0]
@@ -121,6 +124,8 @@ def test_submit_wait_report_equals_rummy_simulate(cli_worker, tmp_path: Path, pr
     assert _sample(metrics, "rummy_sim_turns_total") == doc["report"]["turns"]
     assert _sample(metrics, "rummy_sim_chunk_failures_total") == 0
     assert 'rummy_sim_chunks_total{outcome="stored"} 5.0' in metrics
+    if solver_bot == "greedy":  # the worker's hook times the solver without touching it
+        assert _sample(metrics, "rummy_solver_seconds_count") > 0
 
 
 def test_ab_command_and_bad_input(cli_worker, tmp_path: Path):

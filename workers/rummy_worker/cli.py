@@ -142,14 +142,21 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return _die(str(e))
     if args.command_name == "ab" and not spec.is_ab:
         return _die("an A/B batch needs --compare-bots and/or --compare-rules")
-    from rummy_worker.tasks import submit
+    from rummy_worker.tasks import limits, send_chunks
 
     store = _store()
     try:
-        batch_id = submit(spec, store=store, soft_time_limit=args.soft_time_limit,
-                          time_limit=args.time_limit)
+        soft, hard = limits(args.soft_time_limit, args.time_limit)
     except ValueError as e:
         return _die(str(e))
+    batch_id = store.create(spec)
+    try:
+        send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
+                    soft_time_limit=soft, time_limit=hard)
+    except Exception as e:  # noqa: BLE001 - any broker failure: the batch is recorded
+        return _die(f"batch {batch_id} is recorded but its chunks could not be sent "
+                    f"({type(e).__name__}: {e}); run `rummy batch resume {batch_id}` once "
+                    "the broker is reachable")
     print(batch_id)
     print(f"batch {batch_id}: {spec.games} games in {spec.chunks} chunks of "
           f"{spec.chunk_size}", file=sys.stderr)
@@ -373,6 +380,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _guarded(cmd: Any) -> Any:
+    """``cmd`` with connection failures reported in one line (exit code 2), not a trace."""
+
+    def run(args: argparse.Namespace) -> int:
+        import redis
+
+        try:
+            return int(cmd(args) or 0)
+        except redis.exceptions.ConnectionError as e:
+            from rummy_worker import config
+
+            return _die(f"cannot reach the batch-state Redis at {config.state_url()}: {e}")
+
+    run.__doc__ = cmd.__doc__
+    run.__name__ = cmd.__name__
+    return run
+
+
 # ----------------------------------------------------------------------------- parsers
 
 def _limit_options(p: argparse.ArgumentParser) -> None:
@@ -442,7 +467,7 @@ def add_parsers(subparsers: Any) -> None:
         p = bsub.add_parser(name, help=helptext, epilog=EPILOG_BATCH, formatter_class=fmt)
         _batch_spec_options(p)
         _connection_options(p)
-        p.set_defaults(func=cmd_submit, command_name=name, partial=False)
+        p.set_defaults(func=_guarded(cmd_submit), command_name=name, partial=False)
 
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
     p.add_argument("batch_id")
@@ -450,7 +475,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, help="with --wait: give up after SECONDS (exit 3)")
     p.add_argument("--json", action="store_true", help="print the status as JSON")
     _connection_options(p)
-    p.set_defaults(func=cmd_status)
+    p.set_defaults(func=_guarded(cmd_status))
 
     p = bsub.add_parser("report", help="the balance report of a batch",
                         description="Print the balance report (rich tables) and/or write it "
@@ -461,7 +486,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     p.add_argument("--partial", action="store_true", help="report an unfinished batch")
     _connection_options(p)
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=_guarded(cmd_report))
 
     p = bsub.add_parser("replay-game", help="re-play one game of a batch alone",
                         description="Re-play game INDEX of a batch (same seed and line-up) "
@@ -473,15 +498,15 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--events", metavar="FILE",
                    help="write the game's events as JSON lines ('-': stdout)")
     _connection_options(p)
-    p.set_defaults(func=cmd_replay_game)
+    p.set_defaults(func=_guarded(cmd_replay_game))
 
     p = bsub.add_parser("resume", help="re-send the tasks of chunks that have no result")
     p.add_argument("batch_id")
     _limit_options(p)
     _connection_options(p)
-    p.set_defaults(func=cmd_resume)
+    p.set_defaults(func=_guarded(cmd_resume))
 
     p = bsub.add_parser("list", help="recent batches")
     p.add_argument("--limit", type=int, default=20)
     _connection_options(p)
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=_guarded(cmd_list))
