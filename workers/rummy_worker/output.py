@@ -223,7 +223,7 @@ def svg_histogram(hist: dict[Any, int], title: str, xlabel: str, bin_width: int 
             parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{w:.1f}" '
                          f'height="{h:.1f}" fill="{color}"><title>{k}–{k + bin_width - 1}: '
                          f'{c}</title></rect>')
-        for v in (lo, (lo + hi) // 2, hi):
+        for v in (lo, lo + (hi - lo) // bin_width // 2 * bin_width, hi):
             x = left + pw * (v - lo) / span
             parts.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" '
                          f'class="a">{v}</text>')
