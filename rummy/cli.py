@@ -86,6 +86,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: --players must be 2..5, got {args.players} (R1.1)")
     if args.games < 1:
         raise SystemExit("error: --games must be at least 1")
+    if args.jobs < 0 or args.chunk_size < 0:
+        raise SystemExit("error: --jobs and --chunk-size must not be negative")
+    if args.replay_game is not None and not 0 <= args.replay_game < args.games:
+        raise SystemExit(f"error: --replay-game must be a game index 0..{args.games - 1}")
     rules = _parse_rules(args.rules)
     try:
         rules.check_players(args.players)
@@ -93,7 +97,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: {e}") from None
     bots = _lineup(args.bots, args.players)
     if args.events_dir:
-        os.makedirs(args.events_dir, exist_ok=True)
+        try:
+            os.makedirs(args.events_dir, exist_ok=True)
+        except OSError as e:
+            raise SystemExit(f"error: cannot create --events-dir {args.events_dir}: "
+                             f"{e.strerror}") from None
     if args.replay_game is not None:
         return _replay_one(args, bots, rules, console)
     jobs = max(1, args.jobs or os.cpu_count() or 1)
@@ -181,7 +189,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"error: cannot read {args.source}: {e.strerror}", file=sys.stderr)
             return 1
-    return replay_events(events, step=args.step, at=args.at)
+    # a file must hold a whole game (a truncated log is an error); a stream in the store
+    # may be a game in progress
+    incomplete = args.allow_incomplete or bool(args.redis_url)
+    return replay_events(events, step=args.step, at=args.at, allow_incomplete=incomplete)
 
 
 def cmd_conformance(args: argparse.Namespace) -> int:
@@ -190,16 +201,17 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     passed = failed = 0
     for path in args.files:
         try:
-            f = open(path, encoding="utf-8")  # noqa: SIM115
+            f = open(path, "rb")  # noqa: SIM115
         except OSError as e:
-            print(f"{path}: cannot read: {e.strerror}")
+            print(f"FAIL {path}: cannot read: {e.strerror}")
             failed += 1
             continue
         with f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
+            for n, raw in enumerate(f, 1):
                 try:
+                    line = raw.decode("utf-8")
+                    if not line.strip():
+                        continue
                     case = json.loads(line)
                     if not isinstance(case, dict):
                         raise ValueError("a case must be a JSON object")
@@ -257,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="event log file (JSON lines), or GAME_ID with --redis-url")
     p.add_argument("--step", action="store_true", help="print each event and the state after it")
     p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="accept a log that ends before the game is over (a game in progress);"
+                   " by default a file must hold a whole game")
     p.add_argument("--redis-url", help="read the game GAME_ID from this event store")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.set_defaults(func=cmd_replay)

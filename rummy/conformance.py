@@ -51,6 +51,10 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
             return points == case["best_points"], \
                 f"best_points={points}, expected {case['best_points']}"
         if kind == "round_score":
+            k = case["knocker"]
+            if not case["hands"] or not (k is None or (type(k) is int
+                                                    and 0 <= k < len(case["hands"]))):
+                return False, f"malformed case: knocker {k!r} is not a seat of the hands"
             r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], RuleSet())
             ok = list(r.scores) == case["scores"] and list(r.winners) == case["winners"]
             return ok, f"scores={list(r.scores)} winners={list(r.winners)}, expected " \
@@ -63,6 +67,8 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
             return ok, f"points={pts} may_knock={may}, expected {case['points']} " \
                        f"{case['may_knock']}"
         if kind == "game_end":
+            if not all(type(x) is int for x in case["totals"] + case["rounds_won"]):
+                return False, "malformed case: totals and rounds_won must be integers"
             g = final_scores(case["totals"], case["rounds_won"], RuleSet())
             ok = list(g.final) == case["final"] and list(g.winners) == case["winners"]
             return ok, f"final={list(g.final)} winners={list(g.winners)}, expected " \
@@ -74,3 +80,5 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
         return False, f"malformed case: missing field {e}"
     except RummyError as e:
         return False, f"malformed case: {e}"
+    except (TypeError, ValueError, IndexError, AttributeError) as e:
+        return False, f"malformed case: {type(e).__name__}: {e}"

@@ -31,6 +31,7 @@ from rummy.events import (
 )
 from rummy.evolve import evolve
 from rummy.melds import canonical_table, check_action, format_meld
+from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
 from rummy.state import (
     DEALING,
@@ -139,6 +140,11 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
     if isinstance(cmd, CreateGame):
         if state is not None:
             raise IllegalMoveError("R2", "the game already exists")
+        if not isinstance(cmd.rules, RuleSet):
+            raise NotationError(f"rules must be a RuleSet, got {type(cmd.rules).__name__}")
+        if not isinstance(cmd.names, (tuple, list)) or \
+                not all(isinstance(n, str) for n in cmd.names):
+            raise NotationError(f"names must be a list of strings, got {cmd.names!r}")
         cmd.rules.check_players(cmd.players)
         if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
             raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)

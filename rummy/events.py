@@ -171,6 +171,7 @@ _CARD_FIELDS = {"card"}
 _CARDS_FIELDS = {"cards", "deck", "hand"}
 _TABLE_FIELDS = {"table"}
 _HANDS_FIELDS = {"hands"}
+_NULLABLE = {"card", "deck", "hand", "seed", "knocker"}  #: fields that may be None (I3)
 _INT_TUPLES = {"points", "scores", "winners", "totals", "rounds_won", "bonuses", "final"}
 
 
@@ -240,6 +241,8 @@ def from_dict(data: Any) -> Event:
         raw = data[f.name]
         try:
             if raw is None:
+                if f.name not in _NULLABLE:
+                    raise NotationError(f"field {f.name!r} may not be null", token=raw)
                 value: Any = None
             elif f.name in _CARD_FIELDS:
                 value = parse_card(raw)
@@ -258,7 +261,9 @@ def from_dict(data: Any) -> Event:
             elif f.name in _INT_TUPLES and cls is not Knocked:
                 value = tuple(_int(f.name, x) for x in _list(f.name, raw))
             elif f.name == "names":
-                value = tuple(str(x) for x in _list(f.name, raw))
+                value = tuple(_list(f.name, raw))
+                if not all(isinstance(x, str) for x in value):
+                    raise NotationError("field 'names' must be a list of strings", token=raw)
             elif f.name == "reason":
                 if raw not in ("knock", "going_out", "stock"):
                     raise NotationError(f"unknown round end reason {raw!r}", token=raw)

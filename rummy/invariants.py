@@ -46,8 +46,8 @@ from rummy.views import view
 class ReplayError(RummyError):
     """A recorded event log is inconsistent; ``index`` is the 1-based event number."""
 
-    def __init__(self, index: int, message: str) -> None:
-        super().__init__(f"event {index}: {message}", rule="I4")
+    def __init__(self, index: int, message: str, unit: str = "event") -> None:
+        super().__init__(f"{unit} {index}: {message}", rule="I4")
         self.index = index
 
 

@@ -228,11 +228,44 @@ _SHIFT = 64
 _LOW = (1 << _SHIFT) - 1
 _PHYS_BITS = _FIELD * 53
 _PHYS_MASK = (1 << _PHYS_BITS) - 1
-_JSHIFT = _SHIFT + _PHYS_BITS  #: declared-joker counts: a 4-bit field per declared card
+_JSHIFT = _SHIFT + _PHYS_BITS  #: declared-joker counts: an 8-bit field per declared card
+_UNDECLARED_BIT = 1 << (_JSHIFT + _FIELD * 52)  #: marks an undeclared joker (JOKER) in a sum
 COMBINED_W: tuple[int, ...] = tuple(
     EFF_BIT[t] | (PHYS_W[t] << _SHIFT)
-    | ((1 << (4 * (t - TABLE_JOKER_BASE) + _JSHIFT)) if t >= TABLE_JOKER_BASE else 0)
+    | ((1 << (_FIELD * (t - TABLE_JOKER_BASE) + _JSHIFT)) if t >= TABLE_JOKER_BASE else 0)
+    | (_UNDECLARED_BIT if t == JOKER else 0)
     for t in range(TABLE_JOKER_BASE + 52))
+
+
+def check_table_value(table: object, *, jokers: bool = True) -> None:
+    """Check that ``table`` is a sequence of non-empty melds of table-card indices.
+
+    Cheap: C-level ``min``/``max`` over the melds; run before any arithmetic on the cards.
+    ``jokers=False`` skips the search for undeclared jokers (``check_action`` finds them in
+    its sums instead).
+
+    Raises:
+        NotationError: not a list of melds, an empty meld, a card that is not an index
+            0..104, or an undeclared joker (``JOKER``, R1.4).
+    """
+    if not isinstance(table, (tuple, list)):
+        raise NotationError(f"a table is a list of melds, got {type(table).__name__}",
+                            token=table)
+    if not table:
+        return
+    try:
+        lo = min(map(min, table))
+        hi = max(map(max, table))
+    except (TypeError, ValueError):
+        raise NotationError(f"not a table of non-empty melds of cards: {table!r}"[:200],
+                            token=table) from None
+    if type(lo) is not int or type(hi) is not int or lo < 0 or hi >= TABLE_JOKER_BASE + 52:
+        raise NotationError(f"not a table of cards: {table!r}"[:200], token=table)
+    if jokers and any(JOKER in m for m in table):
+        raise NotationError(_UNDECLARED, token="*")
+
+
+_UNDECLARED = "a joker on the table must declare its card, e.g. '*7S' (R1.4)"
 
 
 def check_action(
@@ -255,14 +288,22 @@ def check_action(
             R5.4, R5.3, R5.8 (shared/cases/README.md). Nothing is changed.
         NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
     """
+    check_table_value(new_table, jokers=False)
     get = COMBINED_W.__getitem__
-    sums = [sum(map(get, m)) for m in new_table]
+    try:
+        sums = [sum(map(get, m)) for m in new_table]
+    except TypeError:  # a non-integer card between the smallest and largest
+        raise NotationError(f"not a table of cards: {new_table!r}"[:200]) from None
     old_all = sum([sum(map(get, m)) for m in table])
     new_all = sum(sums)
+    if new_all >= _UNDECLARED_BIT:
+        raise NotationError(_UNDECLARED, token="*")
     old = (old_all >> _SHIFT) & _PHYS_MASK
     new = (new_all >> _SHIFT) & _PHYS_MASK
-    if sum(map(len, new_table)) > sum(map(len, table)) + len(hand):
-        return check_action_slow(table, hand, new_table)  # a field could overflow
+    n_new = sum(map(len, new_table))
+    n_old = sum(map(len, table))
+    if n_new > n_old + len(hand) or n_new >= 128 or n_old >= 128:
+        return check_action_slow(table, hand, new_table)  # an 8-bit field could overflow
     diff = new + _GUARD - old
     if diff & _GUARD != _GUARD:  # R5.2: some field went negative
         card = _first_missing([c for m in table for c in m], [c for m in new_table for c in m])
@@ -281,9 +322,6 @@ def check_action(
     valid = VALID_MELDS.get
     for m, sm in zip(new_table, sums, strict=True):
         if valid(sm & _LOW) != len(m):
-            if JOKER in m:
-                raise NotationError("a joker on the table must declare its card, e.g. '*7S' "
-                                    "(R1.4)", token="*")
             rule_msg = meld_problem(m)
             assert rule_msg is not None
             raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
@@ -293,14 +331,14 @@ def check_action(
         new_j = new_all >> _JSHIFT
         while old_j:
             low = (old_j & -old_j).bit_length() - 1
-            card = low // 4
-            moved = ((old_j >> (card * 4)) & 15) - ((new_j >> (card * 4)) & 15)
+            card = low // _FIELD
+            moved = _field(old_j, card) - _field(new_j, card)
             if moved > 0 and moved > _field(new, card):
                 tj = TABLE_JOKER_BASE + card
                 raise IllegalMoveError(
                     "R5.8", f"the joker {format_card(tj)} may change its declared card only "
                     f"when the real {format_card(card)} replaces it on the table")
-            old_j &= ~(15 << (card * 4))
+            old_j &= ~(_FMASK << (card * _FIELD))
     return tuple(unpack(added))
 
 
@@ -313,10 +351,11 @@ def check_action_slow(
 
     Same contract; written to be obviously correct, not fast.
     """
+    check_table_value(new_table)
+    if any(type(c) is not int for m in new_table for c in m):
+        raise NotationError(f"not a table of cards: {new_table!r}"[:200])
     old = Counter(physical(c) for m in table for c in m)
     newc = Counter(physical(c) for m in new_table for c in m)
-    if any(c == JOKER for m in new_table for c in m):
-        raise NotationError("a joker on the table must declare its card (R1.4)", token="*")
     for card in sorted(old):
         if newc[card] < old[card]:
             raise IllegalMoveError("R5.2", f"{format_card(card)} would leave the table; every "

@@ -28,16 +28,22 @@ def read_log(path: str) -> list[Event]:
         OSError: the file cannot be read.
     """
     events: list[Event] = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ReplayError(n, f"of {path} is not UTF-8 text", unit="line") from None
             if not line.strip():
                 continue
             try:
                 events.append(loads(line))
-            except NotationError as e:
-                raise ReplayError(n, f"line {n} of {path}: {e.message}") from None
+            except (NotationError, TypeError, ValueError, AttributeError) as e:
+                msg = e.message if isinstance(e, NotationError) else str(e)
+                raise ReplayError(n, f"of {path} (event {len(events) + 1}): {msg}",
+                                  unit="line") from None
     if not events:
-        raise ReplayError(0, f"{path} holds no events")
+        raise ReplayError(0, f"{path} holds no events", unit="file")
     return events
 
 
@@ -56,7 +62,7 @@ def _final_table(state: GameState, console: Console) -> None:
 
 
 def replay_events(events: Sequence[Event], step: bool = False, at: int | None = None,
-                  out: TextIO | None = None) -> int:
+                  out: TextIO | None = None, allow_incomplete: bool = True) -> int:
     """Verify and print a replay. Returns a process exit code (0 ok, 1 inconsistent log).
 
     Args:
@@ -64,6 +70,8 @@ def replay_events(events: Sequence[Event], step: bool = False, at: int | None = 
         step: print every event followed by the public state after it.
         at: print only the state after event ``at`` (1-based) and stop.
         out: where to print (default stdout).
+        allow_incomplete: accept a log that ends before ``GameEnded`` (a game in
+            progress); when False such a log is reported as truncated (exit code 1).
     """
     console = Console(file=out, highlight=False, soft_wrap=True)
     if at is not None and not 1 <= at <= len(events):
@@ -88,6 +96,11 @@ def replay_events(events: Sequence[Event], step: bool = False, at: int | None = 
         console.print(f"[red]error:[/red] {e}")
         return 1
     assert state is not None
+    if not state.is_over and not allow_incomplete:
+        console.print(f"[red]error:[/red] truncated log: it ends at event {len(events)} "
+                      f"(round {state.round}, phase {state.phase}) before the game is over; "
+                      "use --allow-incomplete for a game in progress")
+        return 1
     console.print(f"verified {len(events)} events: every event legal, I1–I3 held after each")
     _final_table(state, console)
     if not state.is_over:

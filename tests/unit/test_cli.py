@@ -90,12 +90,40 @@ def test_replay_tampered_event_is_rejected_with_its_number(tmp_path):
     assert f"event {i + 1}" in res.stdout and "top of the stock" in res.stdout
 
 
-def test_replay_truncated_log_is_not_over(tmp_path):
+def test_replay_truncated_log_is_an_error_unless_allowed(tmp_path):
     p = _log(tmp_path)
     lines = p.read_text().splitlines()[:30]
     p.write_text("\n".join(lines) + "\n")
     res = run("replay", str(p))
+    assert res.returncode == 1 and "truncated log: it ends at event 30" in res.stdout
+    res = run("replay", str(p), "--allow-incomplete")
     assert res.returncode == 0 and "not over" in res.stdout
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d.update(dealer=None) if d["type"] == "GameStarted" else None,
+    lambda d: d.update(rules=None) if d["type"] == "GameStarted" else None,
+    lambda d: d.update(names=[{"a": 1}, "x"]) if d["type"] == "GameStarted" else None,
+    lambda d: d.update(cards=None) if d["type"] == "CardDrawn" else None,
+    lambda d: d.update(seat="0") if d["type"] == "CardDrawn" else None,
+])
+def test_replay_null_and_wrong_types_are_named_not_traced(tmp_path, edit):
+    # found by the attack review: nulls and wrong types used to raise TypeError
+    p = _log(tmp_path)
+    lines = [json.loads(x) for x in p.read_text().splitlines()]
+    for d in lines:
+        edit(d)
+    p.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    res = run("replay", str(p))
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "line " in res.stderr
+
+
+def test_replay_binary_file(tmp_path):
+    p = tmp_path / "junk.jsonl"
+    p.write_bytes(b"\xff\xfe\x00junk\n")
+    res = run("replay", str(p))
+    assert res.returncode == 1 and "not UTF-8" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_replay_missing_file():
@@ -116,7 +144,31 @@ def test_conformance_cli_summary_and_exit_code(tmp_path):
     assert "FAIL x-1" in res.stdout and res.stdout.strip().endswith("0 passed, 2 failed")
 
 
+@pytest.mark.parametrize("case", [
+    '{"id": "x", "kind": "round_score", "rule": "R7", "hands": [], "knocker": null, '
+    '"scores": [], "winners": []}',
+    '{"id": "x", "kind": "round_score", "rule": "R7", "hands": [["AS"]], "knocker": "0", '
+    '"scores": [0], "winners": [0]}',
+    '{"id": "x", "kind": "game_end", "rule": "R9", "totals": "abc", "rounds_won": [], '
+    '"final": [], "winners": []}',
+    '{"id": "x", "kind": "game_end", "rule": "R9", "totals": [150, 2], "rounds_won": [1], '
+    '"final": [], "winners": []}',
+    '{"id": "x", "kind": "best_play", "rule": "R5", "table": [], "hand": 7, "best_points": 0}',
+    '{"id": "x", "kind": "action", "rule": "R5", "table": [], "hand": null, "new_table": [], '
+    '"valid": false}',
+])
+def test_conformance_malformed_cases_fail_cleanly(tmp_path, case):
+    f = tmp_path / "bad.jsonl"
+    f.write_text(case + "\n")
+    res = run("conformance", str(f))
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stdout.strip().endswith("0 passed, 1 failed")
+
+
 @pytest.mark.parametrize("args,msg", [
+    (["simulate", "--chunk-size", "-1", "--games", "3"], "must not be negative"),
+    (["simulate", "--replay-game", "99", "--games", "3"], "game index 0..2"),
+    (["simulate", "--games", "1", "--events-dir", "/proc/nope"], "cannot create --events-dir"),
     (["simulate", "--players", "6"], "2..5"),
     (["simulate", "--bots", "nobody"], "unknown bot"),
     (["simulate", "--rules", "jokers=1"], "unknown rule variant"),

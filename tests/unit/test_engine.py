@@ -279,3 +279,22 @@ def test_i4_replay_equals_live_state():
 
 def test_hand_joker_constant():
     assert JOKER == 52
+
+
+@pytest.mark.parametrize("cmd", [
+    CreateGame(3, 1, rules=None),  # type: ignore[arg-type]
+    CreateGame(3, 1, names=None),  # type: ignore[arg-type]
+    CreateGame(3, 1, names=(1, 2, 3)),  # type: ignore[arg-type]
+    CreateGame(3, "seed"),  # type: ignore[arg-type]
+])
+def test_malformed_create_game_is_a_rummy_error(cmd):
+    with pytest.raises(NotationError):
+        step(None, cmd)
+
+
+@pytest.mark.parametrize("table", [None, "5S 6S 7S", ((28, 29, 30, -21),), ((1, 2, 3.5),)])
+def test_malformed_meld_tables_are_rejected_without_change(table):
+    s, _ = new_game(3, seed=42)
+    s, _ = step(s, Draw(s.turn))
+    with pytest.raises(NotationError):
+        decide(s, Meld(s.turn, table))

@@ -166,3 +166,24 @@ def test_fast_validator_matches_reference_on_random_positions():
         outcomes[fast[0] if fast[0] != "err" else fast[1]] = 1
     # the generator reaches accepted actions and several rejection rules
     assert {"ok", "R5.2", "R5.3"} <= set(outcomes)
+
+
+@pytest.mark.parametrize("new", [
+    ((4, 5, 6, -21),),          # a negative index once read as *6D (attack review)
+    ((4, 5, JOKER),),           # undeclared joker: both validators say R1.4 first
+    ((1.0, 2, 3),), ((1, 2.5, 3),), ((1, "a", 3),), ((),), None, "5S 6S 7S", ((200, 1, 2),),
+])
+def test_malformed_new_tables_are_notation_errors_in_both_validators(new):
+    for fn in (check_action, check_action_slow):
+        with pytest.raises(NotationError):
+            fn(((4, 5, 6),), (JOKER, 7), new)
+
+
+def test_field_overflow_falls_back_to_the_reference():
+    # 256 copies of one card would overflow an 8-bit field of the fast path (attack review)
+    table = [(4,)] * 256 + [(5, 6, 7)]
+    new = [(5, 6, 7), (5, 6, 7)]
+    for fn in (check_action, check_action_slow):
+        with pytest.raises(IllegalMoveError) as e:
+            fn(table, (6, 7), new)
+        assert e.value.rule == "R5.2"
