@@ -64,6 +64,7 @@ from rummy_grpc.errors import (
 log = logging.getLogger("rummy_grpc")
 
 COMMAND_KINDS = ("draw", "pass", "meld", "knock", "end_turn")
+MAX_REQUEST_ID = 128  #: longest client request id (ids are kept with the game's stream)
 MAX_MELDS = 60
 """Most melds a Meld request may carry (106 cards make at most 35 melds)."""
 MAX_TABLE_CARDS = 120
@@ -432,7 +433,16 @@ class GameApp:
         return out
 
     async def _command(self, game_id: str, token: str, kind: str, table: Any,
-                       expected_version: int | None, request_id: str) -> Outcome:
+                       expected_version: int | None, client_request_id: str) -> Outcome:
+        if expected_version is not None and expected_version < 0:
+            raise BadRequest("expected_version must be >= 0")
+        if client_request_id and (len(client_request_id) > MAX_REQUEST_ID
+                                  or not client_request_id.isprintable()):
+            raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
+                             "characters")
+        # client ids live in their own namespace: a client can never take the id of a
+        # server-made move (bot:<v>, timeout:<v>, create)
+        request_id = f"client:{client_request_id}" if client_request_id else ""
         meta = await self._meta(game_id)
         seat = self._seat(meta, token, required=True)
         assert seat is not None
@@ -637,7 +647,9 @@ class GameApp:
                 self._arm(game_id, meta, state, ts)  # woke early (clock skew)
                 return
             kind = _DEFAULT_MOVE[state.phase]
+            t0 = time.perf_counter()
             new_state, events = step(state, _command(kind, state.turn, None))
+            metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
             try:
                 result = await self._append(game_id, events, version,
                                             request_id=f"timeout:{version}",
@@ -733,6 +745,9 @@ class GameApp:
         seat = self._seat(meta, token, required=False)
         admin = self._is_admin(admin_token)
         state, _ = await self._load(game_id)
+        if after_version > state.version:
+            raise BadRequest(f"after_version {after_version} is beyond the stream's version "
+                             f"{state.version}")
         full = admin or state.phase == GAME_OVER
         if state.phase == GAME_OVER and after_version >= state.version:
             return

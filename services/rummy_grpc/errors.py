@@ -70,6 +70,9 @@ class BadRequest(ServiceError):
     """A malformed request that is not a card-notation problem (bad seat list, size caps)."""
 
 
+MAX_MESSAGE = 1000  #: characters of an error message sent to a client
+
+
 @dataclass(frozen=True, slots=True)
 class Mapped:
     """A gRPC status for an exception: code, message, ErrorInfo reason, rule id (or "")."""
@@ -78,6 +81,12 @@ class Mapped:
     message: str
     reason: str
     rule: str = ""
+
+    def __post_init__(self) -> None:
+        # messages may quote client input: keep them (and the details trailer) far below
+        # gRPC's metadata limit, or the client would see RESOURCE_EXHAUSTED instead
+        if len(self.message) > MAX_MESSAGE:
+            object.__setattr__(self, "message", self.message[:MAX_MESSAGE] + "…")
 
     def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         """``rummy-reason``, ``rummy-rule`` (if any) and ``grpc-status-details-bin``."""

@@ -132,7 +132,8 @@ async def serve(address: str, store: EventStore, *, metrics_port: int | None = N
     """
     if metrics_port is not None:
         from rummy_grpc.metrics import start_metrics_server
-        bound = start_metrics_server(metrics_port)
+        host = address.rsplit(":", 1)[0].strip("[]")
+        bound = start_metrics_server(metrics_port, host if host not in ("", "::") else "0.0.0.0")
         log.info("metrics on :%d/metrics", bound)
     server, port = create_server(address, store, **options)
     stop = asyncio.Event()
