@@ -27,6 +27,14 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
             item.add_marker(pytest.mark.skip(reason=f"no Redis at {REDIS_URL}"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _broker_keys() -> Iterator[None]:
+    """Delete this session's broker keys at the end (also those CLI subprocesses made)."""
+    yield
+    if REDIS_UP:
+        delete_keys(BROKER_PREFIX)
+
+
 @pytest.fixture(scope="session")
 def celery_app() -> Any:
     """The app, configured for this session whatever imported it first."""
@@ -37,8 +45,7 @@ def celery_app() -> Any:
                 global_keyprefix=BROKER_PREFIX)
     app.conf.broker_transport_options = opts
     app.conf.broker_url = REDIS_URL
-    yield app
-    delete_keys(BROKER_PREFIX)
+    return app
 
 
 @pytest.fixture()
