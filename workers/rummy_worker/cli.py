@@ -343,7 +343,8 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
     except IndexError as e:
         return _die(str(e))
     print(json.dumps({"batch_id": batch_id, "index": args.index, "variant": args.variant,
-                      "game_id": game_id(batch_id or "local", args.index, args.variant),
+                      "game_id": (game_id(batch_id, args.index, args.variant)
+                                  if batch_id else None),
                       "seed": r.seed, "bots": list(r.bots), "final": list(r.final),
                       "winners": list(r.winners), "rounds": r.rounds, "turns": list(r.turns),
                       "reasons": list(r.reasons), "steps": r.steps}, sort_keys=True))
