@@ -21,8 +21,11 @@ BOT_NODE_LIMIT = 40_000
 
 
 def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
-              node_limit: int | None = BOT_NODE_LIMIT) -> tuple[Table, Play] | None:
+              node_limit: int | None = BOT_NODE_LIMIT,
+              hand: tuple[int, ...] | None = None) -> tuple[Table, Play] | None:
     """The best meld action available to the viewer, under the opening rules (R5.5).
+
+    ``hand`` replaces the viewer's hand (to evaluate a hypothetical draw).
 
     Returns:
         ``(new_table, play)`` — the whole new table to send in :class:`Meld` and the
@@ -30,14 +33,15 @@ def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
         when the seat cannot (or, by the opening rules, may not) meld.
     """
     rules = view.rules
+    hand = view.hand if hand is None else hand
     seat = view.seat if view.seat is not None else view.turn
     opening = rules.opening_meld_per_player and not view.opened[seat]
     if opening or (not view.table and rules.opening_meld_min_points):
-        play = best_play((), view.hand, keep=keep, node_limit=node_limit)
+        play = best_play((), hand, keep=keep, node_limit=node_limit)
         if play is None or play.points < rules.opening_meld_min_points:
             return None
         return tuple(view.table) + play.table, play
-    play = best_play(view.table, view.hand, keep=keep, node_limit=node_limit)
+    play = best_play(view.table, hand, keep=keep, node_limit=node_limit)
     if play is None:
         return None
     return play.table, play
