@@ -313,7 +313,14 @@ def _park(melds: list[list[int]], n: int) -> None:
                 n -= 1
                 break
         else:
-            break
+            full = next((m for m in melds if line(m) is not None and len(m) == 13), None)
+            if full is None:
+                break
+            # a sequence of 13 has no free end: cut it in two (both 6+ cards, R4.3)
+            melds.remove(full)
+            ordered = sorted(full, key=lambda c: (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE
+                                                  else c) % 13)
+            melds.extend((ordered[:6], ordered[6:]))
     if n >= 3:
         melds.append([TABLE_JOKER_BASE + r for r in range(n)])  # *AS *2S *3S ...
         n = 0
