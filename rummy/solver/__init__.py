@@ -208,7 +208,13 @@ def best_play(
         dead_cost = sum(cost[c] * k for c, k in enumerate(dead))
         if dead_cost >= best_left:
             continue
-        search = Search(mand, opt, cost, wcost, wild, node_limit, fill=fill)
+        # lower bounds: with only w wildcards left, more hand cards are dead
+        bounds = []
+        for w in range(wild):
+            dead_w = _prune_dead(mand, list(opt), w)
+            bounds.append([cost[c] * k for c, k in enumerate(dead_w)])
+        search = Search(mand, opt, cost, wcost, wild, node_limit, fill=fill,
+                        dead_costs=bounds)
         st = pack_state(wm, hand_jokers)
         dropped = search.solve(0, st, best_left - dead_cost)
         exceeded = exceeded or search.exceeded

@@ -95,13 +95,17 @@ class Search:
             optimal (``exceeded`` is then True).
         fill: if False, wildcards are never placed during the sweep, only *parked* at the
             end (a quick first bound, see :func:`rummy.solver.best_play`).
+        dead_costs: for each number of wildcards ``w`` below ``wild``, the cost of the
+            optional copies of each card that no meld can use with only ``w`` wildcards
+            (an admissible lower bound once wildcards have been spent).
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
-                 "exceeded", "cap", "high_max", "fill", "empty", "later")
+                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
-                 wcost: int, wild: int, node_limit: int | None, fill: bool = True) -> None:
+                 wcost: int, wild: int, node_limit: int | None, fill: bool = True,
+                 dead_costs: Sequence[Sequence[int]] = ()) -> None:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
@@ -126,6 +130,16 @@ class Search:
         #: copies of the same rank in the suits after step i's suit (group look-ahead)
         self.later = tuple(sum(self.cap[t][i >> 2] for t in range((i & 3) + 1, 4))
                            for i in range(56))
+        # lower[w][i]: cost that the steps of positions pos(i)+5.. must pay when only w
+        # wildcards are left. Only positions 5 or more ahead count: a meld piece (3-5
+        # cards) of such a card cannot hold a wildcard already spent behind the sweep.
+        lower = []
+        for dead in dead_costs:
+            suffix = [0] * 57
+            for i in range(51, -1, -1):
+                suffix[i] = suffix[i + 1] + dead[(i & 3) * 13 + (i >> 2)]
+            lower.append(tuple(suffix[min(52, ((i >> 2) + 5) * 4)] for i in range(57)))
+        self.lower = tuple(lower)
         self.empty = tuple(i < 52 and self.cap[i & 3][i >> 2] == 0 for i in range(56))
 
     # ------------------------------------------------------------------ transitions
@@ -284,6 +298,12 @@ class Search:
             st &= _NO_PARK
         elif (st >> _SEQ) & 1:
             st &= _NO_P3
+        if w:
+            left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+            if left < len(self.lower) and self.lower[left][i] >= beta:
+                return self.lower[left][i]
+        elif self.lower and self.lower[0][i] >= beta:
+            return self.lower[0][i]
         key = (st << 6) | i
         memo = self.memo
         v = memo.get(key)
