@@ -15,12 +15,12 @@ table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
 from rummy.melds import Meld, Table, canonical_table, table_text
-from rummy.solver.search import INF, Search, pack_state
+from rummy.solver.search import Search, pack_state
 
 #: weight of one point and one card in the cost of a card left in hand (see search.py)
 _PTS_W = 256

@@ -28,7 +28,7 @@ from rummy.solver import Play, best_play
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``solve`` on an argparse subparsers object; returns the parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "solve", help="find the best meld action for a table and a hand",
         description="Find the meld action (RULES.md §5) that adds the most points (R1.5) of "
         "hand cards to the table, with every rearrangement of the table and the joker rules "

@@ -8,9 +8,9 @@ from rummy.bots import BOTS, make_bot
 from rummy.bots.strategic import should_knock
 from rummy.commands import CreateGame
 from rummy.decide import step
-from rummy.views import view
 from rummy.rules import RuleSet
 from rummy.simulate import play_game
+from rummy.views import view
 
 
 def test_registered() -> None:
