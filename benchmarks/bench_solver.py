@@ -1,0 +1,105 @@
+"""Benchmark: ``best_play`` against the HiGHS MILP reference, and greedy games per second.
+
+Fixed-seed positions: random legal two-deck tables of about 30, 60 and 90 cards (declared
+jokers included, rate 0.15 per meld) and hands of 10-20 cards drawn from the rest of the
+deck (hand jokers included when drawn). For each table size it prints the median, p99 and
+maximum wall time of our solver and of the MILP (model build + HiGHS solve, and the solve
+alone), and the ratio of the medians; it also checks that both agree on every value. Then
+it plays full 4-player games (to 150, R9.1) with greedy bots and prints games per second.
+
+    .venv/bin/python benchmarks/bench_solver.py            # 150 positions per size
+    .venv/bin/python benchmarks/bench_solver.py --positions 400 --games 40
+
+Needs the dev extra (highspy); the solver itself is pure Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rummy.solver import best_play  # noqa: E402
+from rummy.solver.positions import random_position  # noqa: E402
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def bench_positions(n: int, seed: int, milp: bool) -> None:
+    if milp:
+        from tests.solver.milp_reference import milp_best
+    print(f"{'table':>6} {'n':>4} {'ours med':>9} {'ours p99':>9} {'ours max':>9} "
+          f"{'MILP med':>9} {'MILP p99':>9} {'solve med':>9} {'ratio':>6}  (ms)")
+    for size in (30, 60, 90):
+        rng = random.Random(f"bench:{seed}:{size}")
+        ours: list[float] = []
+        plain: list[float] = []  # positions without any joker (table or hand)
+        total: list[float] = []
+        solve: list[float] = []
+        sizes = []
+        for _ in range(n):
+            table, hand = random_position(rng, size, rng.randint(10, 20))
+            sizes.append(sum(map(len, table)))
+            t0 = time.perf_counter()
+            play = best_play(table, hand)
+            ours.append((time.perf_counter() - t0) * 1e3)
+            if 52 not in hand and all(c < 53 for m in table for c in m):
+                plain.append(ours[-1])
+            if milp:
+                timing: dict[str, float] = {}
+                t0 = time.perf_counter()
+                value = milp_best(table, hand, timing=timing)
+                total.append((time.perf_counter() - t0) * 1e3)
+                solve.append(timing["solve"] * 1e3)
+                mine = play.points if play else 0
+                if value != mine:
+                    print(f"  MISMATCH: ours {mine}, MILP {value}")
+        line = (f"{size:>6} {n:>4} {statistics.median(ours):>9.2f} {pct(ours, 0.99):>9.2f} "
+                f"{max(ours):>9.1f}")
+        if milp:
+            line += (f" {statistics.median(total):>9.2f} {pct(total, 0.99):>9.2f} "
+                     f"{statistics.median(solve):>9.2f} "
+                     f"{statistics.median(total) / statistics.median(ours):>6.1f}x")
+        print(line + f"   (mean table {statistics.mean(sizes):.1f} cards)")
+        if plain:
+            print(f"{'':>6} {len(plain):>4} {statistics.median(plain):>9.2f} "
+                  f"{pct(plain, 0.99):>9.2f} {max(plain):>9.1f}   <- positions without jokers;"
+                  f" {sum(x > 20 for x in ours)} of {n} positions over 20 ms")
+
+
+def bench_games(games: int, seed: int) -> None:
+    from rummy.simulate import play_game
+    t0 = time.perf_counter()
+    rounds = 0
+    for i in range(games):
+        rounds += play_game(["greedy"] * 4, seed + i).rounds
+    dt = time.perf_counter() - t0
+    print(f"greedy 4-player games: {games} games ({rounds} rounds) in {dt:.1f} s = "
+          f"{games / dt:.2f} games/s on one core")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--positions", type=int, default=150, help="positions per table size")
+    ap.add_argument("--games", type=int, default=20, help="greedy games to time (0: skip)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-milp", action="store_true", help="time our solver only")
+    args = ap.parse_args()
+    print(f"python {platform.python_version()} on {platform.machine()}; seed {args.seed}")
+    bench_positions(args.positions, args.seed, not args.no_milp)
+    if args.games:
+        bench_games(args.games, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
