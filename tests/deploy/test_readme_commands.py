@@ -61,6 +61,8 @@ COMMANDS: dict[str, str] = {
     "rummy simulate --games 200 --players 4 --seed 7": "run",
     "rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2":
         "parse",
+    "rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --seed 2026 "
+    "--jobs 2": "parse",
     "rummy simulate --games 10 --players 3 --seed 1 --events-dir out/": "run",
     "rummy replay out/game-000003.jsonl --step": "run",
     "rummy replay out/game-000003.jsonl --at 40": "run",
