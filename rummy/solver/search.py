@@ -34,6 +34,13 @@ Exactness arguments (why the restricted choices lose nothing):
 * a sequence of 6+ cards splits into legal pieces, so a sequence that runs through all 14
   positions (A..K..A, illegal as one meld) is output as two.
 
+Cost of the search: the states met at a step are (at most) the product over the four suits
+of their open-sequence states, times the group tallies, the aces kept back and the
+wildcards left. Without jokers that is typically a few dozen states per step (about 1 ms
+for a 60–90-card table); every wildcard can be placed at any step, which multiplies the
+states by the positions it may take, and a few joker positions need 10^5–10^6 states
+(seconds). ``node_limit`` bounds that for bots (see benchmarks/bench_solver.py).
+
 Costs are minimised: each optional card left in hand costs its weight (points objective:
 ``POINTS * W + 1`` so ties favour playing more cards). The search value of a state is the
 minimum total cost of the optional cards still to be decided that stay in hand.
