@@ -108,7 +108,7 @@ class Search:
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
-                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower")
+                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
@@ -137,6 +137,12 @@ class Search:
         #: copies of the same rank in the suits after step i's suit (group look-ahead)
         self.later = tuple(sum(self.cap[t][i >> 2] for t in range((i & 3) + 1, 4))
                            for i in range(56))
+        #: per step i < 52: (mandatory, optional copies, unit cost, cap of the next two
+        #: positions, copies left in this position for groups)
+        self.info = tuple(
+            (self.mand[(i & 3) * 13 + (i >> 2)], self.opt[(i & 3) * 13 + (i >> 2)],
+             self.cost[(i & 3) * 13 + (i >> 2)], self.cap[i & 3][(i >> 2) + 1],
+             self.cap[i & 3][(i >> 2) + 2], self.later[i]) for i in range(52))
         # lower[w][i]: cost that the steps of positions pos(i)+5.. must pay when only w
         # wildcards are left. Only positions 5 or more ahead count: a meld piece (3-5
         # cards) of such a card cannot hold a wildcard already spent behind the sweep.
@@ -158,7 +164,8 @@ class Search:
         ``decision`` is ``(used optional, reserved high aces, wildcards, long sequences
         extended, new sequences, group cards)`` for the step's card.
         """
-        pos, s = divmod(i, 4)
+        pos = i >> 2
+        s = i & 3
         sh = _SUIT_BITS * s
         x = (st >> sh) & 511
         a = x & 7
@@ -193,18 +200,49 @@ class Search:
                 else:
                     out.append((0, nw | ((b + t) << (sh + 6))))
             return out
-        card = s * 13 + (pos % 13)
-        m = self.mand[card]
-        o = self.opt[card]
-        unit = self.cost[card]
-        cap = self.cap[s]
-        cap1 = cap[pos + 1]
-        cap2 = cap[pos + 2]
+        m, o, unit, cap1, cap2, later = self.info[i]
         gsum = (st >> _GSUM) & 31
         gmax = (st >> _GMAX) & 7
         last = s == 3
-        later = self.later[i]
         ab = a + b
+        if not w and pos:
+            # fast path (no wildcard, not an ace): same moves, same order as below
+            base &= _TALLY_CLEAR
+            for ou in range(o, -1, -1):
+                dc = (o - ou) * unit
+                rem = m + ou - ab
+                if rem < 0:
+                    break
+                for t in range(min(c, rem) + 1):
+                    r2 = rem - t
+                    lng0 = b + t
+                    for nb in (range(r2 + 1) if t == c else (0,)):
+                        short = nb + a
+                        if short > cap1 or nb > cap2:
+                            break
+                        g = r2 - nb
+                        lng = lng0 if lng0 <= cap1 - short else cap1 - short
+                        gs = gsum + g
+                        gm = gmax if gmax >= g else g
+                        if g and 3 * gm > gs + later:
+                            continue
+                        if last:
+                            if (gs, gm) not in _GROUPS_OK:
+                                continue
+                            ns = base
+                            if gs:
+                                p3 = ((ns >> _P3) & 3) + _THREES[gs, gm]
+                                ns = (ns & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
+                        else:
+                            if gs > 31:
+                                continue
+                            ns = base | (gs << _GSUM) | (gm << _GMAX)
+                        ns |= (nb | (a << 3) | (lng << 6)) << sh
+                        if dec:
+                            out.append((dc, ns, (ou, 0, 0, t, nb, g)))
+                        else:
+                            out.append((dc, ns))
+            return out
         highs = range(0, self.high_max[s] + 1) if pos == 0 else (0,)
         if pos == 0:
             base &= ~(3 << (_RES + 2 * s))
