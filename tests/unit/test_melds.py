@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck
+from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck, parse_cards
 from rummy.errors import IllegalMoveError, NotationError
 from rummy.melds import (
     VALID_MELDS,
@@ -21,7 +21,6 @@ from rummy.melds import (
     parse_meld,
     parse_table,
 )
-from rummy.cards import parse_cards
 
 
 def test_r4_number_of_legal_melds():
