@@ -68,6 +68,7 @@ _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 MAX_COUNT = 7
+_NO_NEED = (0,) * 256
 
 #: group feasibility of (sum, max) for one position: some G with max<=G, 3G<=sum<=4G
 _GROUPS_OK: frozenset[tuple[int, int]] = frozenset(
@@ -108,7 +109,8 @@ class Search:
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
-                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info")
+                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info",
+                 "high_need")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
@@ -143,17 +145,33 @@ class Search:
             (self.mand[(i & 3) * 13 + (i >> 2)], self.opt[(i & 3) * 13 + (i >> 2)],
              self.cost[(i & 3) * 13 + (i >> 2)], self.cap[i & 3][(i >> 2) + 1],
              self.cap[i & 3][(i >> 2) + 2], self.later[i]) for i in range(52))
-        # lower[w][i]: cost that the steps of positions pos(i)+5.. must pay when only w
-        # wildcards are left. Only positions 5 or more ahead count: a meld piece (3-5
-        # cards) of such a card cannot hold a wildcard already spent behind the sweep.
+        # lower[w][s][p]: cost of the optional copies of suit s at positions p..12 that no
+        # meld can use with only w wildcards. Once wildcards have been spent, such a copy
+        # still stays in the hand if every meld piece (3-5 cards, R4.3) that could hold it
+        # lies wholly ahead of the sweep, so holds none of the spent wildcards: true from
+        # position pos(i)+5 on in every suit, and from pos(i)+1 on in a suit with no open
+        # sequence (see :meth:`solve`).
         lower = []
         for dead in dead_costs:
-            suffix = [0] * 57
-            for i in range(51, -1, -1):
-                suffix[i] = suffix[i + 1] + dead[(i & 3) * 13 + (i >> 2)]
-            lower.append(tuple(suffix[min(52, ((i >> 2) + 5) * 4)] for i in range(57)))
+            per_suit = []
+            for su in range(4):
+                suffix = [0] * 19
+                for q in range(12, -1, -1):
+                    suffix[q] = suffix[q + 1] + dead[su * 13 + q]
+                per_suit.append(tuple(suffix))
+            lower.append(tuple(per_suit))
         self.lower = tuple(lower)
         self.empty = tuple(i < 52 and self.cap[i & 3][i >> 2] == 0 for i in range(56))
+        #: per reserved-aces field (2 bits per suit): wildcards needed as the Q and K of
+        #: the sequences that those high aces end, beyond the real Q and K copies (always
+        #: 0 without wildcards: then ``high_max`` already keeps within the real copies)
+        self.high_need = _NO_NEED
+        if wild:
+            ex = [[max(0, r - self.cap[t][11]) + max(0, r - self.cap[t][12])
+                   for r in range(4)] for t in range(4)]
+            e0, e1, e2, e3 = ex
+            self.high_need = tuple(a + b + c + d for d in e3 for c in e2 for b in e1
+                                   for a in e0)
 
     # ------------------------------------------------------------------ transitions
 
@@ -253,7 +271,10 @@ class Search:
                 if h > real:
                     break
                 hbase = base | (h << (_RES + 2 * s)) if h else base
-                for j in range(w + 1):
+                # wildcards that the reserved high aces need as their Q and K (each high
+                # ace ends its own sequence ...Q K A), while those steps are still ahead
+                need = self.high_need[(hbase >> _RES) & 255] if pos < 11 else 0
+                for j in range(w + 1 - need):
                     n = real - h + j
                     if n < ab:
                         continue
@@ -343,12 +364,16 @@ class Search:
             st &= _NO_PARK
         elif (st >> _SEQ) & 1:
             st &= _NO_P3
-        if w:
-            left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
-            if left < len(self.lower) and self.lower[left][i] >= beta:
-                return self.lower[left][i]
-        elif self.lower and self.lower[0][i] >= beta:
-            return self.lower[0][i]
+        left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+        if left < len(self.lower):
+            low = self.lower[left]
+            p1 = (i >> 2) + 1
+            p5 = p1 + 4
+            lb = (low[0][p5 if st & 511 else p1] + low[1][p5 if (st >> 9) & 511 else p1]
+                  + low[2][p5 if (st >> 18) & 511 else p1]
+                  + low[3][p5 if (st >> 27) & 511 else p1])
+            if lb >= beta:
+                return lb
         key = (st << 6) | i
         memo = self.memo
         v = memo.get(key)
