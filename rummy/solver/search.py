@@ -31,6 +31,9 @@ Exactness arguments (why the restricted choices lose nothing):
 * an open sequence with fewer than 3 cards must be extended; one with 3+ may stop;
 * closing a 3+ sequence and starting a new one of the same suit at the same position is
   never needed (extending the old one instead dominates it);
+* no sequence needs to start with a wildcard, except ``*Q K A``: one of 4+ cards stays
+  legal without it (the wildcard is parked, see :meth:`Search.finish`), one of 3 cards
+  ending below the high ace takes it at its other end instead;
 * a sequence of 6+ cards splits into legal pieces, so a sequence that runs through all 14
   positions (A..K..A, illegal as one meld) is output as two.
 
@@ -271,6 +274,10 @@ class Search:
                 if h > real:
                     break
                 hbase = base | (h << (_RES + 2 * s)) if h else base
+                # new sequences start with a real card (see the module docstring), except
+                # *Q K A: a sequence led by a wildcard can drop it (4+ cards: the wildcard is
+                # parked) or move it past its other end, unless that end is the high ace
+                starts = real - h if pos != 11 else MAX_COUNT
                 # wildcards that the reserved high aces need as their Q and K (each high
                 # ace ends its own sequence ...Q K A), while those steps are still ahead
                 need = self.high_need[(hbase >> _RES) & 255] if pos < 11 else 0
@@ -291,7 +298,7 @@ class Search:
                         for nb in (range(r2 + 1) if t == c else (0,)):
                             # look-ahead: short sequences need the next positions
                             short = nb + a
-                            if short > c1 or nb > c2:
+                            if short > c1 or nb > c2 or nb > starts:
                                 break
                             if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
                                 break
@@ -382,6 +389,29 @@ class Search:
                 return v
             if -v - 1 >= beta:
                 return -v - 1
+        if left and i < 52:
+            # wildcards that the open short sequences of all suits need at their next
+            # positions beyond the real copies there (each sequence its own copy), plus
+            # those the reserved high aces need as Q and K: more than are left is a dead end
+            pos = i >> 2
+            s = i & 3
+            need = self.high_need[(st >> _RES) & 255] if pos <= 8 else 0
+            cap = self.cap
+            for u in range(4):
+                x = (st >> (_SUIT_BITS * u)) & 63
+                if x:
+                    a = x & 7
+                    cu = cap[u]
+                    p = pos + 1 if u < s else pos
+                    d = a + (x >> 3) - cu[p]
+                    if d > 0:
+                        need += d
+                    d = a - cu[p + 1]
+                    if d > 0:
+                        need += d
+            if need > left:
+                memo[key] = INF
+                return INF
         self.nodes += 1
         if self.node_limit is not None and self.nodes > self.node_limit:
             self.exceeded = True
