@@ -71,7 +71,7 @@ _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 MAX_COUNT = 7
-_NO_NEED = (0,) * 256
+_NO_NEED: tuple[int, ...] = (0,) * 256
 
 #: group feasibility of (sum, max) for one position: some G with max<=G, 3G<=sum<=4G
 _GROUPS_OK: frozenset[tuple[int, int]] = frozenset(
