@@ -389,29 +389,6 @@ class Search:
                 return v
             if -v - 1 >= beta:
                 return -v - 1
-        if left and i < 52:
-            # wildcards that the open short sequences of all suits need at their next
-            # positions beyond the real copies there (each sequence its own copy), plus
-            # those the reserved high aces need as Q and K: more than are left is a dead end
-            pos = i >> 2
-            s = i & 3
-            need = self.high_need[(st >> _RES) & 255] if pos <= 8 else 0
-            cap = self.cap
-            for u in range(4):
-                x = (st >> (_SUIT_BITS * u)) & 63
-                if x:
-                    a = x & 7
-                    cu = cap[u]
-                    p = pos + 1 if u < s else pos
-                    d = a + (x >> 3) - cu[p]
-                    if d > 0:
-                        need += d
-                    d = a - cu[p + 1]
-                    if d > 0:
-                        need += d
-            if need > left:
-                memo[key] = INF
-                return INF
         self.nodes += 1
         if self.node_limit is not None and self.nodes > self.node_limit:
             self.exceeded = True
