@@ -56,8 +56,6 @@ def event_line(e: Event) -> str:
     etype = d.pop("type")
     if etype == "RoundStarted" and d.get("deck"):
         d["deck"] = f"<{len(d['deck'])} cards>"
-    if etype == "GameStarted":
-        d["rules"] = {k: v for k, v in d["rules"].items()}
     parts = []
     for k, v in d.items():
         if v is None or v == [] or k == "rules":

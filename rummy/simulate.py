@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rummy.bots import make_bot
-from rummy.cards import POINTS
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
@@ -340,8 +339,3 @@ def report(agg: Aggregate) -> dict[str, Any]:
         "turns_hist": dict(sorted(agg.turns_hist.items())),
         "steps": agg.steps,
     }
-
-
-def hand_points_of(hand: Iterable[int]) -> int:
-    """Point value of a hand (R1.5); re-exported for report code."""
-    return sum(POINTS[c] for c in hand)

@@ -6,7 +6,6 @@ These helpers only build *candidate* new tables; the engine validates every meld
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
@@ -112,8 +111,3 @@ def lay_off(melds: list[Meld], left: list[int], *, jokers: bool = True) -> bool:
                 progress = changed = True
                 break
     return changed
-
-
-def count_cards(cards: Sequence[int]) -> Counter[int]:
-    """Multiset of cards."""
-    return Counter(cards)

@@ -22,6 +22,13 @@ games = st.tuples(
                      {"target_score": 60}, {"opening_meld_per_player": True,
                                             "opening_meld_min_points": 20}]),
 )
+def _play(game, target_score):
+    """Play one hypothesis-drawn game: (final state, event log, state after each command)."""
+    seed, players, bots, variants = game
+    return play_random_game(seed, players, tuple(bots[:players]),
+                            RuleSet.from_dict(variants | {"target_score": target_score}))
+
+
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,9 +36,7 @@ SETTINGS = settings(max_examples=25, deadline=None,
 @SETTINGS
 @given(games)
 def test_i1_i2_i3_hold_after_every_event(game):
-    seed, players, bots, variants = game
-    final, log, _ = play_random_game(seed, players, tuple(bots[:players]),
-                                     RuleSet.from_dict(variants | {"target_score": 60}))
+    final, log, _ = _play(game, 60)
     state = None
     for e in log:
         state = evolve(state, e)
@@ -42,9 +47,7 @@ def test_i1_i2_i3_hold_after_every_event(game):
 @SETTINGS
 @given(games)
 def test_i4_replay_equals_live_state_and_log_verifies(game):
-    seed, players, bots, variants = game
-    final, log, _ = play_random_game(seed, players, tuple(bots[:players]),
-                                     RuleSet.from_dict(variants | {"target_score": 60}))
+    final, log, _ = _play(game, 60)
     assert replay(log) == final
     states = list(verify_log(log))
     assert states[-1] == final
@@ -54,9 +57,7 @@ def test_i4_replay_equals_live_state_and_log_verifies(game):
 @SETTINGS
 @given(games)
 def test_events_round_trip_through_json_exactly(game):
-    seed, players, bots, variants = game
-    _, log, _ = play_random_game(seed, players, tuple(bots[:players]),
-                                 RuleSet.from_dict(variants | {"target_score": 40}))
+    _, log, _ = _play(game, 40)
     for e in log:
         assert loads(dumps(e)) == e
         d = to_dict(e)
@@ -66,9 +67,8 @@ def test_events_round_trip_through_json_exactly(game):
 @SETTINGS
 @given(games)
 def test_i3_views_and_redacted_events_leak_nothing(game):
-    seed, players, bots, variants = game
-    final, log, states = play_random_game(seed, players, tuple(bots[:players]),
-                                          RuleSet.from_dict(variants | {"target_score": 40}))
+    final, log, states = _play(game, 40)
+    players = final.players
     for s in states:
         for seat in range(players):
             v = view(s, seat)
@@ -90,8 +90,7 @@ def test_i3_views_and_redacted_events_leak_nothing(game):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(min_value=0, max_value=2**40), st.integers(min_value=2, max_value=5))
 def test_same_seed_same_game_step_by_step(seed, players):
-    a = play_random_game(seed, players, ("basic", "random") * 3 and
-                         tuple(["basic", "random"] * 3)[:players])
+    a = play_random_game(seed, players, tuple(["basic", "random"] * 3)[:players])
     b = play_random_game(seed, players, tuple(["basic", "random"] * 3)[:players])
     assert a[1] == b[1]
     assert a[2] == b[2]

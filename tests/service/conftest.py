@@ -6,7 +6,6 @@ Redis-backed tests are skipped, with the reason, only when Redis does not answer
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,8 +14,6 @@ from typing import Any
 import grpc
 import pytest
 import pytest_asyncio
-import redis
-import redis.asyncio as aioredis
 import rummy_grpc  # noqa: F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
@@ -27,33 +24,9 @@ from rummy_store import RedisEventStore
 from rummy.bots import make_bot
 from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
 from rummy.melds import format_table
+from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
 
-REDIS_URL = os.environ.get("RUMMY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 ADMIN_TOKEN = "test-admin-token"
-
-
-def redis_unreachable() -> str | None:
-    """None if the test Redis answers PING, else why not."""
-    try:
-        client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-        try:
-            client.ping()
-        finally:
-            client.close()
-    except redis.RedisError as exc:
-        return f"Redis at {REDIS_URL} is unreachable: {exc}"
-    return None
-
-
-async def delete_prefix(prefix: str) -> None:
-    """Delete every key under ``prefix:``."""
-    client = aioredis.Redis.from_url(REDIS_URL)
-    try:
-        keys = [k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture
