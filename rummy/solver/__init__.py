@@ -20,12 +20,14 @@ from dataclasses import dataclass
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
 from rummy.melds import Meld, Table, canonical_table, table_text
+from rummy.solver import compiled
 from rummy.solver.search import Search, pack_state
 
 #: weight of one point and one card in the cost of a card left in hand (see search.py)
 _PTS_W = 256
 _CARDS_W = 1 << 20
 _OBJECTIVES = ("points", "cards")
+_BACKENDS = ("auto", "pure", "compiled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,7 @@ def best_play(
     keep: Iterable[int] = (),
     objective: str = "points",
     node_limit: int | None = None,
+    backend: str = "auto",
 ) -> Play | None:
     """The best legal meld action (R5) of ``hand`` on ``table``, or ``None`` if none exists.
 
@@ -144,15 +147,41 @@ def best_play(
         node_limit: maximum number of search states to expand; ``None`` (default) for an
             exact search. When reached, the best play found is returned with
             ``optimal=False``.
+        backend: ``"auto"`` (default: the compiled search when numba is installed, else
+            the pure one), ``"pure"`` (the reference, :mod:`rummy.solver.search`) or
+            ``"compiled"`` (:mod:`rummy.solver.compiled`; ValueError without numba). Both
+            return the same play, node for node.
 
     Returns:
         A :class:`Play` that passes ``check_action(table, hand, play.table)``, or ``None``
         when no legal meld action adds a card (R5.1).
 
     Raises:
-        ValueError: unknown objective, a card index out of range, ``keep`` not in the hand,
-            or more than 7 copies of one card.
+        ValueError: unknown objective or backend, a card index out of range, ``keep`` not
+            in the hand, or more than 7 copies of one card.
     """
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+    if backend == "compiled" and not compiled.AVAILABLE:
+        raise ValueError("backend 'compiled' needs numba (pip install '.[fast]')")
+    if backend == "auto":
+        backend = "compiled" if compiled.AVAILABLE else "pure"
+    table = [tuple(m) for m in table]
+    hand = tuple(hand)
+    keep = tuple(keep)
+    if backend == "compiled":
+        try:
+            return _best_play(table, hand, keep, objective, node_limit,
+                              compiled.CompiledSearch)
+        except compiled.Overflow:
+            pass  # a step with more moves than the compiled buffer: use the reference
+    return _best_play(table, hand, keep, objective, node_limit, Search)
+
+
+def _best_play(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterable[int],
+               objective: str, node_limit: int | None,
+               engine: type[Search] | type[compiled.CompiledSearch]) -> Play | None:
+    """:func:`best_play` with the search class ``engine``."""
     cost, wcost = _cost_vectors(objective)
     melds = [tuple(m) for m in table]
     table_cards = [c for m in melds for c in m]
@@ -179,7 +208,7 @@ def best_play(
     # feasible bound. Phase B: every R5.8 choice with wildcards placed anywhere, searching
     # only for plays strictly better than the best so far (exact).
     best_left = all_hand_cost  # playing nothing (R5.1: not a play)
-    best: tuple[Search, int, dict[int, int]] | None = None
+    best: tuple[Search | compiled.CompiledSearch, int, dict[int, int]] | None = None
     exceeded = False
     phases: list[tuple[dict[int, int], bool]] = []
     if before or hand_jokers:
@@ -213,7 +242,7 @@ def best_play(
         for w in range(wild):
             dead_w = _prune_dead(mand, list(opt), w)
             bounds.append([cost[c] * k for c, k in enumerate(dead_w)])
-        search = Search(mand, opt, cost, wcost, wild, node_limit, fill=fill,
+        search = engine(mand, opt, cost, wcost, wild, node_limit, fill=fill,
                         dead_costs=bounds)
         st = pack_state(wm, hand_jokers)
         dropped = search.solve(0, st, best_left - dead_cost)
@@ -234,7 +263,8 @@ def best_play(
                 points=sum(POINTS[c] for c in added), optimal=not exceeded)
 
 
-def _build_table(search: Search, steps: list[tuple[int, tuple[int, ...]]], end: int,
+def _build_table(search: Search | compiled.CompiledSearch,
+                 steps: list[tuple[int, tuple[int, ...]]], end: int,
                  before: Counter[int], freed: dict[int, int]) -> list[Meld]:
     """Turn the traced decisions into table melds with physical cards.
 

@@ -1,0 +1,461 @@
+"""The search of :mod:`rummy.solver.search`, compiled with numba (an optional wheel).
+
+Same dynamic programme, same state encoding, same move order, same node counting: for every
+input the compiled search returns exactly the values, traces and ``optimal`` flags of the
+pure :class:`~rummy.solver.search.Search`, which stays the reference (the differential tests
+in ``tests/solver`` compare the two on thousands of positions). Only the speed differs: the
+compiled search expands a state in roughly a tenth of a microsecond instead of several.
+
+numba (https://numba.pydata.org) is a JIT compiler for a numeric subset of Python that
+installs from PyPI as a binary wheel; it is the ``fast`` extra of this project. Without it,
+:data:`AVAILABLE` is False and :func:`rummy.solver.best_play` runs the pure search. The
+compiled functions are cached on disk by numba (``cache=True``), so only the first process
+after an install pays the compile time (a few seconds).
+
+Why numba rather than a C extension of our own: the issue allows a compiled helper only if
+it installs from the registry as a wheel; numba is that wheel, and the code it compiles is
+this file, which reads like the pure search it mirrors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rummy.solver.search import (
+    _GMAX,
+    _GROUPS_OK,
+    _GSUM,
+    _P3,
+    _RES,
+    _SEQ,
+    _SUIT_BITS,
+    _THREES,
+    _WM,
+    _WO,
+    INF,
+    MAX_COUNT,
+    Search,
+)
+
+try:  # pragma: no cover - exercised when the fast extra is installed
+    import numpy as np
+    from numba import njit, types
+    from numba.typed import Dict, List
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover - the pure path
+    AVAILABLE = False
+
+#: rows of move buffer per step; a step with more moves makes the compiled search give up
+#: (``overflow``) and the caller runs the pure search instead
+MAX_MOVES = 2048
+
+_NO_PARK = ~((1 << _SEQ) | (3 << _P3))
+_NO_P3 = ~(3 << _P3)
+_TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
+_LOW6 = 0o77
+
+if AVAILABLE:  # noqa: C901 - one block of compiled functions
+    _jit = njit(cache=True, nogil=True)
+
+    @_jit
+    def _moves(i: int, st: int, P: Any, buf: Any) -> int:  # noqa: C901
+        """Write every move of step ``i`` from ``st`` into ``buf[i]`` as rows
+        ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
+        Mirrors :meth:`Search.options` (general path; the pure fast path is the same)."""
+        info, high_max, high_need, groups_ok, threes, fill = (
+            P[0], P[2], P[3], P[4], P[5], P[6])
+        row = buf[i]
+        n_out = 0
+        pos = i >> 2
+        s = i & 3
+        sh = _SUIT_BITS * s
+        x = (st >> sh) & 511
+        a = x & 7
+        b = (x >> 3) & 7
+        c = x >> 6
+        wm = (st >> _WM) & 7
+        wo = (st >> _WO) & 7
+        w = wm + wo if fill else 0
+        base = st & ~(511 << sh)
+        if b:
+            base |= 1 << _SEQ
+        if pos == 13:
+            if a:
+                return 0
+            rsh = _RES + 2 * s
+            res = (st >> rsh) & 3
+            base &= ~(3 << rsh)
+            for j in range(w + 1):
+                nn = res + j
+                if nn < b:
+                    continue
+                t = nn - b
+                if t > c:
+                    break
+                if j <= wm:
+                    nw = base - (j << _WM)
+                else:
+                    nw = base - (wm << _WM) - ((j - wm) << _WO)
+                if n_out == MAX_MOVES:
+                    return -1
+                r = row[n_out]
+                r[0] = 0
+                r[1] = nw | ((b + t) << (sh + 6))
+                r[2] = 0
+                r[3] = 0
+                r[4] = j
+                r[5] = t
+                r[6] = 0
+                r[7] = 0
+                n_out += 1
+            return n_out
+        m = info[i, 0]
+        o = info[i, 1]
+        unit = info[i, 2]
+        cap1 = info[i, 3]
+        cap2 = info[i, 4]
+        later = info[i, 5]
+        gsum = (st >> _GSUM) & 31
+        gmax = (st >> _GMAX) & 7
+        last = s == 3
+        ab = a + b
+        hmax = high_max[s] if pos == 0 else 0
+        if pos == 0:
+            base &= ~(3 << (_RES + 2 * s))
+        for ou in range(o, -1, -1):
+            dc = (o - ou) * unit
+            real = m + ou
+            for h in range(hmax + 1):
+                if h > real:
+                    break
+                hbase = base | (h << (_RES + 2 * s)) if h else base
+                starts = real - h if pos != 11 else MAX_COUNT
+                need = high_need[(hbase >> _RES) & 255] if pos < 11 else 0
+                for j in range(w + 1 - need):
+                    nn = real - h + j
+                    if nn < ab:
+                        continue
+                    if j <= wm:
+                        jb = hbase - (j << _WM)
+                    else:
+                        jb = hbase - (wm << _WM) - ((j - wm) << _WO)
+                    rem = nn - ab
+                    wl = w - j
+                    c1 = cap1 + wl
+                    c2 = cap2 + wl
+                    for t in range(min(c, rem) + 1):
+                        r2 = rem - t
+                        nb_hi = r2 if t == c else 0
+                        for nb in range(nb_hi + 1):
+                            short = nb + a
+                            if short > c1 or nb > c2 or nb > starts:
+                                break
+                            if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
+                                break
+                            g = r2 - nb
+                            lng = b + t
+                            if lng > c1 - short:
+                                lng = c1 - short
+                            gs = gsum + g
+                            gm = gmax if gmax >= g else g
+                            if g and 3 * gm > gs + later + wl:
+                                continue
+                            if last:
+                                if gs > 31 or not groups_ok[gs * 8 + gm]:
+                                    continue
+                                ns = jb & _TALLY_CLEAR
+                                if gs:
+                                    p3 = ((ns >> _P3) & 3) + threes[gs * 8 + gm]
+                                    if p3 > 3:
+                                        p3 = 3
+                                    ns = (ns & ~(3 << _P3)) | (p3 << _P3)
+                            else:
+                                if gs > 31:
+                                    continue
+                                ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
+                            ns |= (nb | (a << 3) | (lng << 6)) << sh
+                            if n_out == MAX_MOVES:
+                                return -1
+                            r = row[n_out]
+                            r[0] = dc
+                            r[1] = ns
+                            r[2] = ou
+                            r[3] = h
+                            r[4] = j
+                            r[5] = t
+                            r[6] = nb
+                            r[7] = g
+                            n_out += 1
+        return n_out
+
+    @_jit
+    def _skip(i: int, st: int, P: Any) -> tuple[int, int]:
+        """Mirrors :meth:`Search.skip`."""
+        empty, groups_ok, threes, fill = P[7], P[4], P[5], P[6]
+        if fill and (st >> _WM) & 63:
+            return i, st
+        while i < 52 and empty[i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
+            if i & 3 == 3:
+                gs = (st >> _GSUM) & 31
+                if gs:
+                    gm = (st >> _GMAX) & 7
+                    if not groups_ok[gs * 8 + gm]:
+                        return 56, -1
+                    p3 = ((st >> _P3) & 3) + threes[gs * 8 + gm]
+                    if p3 > 3:
+                        p3 = 3
+                    st = (st & _TALLY_CLEAR & ~(3 << _P3)) | (p3 << _P3)
+            i += 1
+        return i, st
+
+    @_jit
+    def _finish(st: int, wcost: int) -> int:
+        """Mirrors :meth:`Search.finish`."""
+        if st & _LOW6 or (st >> 9) & _LOW6 or (st >> 18) & _LOW6 or (st >> 27) & _LOW6:
+            return INF
+        wm = (st >> _WM) & 7
+        wo = (st >> _WO) & 7
+        if not wm + wo or (st >> _SEQ) & 1 or wm + wo >= 3:
+            return 0
+        room = (st >> _P3) & 3
+        if wm > room:
+            return INF
+        left = wo - (room - wm)
+        return left * wcost if left > 0 else 0
+
+    @_jit
+    def _enter(i: int, st: int, beta: int, P: Any, memo: Any, cnt: Any
+               ) -> tuple[int, int, int, int]:
+        """The part of :meth:`Search.solve` before the moves: ``(0, value, i, st)`` when
+        the value is known without expanding (end, bound, memo, node limit), else
+        ``(1, 0, i, st)`` with the step and canonical state to expand."""
+        empty = P[7]
+        if i < 52 and empty[i]:
+            i, st = _skip(i, st, P)
+            if st < 0:
+                return 0, INF, i, st
+        if i == 56:
+            return 0, _finish(st, cnt[4]), i, st
+        w = (st >> _WM) & 63
+        if not w:
+            st &= _NO_PARK
+        elif (st >> _SEQ) & 1:
+            st &= _NO_P3
+        left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+        lower = P[8]
+        if left < lower.shape[0]:
+            p1 = (i >> 2) + 1
+            p5 = p1 + 4
+            lb = (lower[left, 0, p5 if st & 511 else p1]
+                  + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+                  + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+                  + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+            if lb >= beta:
+                return 0, lb, i, st
+        v = memo[i].get(st, INF + 1)
+        if v != INF + 1:
+            if v >= 0:
+                return 0, v, i, st
+            if -v - 1 >= beta:
+                return 0, -v - 1, i, st
+        cnt[0] += 1
+        if cnt[3] >= 0 and cnt[0] > cnt[3]:
+            cnt[1] = 1
+            return 0, INF, i, st
+        return 1, 0, i, st
+
+    @_jit
+    def _solve(i: int, st: int, beta: int, P: Any, memo: Any, buf: Any, cnt: Any) -> int:
+        """Mirrors :meth:`Search.solve` (fail-hard bound ``beta``) with an explicit stack
+        instead of recursion (numba caches non-recursive functions safely). ``cnt`` holds
+        ``[nodes, exceeded, overflow, node_limit (-1: none), wcost]``."""
+        f_i = np.empty(64, np.int64)
+        f_st = np.empty(64, np.int64)
+        f_beta = np.empty(64, np.int64)
+        f_best = np.empty(64, np.int64)
+        f_bound = np.empty(64, np.int64)
+        f_k = np.empty(64, np.int64)
+        f_n = np.empty(64, np.int64)
+        sp = 0
+        ret = 0
+        descend = True
+        while True:
+            if descend:
+                code, val, i, st = _enter(i, st, beta, P, memo, cnt)
+                if code == 0:
+                    ret = val
+                else:
+                    n = _moves(i, st, P, buf)
+                    if n < 0:
+                        cnt[2] = 1
+                        return INF
+                    f_i[sp] = i
+                    f_st[sp] = st
+                    f_beta[sp] = beta
+                    f_best[sp] = INF
+                    f_bound[sp] = beta
+                    f_k[sp] = -1
+                    f_n[sp] = n
+                    sp += 1
+                descend = False
+            if sp == 0:
+                return ret
+            t = sp - 1
+            row = buf[f_i[t]]
+            k = f_k[t]
+            if k >= 0:  # child k returned ret
+                v = row[k, 0] + ret
+                if v < f_best[t]:
+                    f_best[t] = v
+                    if v < f_bound[t]:
+                        f_bound[t] = v
+                        if not v:
+                            k = f_n[t]
+            k += 1
+            bound = f_bound[t]
+            n = f_n[t]
+            while k < n and row[k, 0] >= bound:
+                k += 1
+            if k < n:
+                f_k[t] = k
+                i = f_i[t] + 1
+                st = row[k, 1]
+                beta = bound - row[k, 0]
+                descend = True
+                continue
+            best = f_best[t]
+            b0 = f_beta[t]
+            if best < b0:
+                memo[f_i[t]][f_st[t]] = best
+                ret = best
+            else:
+                memo[f_i[t]][f_st[t]] = -b0 - 1
+                ret = b0
+            sp -= 1
+
+    @_jit
+    def _trace(st: int, P: Any, memo: Any, buf: Any, cnt: Any, out: Any) -> int:
+        """Mirrors :meth:`Search.trace`: fills ``out[step] = (ou, h, j, t, nb, g)`` and
+        returns the end state (-1: infeasible or lost, -2: move overflow)."""
+        target = _solve(0, st, INF, P, memo, buf, cnt)
+        if cnt[2]:
+            return -2
+        if target >= INF:
+            return -1
+        empty = P[7]
+        i = 0
+        while True:
+            if i < 52 and empty[i]:
+                j, st = _skip(i, st, P)
+                for k in range(i, j):
+                    for q in range(6):
+                        out[k, q] = 0
+                i = j
+            if i == 56:
+                break
+            n = _moves(i, st, P, buf)
+            if n < 0:
+                return -2
+            found = False
+            for k in range(n):
+                dc = buf[i, k, 0]
+                ns = buf[i, k, 1]
+                if dc <= target and dc + _solve(i + 1, ns, target - dc + 1, P, memo, buf,
+                                                cnt) == target:
+                    for q in range(6):
+                        out[i, q] = buf[i, k, 2 + q]
+                    target -= dc
+                    st = ns
+                    found = True
+                    break
+            if not found:
+                return -1
+            i += 1
+        return st
+
+    @_jit
+    def _new_memo() -> Any:
+        memo = List()
+        for _ in range(56):
+            memo.append(Dict.empty(key_type=types.int64, value_type=types.int64))
+        return memo
+
+
+class Overflow(Exception):
+    """A step had more moves than the compiled move buffer holds (never seen with real
+    game inputs); the caller falls back to the pure search."""
+
+
+class CompiledSearch:
+    """Drop-in for :class:`~rummy.solver.search.Search` backed by the compiled functions.
+
+    Same constructor arguments; exposes ``mand``, ``nodes``, ``exceeded``, ``solve(0, st,
+    beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does.
+
+    Raises:
+        ValueError: as :class:`Search` (more than ``MAX_COUNT`` copies of a card).
+        Overflow: a step had more than ``MAX_MOVES`` moves.
+    """
+
+    def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
+                 wcost: int, wild: int, node_limit: int | None, fill: bool = True,
+                 dead_costs: Sequence[Sequence[int]] = ()) -> None:
+        ref = Search(mand, opt, cost, wcost, wild, node_limit, fill, dead_costs)
+        self._ref = ref
+        self.mand = ref.mand
+        info = np.array(ref.info, dtype=np.int64)
+        cap = np.array(ref.cap, dtype=np.int64)
+        lower = (np.array(ref.lower, dtype=np.int64) if ref.lower
+                 else np.zeros((0, 4, 19), dtype=np.int64))
+        self._params = (info, cap, np.array(ref.high_max, dtype=np.int64),
+                        np.array(ref.high_need, dtype=np.int64), _GROUPS_TABLE, _THREES_TABLE,
+                        1 if fill else 0, np.array(ref.empty, dtype=np.int64), lower)
+        self._memo = _new_memo()
+        self._buf = np.empty((56, MAX_MOVES, 8), dtype=np.int64)
+        self._cnt = np.array([0, 0, 0, -1 if node_limit is None else node_limit, wcost],
+                             dtype=np.int64)
+
+    @property
+    def nodes(self) -> int:
+        """States expanded so far (as :attr:`Search.nodes`)."""
+        return int(self._cnt[0])
+
+    @property
+    def exceeded(self) -> bool:
+        """True once ``node_limit`` was reached (as :attr:`Search.exceeded`)."""
+        return bool(self._cnt[1])
+
+    def solve(self, i: int, st: int, beta: int = INF) -> int:
+        """As :meth:`Search.solve`. Raises :class:`Overflow`."""
+        v = int(_solve(i, st, beta, self._params, self._memo, self._buf, self._cnt))
+        if self._cnt[2]:
+            raise Overflow
+        return v
+
+    def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
+        """As :meth:`Search.trace`. Raises :class:`Overflow` or RuntimeError."""
+        out = np.zeros((56, 6), dtype=np.int64)
+        end = int(_trace(st, self._params, self._memo, self._buf, self._cnt, out))
+        if end == -2:
+            raise Overflow
+        if end == -1:
+            raise RuntimeError("trace of an infeasible position")
+        rows = out.tolist()
+        return [(i, tuple(rows[i])) for i in range(56)], end
+
+    def parked(self, st: int) -> int:
+        """As :meth:`Search.parked`."""
+        return self._ref.parked(st)
+
+
+if AVAILABLE:
+    _GROUPS_TABLE = np.zeros(256, dtype=np.int64)
+    _THREES_TABLE = np.zeros(256, dtype=np.int64)
+    for (_tot, _mx) in _GROUPS_OK:
+        _GROUPS_TABLE[_tot * 8 + _mx] = 1
+        _THREES_TABLE[_tot * 8 + _mx] = _THREES[_tot, _mx]
+
+
+__all__ = ["AVAILABLE", "CompiledSearch", "MAX_MOVES", "Overflow"]
