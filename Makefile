@@ -15,7 +15,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[service,worker,dev]"
+	$(PY) -m pip install --quiet -e ".[service,worker,dev,fast]"
 	@touch $(STAMP)
 
 setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code

@@ -16,6 +16,7 @@ RUN pip install "grpcio-tools==1.85.1" \
 # ---- runtime: the wheel with the service extra, as an unprivileged user
 FROM python:3.11-slim
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1 \
+    NUMBA_CACHE_DIR=/tmp/numba-cache \
     RUMMY_LOG_LEVEL=INFO
 COPY --from=build /wheels /wheels
 RUN pip install "$(ls /wheels/*.whl)[service]" && rm -rf /wheels \

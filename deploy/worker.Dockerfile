@@ -16,6 +16,7 @@ RUN pip install "grpcio-tools==1.85.1" \
 # ---- runtime: the wheel with the worker extra, as an unprivileged user
 FROM python:3.11-slim
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1 \
+    NUMBA_CACHE_DIR=/tmp/numba-cache \
     PROMETHEUS_MULTIPROC_DIR=/tmp/rummy-metrics \
     RUMMY_BROKER_URL=redis://broker:6379/0 \
     RUMMY_RESULT_URL=redis://broker:6379/1

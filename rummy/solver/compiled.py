@@ -40,8 +40,7 @@ from rummy.solver.search import (
 
 try:  # pragma: no cover - exercised when the fast extra is installed
     import numpy as np
-    from numba import njit, types
-    from numba.typed import Dict, List
+    from numba import njit
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - the pure path
@@ -225,52 +224,47 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         left = wo - (room - wm)
         return left * wcost if left > 0 else 0
 
-    @_jit
-    def _enter(i: int, st: int, beta: int, P: Any, memo: Any, cnt: Any
-               ) -> tuple[int, int, int, int]:
-        """The part of :meth:`Search.solve` before the moves: ``(0, value, i, st)`` when
-        the value is known without expanding (end, bound, memo, node limit), else
-        ``(1, 0, i, st)`` with the step and canonical state to expand."""
-        empty = P[7]
-        if i < 52 and empty[i]:
-            i, st = _skip(i, st, P)
-            if st < 0:
-                return 0, INF, i, st
-        if i == 56:
-            return 0, _finish(st, cnt[4]), i, st
-        w = (st >> _WM) & 63
-        if not w:
-            st &= _NO_PARK
-        elif (st >> _SEQ) & 1:
-            st &= _NO_P3
-        left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
-        lower = P[8]
-        if left < lower.shape[0]:
-            p1 = (i >> 2) + 1
-            p5 = p1 + 4
-            lb = (lower[left, 0, p5 if st & 511 else p1]
-                  + lower[left, 1, p5 if (st >> 9) & 511 else p1]
-                  + lower[left, 2, p5 if (st >> 18) & 511 else p1]
-                  + lower[left, 3, p5 if (st >> 27) & 511 else p1])
-            if lb >= beta:
-                return 0, lb, i, st
-        v = memo[i].get(st, INF + 1)
-        if v != INF + 1:
-            if v >= 0:
-                return 0, v, i, st
-            if -v - 1 >= beta:
-                return 0, -v - 1, i, st
-        cnt[0] += 1
-        if cnt[3] >= 0 and cnt[0] > cnt[3]:
-            cnt[1] = 1
-            return 0, INF, i, st
-        return 1, 0, i, st
+    # ------------------------------------------------------------------ the memo
+    # An open-addressing hash table keyed by (step, state): ``mk`` holds the state,
+    # ``mi`` the step (-1: empty slot), ``mv`` the value (as in Search.memo: >= 0 exact,
+    # -(bound)-1 a lower bound). ``cnt[5]`` counts the entries.
 
     @_jit
-    def _solve(i: int, st: int, beta: int, P: Any, memo: Any, buf: Any, cnt: Any) -> int:
+    def _slot(i: int, st: int, mi: Any, mk: Any) -> int:
+        mask = mi.shape[0] - 1
+        x = st * 0x5851F42D4C957F2D + i * 0x14057B7EF767814F
+        h = (x ^ (x >> 31)) & mask
+        while mi[h] != -1 and (mi[h] != i or mk[h] != st):
+            h = (h + 1) & mask
+        return h
+
+    @_jit
+    def _grown(mi: Any, mk: Any, mv: Any) -> tuple[Any, Any, Any]:
+        size = mi.shape[0] * 2
+        ni = np.full(size, -1, np.int64)
+        nk = np.empty(size, np.int64)
+        nv = np.empty(size, np.int64)
+        for h in range(mi.shape[0]):
+            if mi[h] != -1:
+                g = _slot(mi[h], mk[h], ni, nk)
+                ni[g] = mi[h]
+                nk[g] = mk[h]
+                nv[g] = mv[h]
+        return ni, nk, nv
+
+    @_jit
+    def _solve(i: int, st: int, beta: int, P: Any, mem: Any, buf: Any, cnt: Any
+               ) -> tuple[int, Any]:
         """Mirrors :meth:`Search.solve` (fail-hard bound ``beta``) with an explicit stack
-        instead of recursion (numba caches non-recursive functions safely). ``cnt`` holds
-        ``[nodes, exceeded, overflow, node_limit (-1: none), wcost]``."""
+        instead of recursion (numba caches non-recursive functions safely). ``mem`` is the
+        memo ``(mi, mk, mv)``, returned with the value (it grows). ``cnt`` holds ``[nodes,
+        exceeded, overflow, node_limit (-1: none), wcost, memo entries]``."""
+        mi, mk, mv = mem
+        empty = P[7]
+        lower = P[8]
+        has_lower = lower.shape[0]
+        wcost = cnt[4]
+        limit = cnt[3]
         f_i = np.empty(64, np.int64)
         f_st = np.empty(64, np.int64)
         f_beta = np.empty(64, np.int64)
@@ -283,25 +277,63 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         descend = True
         while True:
             if descend:
-                code, val, i, st = _enter(i, st, beta, P, memo, cnt)
-                if code == 0:
-                    ret = val
-                else:
-                    n = _moves(i, st, P, buf)
-                    if n < 0:
-                        cnt[2] = 1
-                        return INF
-                    f_i[sp] = i
-                    f_st[sp] = st
-                    f_beta[sp] = beta
-                    f_best[sp] = INF
-                    f_bound[sp] = beta
-                    f_k[sp] = -1
-                    f_n[sp] = n
-                    sp += 1
                 descend = False
+                # --- the part of Search.solve before the moves
+                if i < 52 and empty[i]:
+                    i, st = _skip(i, st, P)
+                    if st < 0:
+                        ret = INF
+                        i = -1
+                if i == 56:
+                    ret = _finish(st, wcost)
+                elif i >= 0:
+                    w = (st >> _WM) & 63
+                    if not w:
+                        st &= _NO_PARK
+                    elif (st >> _SEQ) & 1:
+                        st &= _NO_P3
+                    known = False
+                    left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+                    if left < has_lower:
+                        p1 = (i >> 2) + 1
+                        p5 = p1 + 4
+                        lb = (lower[left, 0, p5 if st & 511 else p1]
+                              + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+                              + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+                              + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+                        if lb >= beta:
+                            ret = lb
+                            known = True
+                    if not known:
+                        h = _slot(i, st, mi, mk)
+                        if mi[h] != -1:
+                            v = mv[h]
+                            if v >= 0:
+                                ret = v
+                                known = True
+                            elif -v - 1 >= beta:
+                                ret = -v - 1
+                                known = True
+                    if not known:
+                        cnt[0] += 1
+                        if limit >= 0 and cnt[0] > limit:
+                            cnt[1] = 1
+                            ret = INF
+                        else:
+                            n = _moves(i, st, P, buf)
+                            if n < 0:
+                                cnt[2] = 1
+                                return INF, (mi, mk, mv)
+                            f_i[sp] = i
+                            f_st[sp] = st
+                            f_beta[sp] = beta
+                            f_best[sp] = INF
+                            f_bound[sp] = beta
+                            f_k[sp] = -1
+                            f_n[sp] = n
+                            sp += 1
             if sp == 0:
-                return ret
+                return ret, (mi, mk, mv)
             t = sp - 1
             row = buf[f_i[t]]
             k = f_k[t]
@@ -327,23 +359,35 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 continue
             best = f_best[t]
             b0 = f_beta[t]
-            if best < b0:
-                memo[f_i[t]][f_st[t]] = best
-                ret = best
-            else:
-                memo[f_i[t]][f_st[t]] = -b0 - 1
-                ret = b0
+            ret = best if best < b0 else b0
+            val = best if best < b0 else -b0 - 1
+            ti = f_i[t]
+            tst = f_st[t]
+            h = _slot(ti, tst, mi, mk)
+            if mi[h] == -1:
+                mi[h] = ti
+                mk[h] = tst
+                cnt[5] += 1
+            mv[h] = val
+            if 2 * cnt[5] > mi.shape[0]:
+                mi, mk, mv = _grown(mi, mk, mv)
             sp -= 1
 
     @_jit
-    def _trace(st: int, P: Any, memo: Any, buf: Any, cnt: Any, out: Any) -> int:
-        """Mirrors :meth:`Search.trace`: fills ``out[step] = (ou, h, j, t, nb, g)`` and
-        returns the end state (-1: infeasible or lost, -2: move overflow)."""
-        target = _solve(0, st, INF, P, memo, buf, cnt)
-        if cnt[2]:
-            return -2
-        if target >= INF:
-            return -1
+    def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> int:
+        """Solve from the initial state ``st`` with bound ``beta`` (as ``Search.solve(0, st,
+        beta)``) and, when the value is below ``beta``, trace an optimal solution as
+        :meth:`Search.trace` does: ``out[step] = (ou, h, j, t, nb, g)`` for every step and
+        ``cnt[6]`` = the end state. Returns the value; ``cnt[2]`` is set on move overflow,
+        ``cnt[7]`` on a lost trace."""
+        buf = np.empty((56, MAX_MOVES, 8), np.int64)
+        size = 1 << 12
+        mem = (np.full(size, -1, np.int64), np.empty(size, np.int64),
+               np.empty(size, np.int64))
+        value, mem = _solve(0, st, beta, P, mem, buf, cnt)
+        if cnt[2] or value >= beta:
+            return value
+        target, mem = _solve(0, st, INF, P, mem, buf, cnt)
         empty = P[7]
         i = 0
         while True:
@@ -357,30 +401,29 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 break
             n = _moves(i, st, P, buf)
             if n < 0:
-                return -2
+                cnt[2] = 1
+                return value
             found = False
             for k in range(n):
                 dc = buf[i, k, 0]
                 ns = buf[i, k, 1]
-                if dc <= target and dc + _solve(i + 1, ns, target - dc + 1, P, memo, buf,
-                                                cnt) == target:
-                    for q in range(6):
-                        out[i, q] = buf[i, k, 2 + q]
-                    target -= dc
-                    st = ns
-                    found = True
-                    break
+                if dc <= target:
+                    sub, mem = _solve(i + 1, ns, target - dc + 1, P, mem, buf, cnt)
+                    if cnt[2]:
+                        return value
+                    if dc + sub == target:
+                        for q in range(6):
+                            out[i, q] = buf[i, k, 2 + q]
+                        target -= dc
+                        st = ns
+                        found = True
+                        break
             if not found:
-                return -1
+                cnt[7] = 1
+                return value
             i += 1
-        return st
-
-    @_jit
-    def _new_memo() -> Any:
-        memo = List()
-        for _ in range(56):
-            memo.append(Dict.empty(key_type=types.int64, value_type=types.int64))
-        return memo
+        cnt[6] = st
+        return value
 
 
 class Overflow(Exception):
@@ -392,7 +435,10 @@ class CompiledSearch:
     """Drop-in for :class:`~rummy.solver.search.Search` backed by the compiled functions.
 
     Same constructor arguments; exposes ``mand``, ``nodes``, ``exceeded``, ``solve(0, st,
-    beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does.
+    beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does. ``solve`` may only be
+    called from the initial step (that is all :func:`rummy.solver.best_play` needs): it
+    solves and, when the value is below ``beta``, traces at once, so the memo never
+    crosses into Python.
 
     Raises:
         ValueError: as :class:`Search` (more than ``MAX_COUNT`` copies of a card).
@@ -412,10 +458,10 @@ class CompiledSearch:
         self._params = (info, cap, np.array(ref.high_max, dtype=np.int64),
                         np.array(ref.high_need, dtype=np.int64), _GROUPS_TABLE, _THREES_TABLE,
                         1 if fill else 0, np.array(ref.empty, dtype=np.int64), lower)
-        self._memo = _new_memo()
-        self._buf = np.empty((56, MAX_MOVES, 8), dtype=np.int64)
-        self._cnt = np.array([0, 0, 0, -1 if node_limit is None else node_limit, wcost],
-                             dtype=np.int64)
+        self._cnt = np.array([0, 0, 0, -1 if node_limit is None else node_limit, wcost,
+                              0, 0, 0], dtype=np.int64)
+        self._out = np.zeros((56, 6), dtype=np.int64)
+        self._solved: tuple[int, int] | None = None
 
     @property
     def nodes(self) -> int:
@@ -428,22 +474,23 @@ class CompiledSearch:
         return bool(self._cnt[1])
 
     def solve(self, i: int, st: int, beta: int = INF) -> int:
-        """As :meth:`Search.solve`. Raises :class:`Overflow`."""
-        v = int(_solve(i, st, beta, self._params, self._memo, self._buf, self._cnt))
+        """As :meth:`Search.solve` from step ``i = 0``. Raises :class:`Overflow`."""
+        if i != 0 or self._solved is not None:
+            raise ValueError("CompiledSearch.solve runs once, from step 0")
+        v = int(_run(st, beta, self._params, self._cnt, self._out))
         if self._cnt[2]:
             raise Overflow
+        self._solved = (st, v if v < beta else INF)
         return v
 
     def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
-        """As :meth:`Search.trace`. Raises :class:`Overflow` or RuntimeError."""
-        out = np.zeros((56, 6), dtype=np.int64)
-        end = int(_trace(st, self._params, self._memo, self._buf, self._cnt, out))
-        if end == -2:
-            raise Overflow
-        if end == -1:
+        """As :meth:`Search.trace` of the state last solved (which must have had a value
+        below its bound). Raises RuntimeError otherwise."""
+        if self._solved is None or self._solved != (st, self._solved[1]) \
+                or self._solved[1] >= INF or self._cnt[7]:
             raise RuntimeError("trace of an infeasible position")
-        rows = out.tolist()
-        return [(i, tuple(rows[i])) for i in range(56)], end
+        rows = self._out.tolist()
+        return [(i, tuple(rows[i])) for i in range(56)], int(self._cnt[6])
 
     def parked(self, st: int) -> int:
         """As :meth:`Search.parked`."""
