@@ -225,41 +225,38 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         return left * wcost if left > 0 else 0
 
     # ------------------------------------------------------------------ the memo
-    # An open-addressing hash table keyed by (step, state): ``mk`` holds the state,
-    # ``mi`` the step (-1: empty slot), ``mv`` the value (as in Search.memo: >= 0 exact,
-    # -(bound)-1 a lower bound). ``cnt[5]`` counts the entries.
+    # An open-addressing hash table keyed by (step, state), one row per slot so a probe
+    # touches one cache line: ``mem[h] = (step (-1: empty), state, value)``, the value as in
+    # Search.memo (>= 0 exact, -(bound)-1 a lower bound). ``cnt[5]`` counts the entries.
 
     @_jit
-    def _slot(i: int, st: int, mi: Any, mk: Any) -> int:
-        mask = mi.shape[0] - 1
+    def _slot(i: int, st: int, mem: Any) -> Any:
+        mask = mem.shape[0] - 1
         x = st * 0x5851F42D4C957F2D + i * 0x14057B7EF767814F
         h = (x ^ (x >> 31)) & mask
-        while mi[h] != -1 and (mi[h] != i or mk[h] != st):
+        while mem[h, 0] != -1 and (mem[h, 0] != i or mem[h, 1] != st):
             h = (h + 1) & mask
         return h
 
     @_jit
-    def _grown(mi: Any, mk: Any, mv: Any) -> tuple[Any, Any, Any]:
-        size = mi.shape[0] * 2
-        ni = np.full(size, -1, np.int64)
-        nk = np.empty(size, np.int64)
-        nv = np.empty(size, np.int64)
-        for h in range(mi.shape[0]):
-            if mi[h] != -1:
-                g = _slot(mi[h], mk[h], ni, nk)
-                ni[g] = mi[h]
-                nk[g] = mk[h]
-                nv[g] = mv[h]
-        return ni, nk, nv
+    def _grown(mem: Any) -> Any:
+        new = np.empty((mem.shape[0] * 2, 3), np.int64)
+        new[:, 0] = -1
+        for h in range(mem.shape[0]):
+            if mem[h, 0] != -1:
+                g = _slot(mem[h, 0], mem[h, 1], new)
+                new[g, 0] = mem[h, 0]
+                new[g, 1] = mem[h, 1]
+                new[g, 2] = mem[h, 2]
+        return new
 
     @_jit
     def _solve(i: int, st: int, beta: int, P: Any, mem: Any, buf: Any, cnt: Any
                ) -> tuple[int, Any]:
-        """Mirrors :meth:`Search.solve` (fail-hard bound ``beta``) with an explicit stack
+        """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
         instead of recursion (numba caches non-recursive functions safely). ``mem`` is the
-        memo ``(mi, mk, mv)``, returned with the value (it grows). ``cnt`` holds ``[nodes,
+        memo table, returned with the value (it grows). ``cnt`` holds ``[nodes,
         exceeded, overflow, node_limit (-1: none), wcost, memo entries]``."""
-        mi, mk, mv = mem
         empty = P[7]
         lower = P[8]
         has_lower = lower.shape[0]
@@ -305,9 +302,9 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             ret = lb
                             known = True
                     if not known:
-                        h = _slot(i, st, mi, mk)
-                        if mi[h] != -1:
-                            v = mv[h]
+                        h = _slot(i, st, mem)
+                        if mem[h, 0] != -1:
+                            v = mem[h, 2]
                             if v >= 0:
                                 ret = v
                                 known = True
@@ -323,7 +320,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             n = _moves(i, st, P, buf)
                             if n < 0:
                                 cnt[2] = 1
-                                return INF, (mi, mk, mv)
+                                return INF, mem
                             f_i[sp] = i
                             f_st[sp] = st
                             f_beta[sp] = beta
@@ -333,7 +330,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             f_n[sp] = n
                             sp += 1
             if sp == 0:
-                return ret, (mi, mk, mv)
+                return ret, mem
             t = sp - 1
             row = buf[f_i[t]]
             k = f_k[t]
@@ -349,6 +346,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             bound = f_bound[t]
             n = f_n[t]
             while k < n and row[k, 0] >= bound:
+                if row[k, 0] < f_best[t]:
+                    f_best[t] = row[k, 0]  # fail-soft: a pruned move costs at least this
                 k += 1
             if k < n:
                 f_k[t] = k
@@ -359,18 +358,18 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 continue
             best = f_best[t]
             b0 = f_beta[t]
-            ret = best if best < b0 else b0
-            val = best if best < b0 else -b0 - 1
+            ret = best
+            val = best if best < b0 else -best - 1
             ti = f_i[t]
             tst = f_st[t]
-            h = _slot(ti, tst, mi, mk)
-            if mi[h] == -1:
-                mi[h] = ti
-                mk[h] = tst
+            h = _slot(ti, tst, mem)
+            if mem[h, 0] == -1:
+                mem[h, 0] = ti
+                mem[h, 1] = tst
                 cnt[5] += 1
-            mv[h] = val
-            if 2 * cnt[5] > mi.shape[0]:
-                mi, mk, mv = _grown(mi, mk, mv)
+            mem[h, 2] = val
+            if 2 * cnt[5] > mem.shape[0]:
+                mem = _grown(mem)
             sp -= 1
 
     @_jit
@@ -381,9 +380,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         ``cnt[6]`` = the end state. Returns the value; ``cnt[2]`` is set on move overflow,
         ``cnt[7]`` on a lost trace."""
         buf = np.empty((56, MAX_MOVES, 8), np.int64)
-        size = 1 << 12
-        mem = (np.full(size, -1, np.int64), np.empty(size, np.int64),
-               np.empty(size, np.int64))
+        mem = np.empty((1 << 12, 3), np.int64)
+        mem[:, 0] = -1
         value, mem = _solve(0, st, beta, P, mem, buf, cnt)
         if cnt[2] or value >= beta:
             return value

@@ -355,8 +355,9 @@ class Search:
         """Minimum cost of the remaining steps ``i..55`` from state ``st`` (``INF`` if no
         legal completion).
 
-        Fail-hard bound: a result below ``beta`` is exact; a result ``>= beta`` only says
-        the true value is at least ``beta`` (such results are memoised as lower bounds).
+        Fail-soft bound: a result below ``beta`` is exact; a result ``>= beta`` is a lower
+        bound of the true value (memoised as such, so a later visit with a larger ``beta``
+        that is still at most this bound needs no new search).
         """
         if i < 52 and self.empty[i]:
             i, st = self.skip(i, st)
@@ -399,6 +400,8 @@ class Search:
         nxt = i + 1
         for dc, ns in self.options(i, st):
             if dc >= bound:
+                if dc < best:
+                    best = dc  # fail-soft: a pruned move costs at least dc
                 continue
             v = dc + solve(nxt, ns, bound - dc)
             if v < best:
@@ -407,11 +410,8 @@ class Search:
                     bound = v
                     if not v:
                         break
-        if best < beta:
-            memo[key] = best
-            return best
-        memo[key] = -beta - 1
-        return beta
+        memo[key] = best if best < beta else -best - 1
+        return best
 
     def finish(self, st: int) -> int:
         """Cost of the end state: every sequence has 3+ cards, every wildcard left over is
