@@ -52,6 +52,7 @@ MAX_MOVES = 2048
 
 _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
+_NO_RES = ~(255 << _RES)
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 _LOW6 = 0o77
 
@@ -59,10 +60,11 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
     _jit = njit(cache=True, nogil=True)
 
     @_jit
-    def _moves(i: int, st: int, P: Any, buf: Any) -> int:  # noqa: C901
+    def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
         """Write every move of step ``i`` from ``st`` into ``buf[i]`` as rows
         ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
-        Mirrors :meth:`Search.options` (general path; the pure fast path is the same)."""
+        Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
+        the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
         info, high_max, high_need, groups_ok, threes, fill = (
             P[0], P[2], P[3], P[4], P[5], P[6])
         row = buf[i]
@@ -86,29 +88,32 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             rsh = _RES + 2 * s
             res = (st >> rsh) & 3
             base &= ~(3 << rsh)
-            for j in range(w + 1):
-                nn = res + j
-                if nn < b:
-                    continue
-                t = nn - b
-                if t > c:
-                    break
-                if j <= wm:
-                    nw = base - (j << _WM)
-                else:
-                    nw = base - (wm << _WM) - ((j - wm) << _WO)
-                if n_out == MAX_MOVES:
-                    return -1
-                r = row[n_out]
-                r[0] = 0
-                r[1] = nw | ((b + t) << (sh + 6))
-                r[2] = 0
-                r[3] = 0
-                r[4] = j
-                r[5] = t
-                r[6] = 0
-                r[7] = 0
-                n_out += 1
+            r_lo = 0 if relax else res
+            r_hi = high_max[s] if relax else res
+            for rr in range(r_lo, r_hi + 1):
+                for j in range(w + 1):
+                    nn = rr + j
+                    if nn < b:
+                        continue
+                    t = nn - b
+                    if t > c:
+                        break
+                    if j <= wm:
+                        nw = base - (j << _WM)
+                    else:
+                        nw = base - (wm << _WM) - ((j - wm) << _WO)
+                    if n_out == MAX_MOVES:
+                        return -1
+                    r = row[n_out]
+                    r[0] = 0
+                    r[1] = nw | ((b + t) << (sh + 6))
+                    r[2] = 0
+                    r[3] = 0
+                    r[4] = j
+                    r[5] = t
+                    r[6] = 0
+                    r[7] = 0
+                    n_out += 1
             return n_out
         m = info[i, 0]
         o = info[i, 1]
@@ -129,7 +134,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             for h in range(hmax + 1):
                 if h > real:
                     break
-                hbase = base | (h << (_RES + 2 * s)) if h else base
+                hbase = base | (h << (_RES + 2 * s)) if h and not relax else base
                 starts = real - h if pos != 11 else MAX_COUNT
                 need = high_need[(hbase >> _RES) & 255] if pos < 11 else 0
                 for j in range(w + 1 - need):
@@ -251,27 +256,34 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         return new
 
     @_jit
-    def _solve(i: int, st: int, beta: int, P: Any, mem: Any, buf: Any, cnt: Any
-               ) -> tuple[int, Any]:
+    def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
+               cnt: Any) -> tuple[int, Any, Any]:  # noqa: C901
         """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
-        instead of recursion (numba caches non-recursive functions safely). ``mem`` is the
-        memo table, returned with the value (it grows). ``cnt`` holds ``[nodes,
-        exceeded, overflow, node_limit (-1: none), wcost, memo entries]``."""
+        instead of recursion (numba caches non-recursive functions safely). The relaxed
+        search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
+        0 is a state of the search waiting for its relaxed bound, 1 a state of the search
+        expanding its moves, 2 a state of the relaxed search. ``mem``/``rmem`` are the two
+        memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
+        overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
+        has relaxed search, relaxed memo entries]``."""
         empty = P[7]
         lower = P[8]
         has_lower = lower.shape[0]
         wcost = cnt[4]
         limit = cnt[3]
-        f_i = np.empty(64, np.int64)
-        f_st = np.empty(64, np.int64)
-        f_beta = np.empty(64, np.int64)
-        f_best = np.empty(64, np.int64)
-        f_bound = np.empty(64, np.int64)
-        f_k = np.empty(64, np.int64)
-        f_n = np.empty(64, np.int64)
+        has_relaxed = cnt[8]
+        f_i = np.empty(128, np.int64)
+        f_st = np.empty(128, np.int64)
+        f_beta = np.empty(128, np.int64)
+        f_best = np.empty(128, np.int64)
+        f_bound = np.empty(128, np.int64)
+        f_k = np.empty(128, np.int64)
+        f_n = np.empty(128, np.int64)
+        f_mode = np.empty(128, np.int64)
         sp = 0
         ret = 0
         descend = True
+        relax = 0  # the search that the state being entered belongs to
         while True:
             if descend:
                 descend = False
@@ -302,9 +314,10 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             ret = lb
                             known = True
                     if not known:
-                        h = _slot(i, st, mem)
-                        if mem[h, 0] != -1:
-                            v = mem[h, 2]
+                        table = rmem if relax else mem
+                        h = _slot(i, st, table)
+                        if table[h, 0] != -1:
+                            v = table[h, 2]
                             if v >= 0:
                                 ret = v
                                 known = True
@@ -312,26 +325,75 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                                 ret = -v - 1
                                 known = True
                     if not known:
-                        cnt[0] += 1
-                        if limit >= 0 and cnt[0] > limit:
-                            cnt[1] = 1
-                            ret = INF
+                        f_i[sp] = i
+                        f_st[sp] = st
+                        f_beta[sp] = beta
+                        f_best[sp] = INF
+                        f_bound[sp] = beta
+                        f_k[sp] = -1
+                        if not relax and has_relaxed and i >= 4 and not i & 3 \
+                                and (st >> _RES) & 255:
+                            # ask the relaxed search for a bound first
+                            f_mode[sp] = 0
+                            f_n[sp] = 0
+                            sp += 1
+                            st &= _NO_RES
+                            relax = 1
+                            descend = True
+                            continue
+                        expand = True
+                        if not relax:
+                            cnt[0] += 1
+                            if limit >= 0 and cnt[0] > limit:
+                                cnt[1] = 1
+                                ret = INF
+                                expand = False
                         else:
-                            n = _moves(i, st, P, buf)
+                            cnt[0] += 1
+                        if expand:
+                            n = _moves(i, st, P, buf, relax)
                             if n < 0:
                                 cnt[2] = 1
-                                return INF, mem
-                            f_i[sp] = i
-                            f_st[sp] = st
-                            f_beta[sp] = beta
-                            f_best[sp] = INF
-                            f_bound[sp] = beta
-                            f_k[sp] = -1
+                                return INF, mem, rmem
+                            f_mode[sp] = 2 if relax else 1
                             f_n[sp] = n
                             sp += 1
             if sp == 0:
-                return ret, mem
+                return ret, mem, rmem
             t = sp - 1
+            mode = f_mode[t]
+            if mode == 0:  # the relaxed bound of this state arrived
+                ti = f_i[t]
+                b0 = f_beta[t]
+                relax = 0
+                if ret >= b0:
+                    h = _slot(ti, f_st[t], mem)
+                    if mem[h, 0] == -1:
+                        mem[h, 0] = ti
+                        mem[h, 1] = f_st[t]
+                        cnt[5] += 1
+                    mem[h, 2] = -ret - 1
+                    if 2 * cnt[5] > mem.shape[0]:
+                        mem = _grown(mem)
+                    sp -= 1
+                    relax = 1 if sp and f_mode[sp - 1] == 2 else 0
+                    continue
+                cnt[0] += 1
+                if limit >= 0 and cnt[0] > limit:
+                    cnt[1] = 1
+                    ret = INF
+                    sp -= 1
+                    relax = 1 if sp and f_mode[sp - 1] == 2 else 0
+                    continue
+                n = _moves(ti, f_st[t], P, buf, 0)
+                if n < 0:
+                    cnt[2] = 1
+                    return INF, mem, rmem
+                f_mode[t] = 1
+                f_n[t] = n
+                f_k[t] = -1
+                mode = 1
+                # fall through: start on the moves (no child has returned yet)
             row = buf[f_i[t]]
             k = f_k[t]
             if k >= 0:  # child k returned ret
@@ -354,6 +416,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 i = f_i[t] + 1
                 st = row[k, 1]
                 beta = bound - row[k, 0]
+                relax = 1 if mode == 2 else 0
                 descend = True
                 continue
             best = f_best[t]
@@ -362,15 +425,26 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             val = best if best < b0 else -best - 1
             ti = f_i[t]
             tst = f_st[t]
-            h = _slot(ti, tst, mem)
-            if mem[h, 0] == -1:
-                mem[h, 0] = ti
-                mem[h, 1] = tst
-                cnt[5] += 1
-            mem[h, 2] = val
-            if 2 * cnt[5] > mem.shape[0]:
-                mem = _grown(mem)
+            if mode == 2:
+                h = _slot(ti, tst, rmem)
+                if rmem[h, 0] == -1:
+                    rmem[h, 0] = ti
+                    rmem[h, 1] = tst
+                    cnt[9] += 1
+                rmem[h, 2] = val
+                if 2 * cnt[9] > rmem.shape[0]:
+                    rmem = _grown(rmem)
+            else:
+                h = _slot(ti, tst, mem)
+                if mem[h, 0] == -1:
+                    mem[h, 0] = ti
+                    mem[h, 1] = tst
+                    cnt[5] += 1
+                mem[h, 2] = val
+                if 2 * cnt[5] > mem.shape[0]:
+                    mem = _grown(mem)
             sp -= 1
+            relax = 1 if sp and f_mode[sp - 1] == 2 else 0
 
     @_jit
     def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> int:
@@ -382,10 +456,12 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         buf = np.empty((56, MAX_MOVES, 8), np.int64)
         mem = np.empty((1 << 12, 3), np.int64)
         mem[:, 0] = -1
-        value, mem = _solve(0, st, beta, P, mem, buf, cnt)
+        rmem = np.empty((1 << 10, 3), np.int64)
+        rmem[:, 0] = -1
+        value, mem, rmem = _solve(0, st, beta, P, mem, rmem, buf, cnt)
         if cnt[2] or value >= beta:
             return value
-        target, mem = _solve(0, st, INF, P, mem, buf, cnt)
+        target, mem, rmem = _solve(0, st, INF, P, mem, rmem, buf, cnt)
         empty = P[7]
         i = 0
         while True:
@@ -397,7 +473,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 i = j
             if i == 56:
                 break
-            n = _moves(i, st, P, buf)
+            n = _moves(i, st, P, buf, 0)
             if n < 0:
                 cnt[2] = 1
                 return value
@@ -406,7 +482,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 dc = buf[i, k, 0]
                 ns = buf[i, k, 1]
                 if dc <= target:
-                    sub, mem = _solve(i + 1, ns, target - dc + 1, P, mem, buf, cnt)
+                    sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem, buf,
+                                            cnt)
                     if cnt[2]:
                         return value
                     if dc + sub == target:
@@ -457,7 +534,7 @@ class CompiledSearch:
                         np.array(ref.high_need, dtype=np.int64), _GROUPS_TABLE, _THREES_TABLE,
                         1 if fill else 0, np.array(ref.empty, dtype=np.int64), lower)
         self._cnt = np.array([0, 0, 0, -1 if node_limit is None else node_limit, wcost,
-                              0, 0, 0], dtype=np.int64)
+                              0, 0, 0, 0 if ref.relaxed is None else 1, 0], dtype=np.int64)
         self._out = np.zeros((56, 6), dtype=np.int64)
         self._solved: tuple[int, int] | None = None
 

@@ -69,6 +69,7 @@ _SEQ = 58  # a sequence exists on the new table (extra jokers can join it)
 _P3 = 59   # groups of 3 formed so far, capped at 3 (an extra joker can join each)
 _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
+_NO_RES = ~(255 << _RES)
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 MAX_COUNT = 7
 _NO_NEED: tuple[int, ...] = (0,) * 256
@@ -113,11 +114,11 @@ class Search:
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
                  "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info",
-                 "high_need")
+                 "high_need", "relax", "relaxed")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
-                 dead_costs: Sequence[Sequence[int]] = ()) -> None:
+                 dead_costs: Sequence[Sequence[int]] = (), relax: bool = False) -> None:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
@@ -129,6 +130,7 @@ class Search:
         self.node_limit = node_limit
         self.exceeded = False
         self.fill = fill
+        self.relax = relax
         # cap[s][L]: most copies that line position L of suit s can hold (0 past the end)
         self.cap = tuple(
             tuple(mand[s * 13 + (pos % 13)] + opt[s * 13 + (pos % 13)]
@@ -175,6 +177,12 @@ class Search:
             e0, e1, e2, e3 = ex
             self.high_need = tuple(a + b + c + d for d in e3 for c in e2 for b in e1
                                    for a in e0)
+        #: the relaxed search that bounds this one (see :meth:`solve`), when high aces
+        #: can be reserved in at least two suits (else it would prune next to nothing)
+        self.relaxed: Search | None = None
+        if not relax and sum(1 for h in self.high_max if h) >= 2:
+            self.relaxed = Search(mand, opt, cost, wcost, wild, None, fill, dead_costs,
+                                  relax=True)
 
     # ------------------------------------------------------------------ transitions
 
@@ -205,21 +213,22 @@ class Search:
             rsh = _RES + 2 * s
             res = (st >> rsh) & 3
             base &= ~(3 << rsh)
-            for j in range(w + 1):
-                n = res + j
-                if n < b:
-                    continue
-                t = n - b
-                if t > c:
-                    break
-                if j <= wm:
-                    nw = base - (j << _WM)
-                else:
-                    nw = base - (wm << _WM) - ((j - wm) << _WO)
-                if dec:
-                    out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
-                else:
-                    out.append((0, nw | ((b + t) << (sh + 6))))
+            for r in (range(self.high_max[s] + 1) if self.relax else (res,)):
+                for j in range(w + 1):
+                    n = r + j
+                    if n < b:
+                        continue
+                    t = n - b
+                    if t > c:
+                        break
+                    if j <= wm:
+                        nw = base - (j << _WM)
+                    else:
+                        nw = base - (wm << _WM) - ((j - wm) << _WO)
+                    if dec:
+                        out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
+                    else:
+                        out.append((0, nw | ((b + t) << (sh + 6))))
             return out
         m, o, unit, cap1, cap2, later = self.info[i]
         gsum = (st >> _GSUM) & 31
@@ -273,7 +282,7 @@ class Search:
             for h in highs:
                 if h > real:
                     break
-                hbase = base | (h << (_RES + 2 * s)) if h else base
+                hbase = base | (h << (_RES + 2 * s)) if h and not self.relax else base
                 # new sequences start with a real card (see the module docstring), except
                 # *Q K A: a sequence led by a wildcard can drop it (4+ cards: the wildcard is
                 # parked) or move it past its other end, unless that end is the high ace
@@ -390,6 +399,16 @@ class Search:
                 return v
             if -v - 1 >= beta:
                 return -v - 1
+        relaxed = self.relaxed
+        if relaxed is not None and i >= 4 and not i & 3 and (st >> _RES) & 255:
+            # the relaxed search forgets reserved high aces (any ace may end a high
+            # sequence, for free): its value is a lower bound of this state's value
+            before = relaxed.nodes
+            lb = relaxed.solve(i, st & _NO_RES, beta)
+            self.nodes += relaxed.nodes - before
+            if lb >= beta:
+                memo[key] = -lb - 1
+                return lb
         self.nodes += 1
         if self.node_limit is not None and self.nodes > self.node_limit:
             self.exceeded = True
