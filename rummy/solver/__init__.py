@@ -245,7 +245,7 @@ def _best_play(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterab
         search = engine(mand, opt, cost, wcost, wild, node_limit, fill=fill,
                         dead_costs=bounds)
         st = pack_state(wm, hand_jokers)
-        dropped = search.solve(0, st, best_left - dead_cost)
+        dropped = search.solve_root(st, best_left - dead_cost)
         exceeded = exceeded or search.exceeded
         if dropped + dead_cost < best_left:
             best_left = dropped + dead_cost

@@ -67,7 +67,6 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
         info, high_max, high_need, groups_ok, threes, fill = (
             P[0], P[2], P[3], P[4], P[5], P[6])
-        row = buf[i]
         n_out = 0
         pos = i >> 2
         s = i & 3
@@ -104,15 +103,14 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                         nw = base - (wm << _WM) - ((j - wm) << _WO)
                     if n_out == MAX_MOVES:
                         return -1
-                    r = row[n_out]
-                    r[0] = 0
-                    r[1] = nw | ((b + t) << (sh + 6))
-                    r[2] = 0
-                    r[3] = 0
-                    r[4] = j
-                    r[5] = t
-                    r[6] = 0
-                    r[7] = 0
+                    buf[i, n_out, 0] = 0
+                    buf[i, n_out, 1] = nw | ((b + t) << (sh + 6))
+                    buf[i, n_out, 2] = 0
+                    buf[i, n_out, 3] = rr if relax else 0
+                    buf[i, n_out, 4] = j
+                    buf[i, n_out, 5] = t
+                    buf[i, n_out, 6] = 0
+                    buf[i, n_out, 7] = 0
                     n_out += 1
             return n_out
         m = info[i, 0]
@@ -182,15 +180,14 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             ns |= (nb | (a << 3) | (lng << 6)) << sh
                             if n_out == MAX_MOVES:
                                 return -1
-                            r = row[n_out]
-                            r[0] = dc
-                            r[1] = ns
-                            r[2] = ou
-                            r[3] = h
-                            r[4] = j
-                            r[5] = t
-                            r[6] = nb
-                            r[7] = g
+                            buf[i, n_out, 0] = dc
+                            buf[i, n_out, 1] = ns
+                            buf[i, n_out, 2] = ou
+                            buf[i, n_out, 3] = h
+                            buf[i, n_out, 4] = j
+                            buf[i, n_out, 5] = t
+                            buf[i, n_out, 6] = nb
+                            buf[i, n_out, 7] = g
                             n_out += 1
         return n_out
 
@@ -238,7 +235,9 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
     def _slot(i: int, st: int, mem: Any) -> Any:
         mask = mem.shape[0] - 1
         x = st * 0x5851F42D4C957F2D + i * 0x14057B7EF767814F
-        h = (x ^ (x >> 31)) & mask
+        x ^= x >> 32
+        x *= 0x2545F4914F6CDD1D
+        h = (x ^ (x >> 29)) & mask
         while mem[h, 0] != -1 and (mem[h, 0] != i or mem[h, 1] != st):
             h = (h + 1) & mask
         return h
@@ -257,7 +256,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
 
     @_jit
     def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
-               cnt: Any) -> tuple[int, Any, Any]:  # noqa: C901
+               cnt: Any, relax0: int) -> tuple[int, Any, Any]:  # noqa: C901
         """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
         instead of recursion (numba caches non-recursive functions safely). The relaxed
         search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
@@ -283,7 +282,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         sp = 0
         ret = 0
         descend = True
-        relax = 0  # the search that the state being entered belongs to
+        relax = relax0  # the search that the state being entered belongs to
         while True:
             if descend:
                 descend = False
@@ -314,10 +313,15 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                             ret = lb
                             known = True
                     if not known:
-                        table = rmem if relax else mem
-                        h = _slot(i, st, table)
-                        if table[h, 0] != -1:
-                            v = table[h, 2]
+                        if relax:
+                            h = _slot(i, st, rmem)
+                            found = rmem[h, 0] != -1
+                            v = rmem[h, 2]
+                        else:
+                            h = _slot(i, st, mem)
+                            found = mem[h, 0] != -1
+                            v = mem[h, 2]
+                        if found:
                             if v >= 0:
                                 ret = v
                                 known = True
@@ -394,10 +398,10 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 f_k[t] = -1
                 mode = 1
                 # fall through: start on the moves (no child has returned yet)
-            row = buf[f_i[t]]
+            fi = f_i[t]
             k = f_k[t]
             if k >= 0:  # child k returned ret
-                v = row[k, 0] + ret
+                v = buf[fi, k, 0] + ret
                 if v < f_best[t]:
                     f_best[t] = v
                     if v < f_bound[t]:
@@ -407,15 +411,15 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             k += 1
             bound = f_bound[t]
             n = f_n[t]
-            while k < n and row[k, 0] >= bound:
-                if row[k, 0] < f_best[t]:
-                    f_best[t] = row[k, 0]  # fail-soft: a pruned move costs at least this
+            while k < n and buf[fi, k, 0] >= bound:
+                if buf[fi, k, 0] < f_best[t]:
+                    f_best[t] = buf[fi, k, 0]  # fail-soft: a pruned move costs at least this
                 k += 1
             if k < n:
                 f_k[t] = k
                 i = f_i[t] + 1
-                st = row[k, 1]
-                beta = bound - row[k, 0]
+                st = buf[fi, k, 1]
+                beta = bound - buf[fi, k, 0]
                 relax = 1 if mode == 2 else 0
                 descend = True
                 continue
@@ -447,21 +451,11 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             relax = 1 if sp and f_mode[sp - 1] == 2 else 0
 
     @_jit
-    def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> int:
-        """Solve from the initial state ``st`` with bound ``beta`` (as ``Search.solve(0, st,
-        beta)``) and, when the value is below ``beta``, trace an optimal solution as
-        :meth:`Search.trace` does: ``out[step] = (ou, h, j, t, nb, g)`` for every step and
-        ``cnt[6]`` = the end state. Returns the value; ``cnt[2]`` is set on move overflow,
-        ``cnt[7]`` on a lost trace."""
-        buf = np.empty((56, MAX_MOVES, 8), np.int64)
-        mem = np.empty((1 << 12, 3), np.int64)
-        mem[:, 0] = -1
-        rmem = np.empty((1 << 10, 3), np.int64)
-        rmem[:, 0] = -1
-        value, mem, rmem = _solve(0, st, beta, P, mem, rmem, buf, cnt)
-        if cnt[2] or value >= beta:
-            return value
-        target, mem, rmem = _solve(0, st, INF, P, mem, rmem, buf, cnt)
+    def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
+               out: Any, relax: int) -> tuple[int, Any, Any]:
+        """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
+        state ``st`` whose value is ``target``: fills ``out[step] = (ou, h, j, t, nb, g)``
+        and returns the end state (-1: trace lost, -2: move overflow) and the memos."""
         empty = P[7]
         i = 0
         while True:
@@ -473,31 +467,80 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 i = j
             if i == 56:
                 break
-            n = _moves(i, st, P, buf, 0)
+            n = _moves(i, st, P, buf, relax)
             if n < 0:
+                return -2, mem, rmem
+            found = False
+            h = out[i - 52, 1] if relax and i >= 52 else -1
+            for rnd in range(2 if h >= 0 else 1):
+                for k in range(n):
+                    if h >= 0 and (buf[i, k, 3] == h) != (rnd == 0):
+                        continue  # the relaxed trace tries ending with the kept aces first
+                    dc = buf[i, k, 0]
+                    ns = buf[i, k, 1]
+                    if dc <= target:
+                        sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
+                                                buf, cnt, relax)
+                        if cnt[2]:
+                            return -2, mem, rmem
+                        if dc + sub == target:
+                            for q in range(6):
+                                out[i, q] = buf[i, k, 2 + q]
+                            target -= dc
+                            st = ns
+                            found = True
+                            break
+                if found:
+                    break
+            if not found:
+                return -1, mem, rmem
+            i += 1
+        return st, mem, rmem
+
+    @_jit
+    def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> int:
+        """As :meth:`Search.solve_root` then :meth:`Search.trace`: the value from the
+        initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
+        solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
+        ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace."""
+        buf = np.empty((56, MAX_MOVES, 8), np.int64)
+        mem = np.empty((1 << 12, 3), np.int64)
+        mem[:, 0] = -1
+        rmem = np.empty((1 << 10, 3), np.int64)
+        rmem[:, 0] = -1
+        if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
+            value, mem, rmem = _solve(0, st, beta, P, mem, rmem, buf, cnt, 1)
+            if cnt[2] or value >= beta:
+                return value
+            target, mem, rmem = _solve(0, st, INF, P, mem, rmem, buf, cnt, 1)
+            end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, 1)
+            if end == -2:
                 cnt[2] = 1
                 return value
-            found = False
-            for k in range(n):
-                dc = buf[i, k, 0]
-                ns = buf[i, k, 1]
-                if dc <= target:
-                    sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem, buf,
-                                            cnt)
-                    if cnt[2]:
-                        return value
-                    if dc + sub == target:
-                        for q in range(6):
-                            out[i, q] = buf[i, k, 2 + q]
-                        target -= dc
-                        st = ns
-                        found = True
-                        break
-            if not found:
+            if end < 0:
                 cnt[7] = 1
                 return value
-            i += 1
-        cnt[6] = st
+            if out[0, 1] == out[52, 1] and out[1, 1] == out[53, 1] \
+                    and out[2, 1] == out[54, 1] and out[3, 1] == out[55, 1]:
+                cnt[6] = end
+                return value
+            if value + 1 < beta:  # Search.solve_root: the tight bound first
+                tight, mem, rmem = _solve(0, st, value + 1, P, mem, rmem, buf, cnt, 0)
+                if cnt[2]:
+                    return tight
+                if tight <= value:
+                    beta = value + 1
+        value, mem, rmem = _solve(0, st, beta, P, mem, rmem, buf, cnt, 0)
+        if cnt[2] or value >= beta:
+            return value
+        target, mem, rmem = _solve(0, st, INF, P, mem, rmem, buf, cnt, 0)
+        end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, 0)
+        if end == -2:
+            cnt[2] = 1
+        elif end < 0:
+            cnt[7] = 1
+        else:
+            cnt[6] = end
         return value
 
 
@@ -509,11 +552,10 @@ class Overflow(Exception):
 class CompiledSearch:
     """Drop-in for :class:`~rummy.solver.search.Search` backed by the compiled functions.
 
-    Same constructor arguments; exposes ``mand``, ``nodes``, ``exceeded``, ``solve(0, st,
-    beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does. ``solve`` may only be
-    called from the initial step (that is all :func:`rummy.solver.best_play` needs): it
-    solves and, when the value is below ``beta``, traces at once, so the memo never
-    crosses into Python.
+    Same constructor arguments; exposes ``mand``, ``nodes``, ``exceeded``,
+    ``solve_root(st, beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does
+    (that is all :func:`rummy.solver.best_play` needs). ``solve_root`` solves and, when the
+    value is below ``beta``, traces at once, so the memo never crosses into Python.
 
     Raises:
         ValueError: as :class:`Search` (more than ``MAX_COUNT`` copies of a card).
@@ -548,10 +590,10 @@ class CompiledSearch:
         """True once ``node_limit`` was reached (as :attr:`Search.exceeded`)."""
         return bool(self._cnt[1])
 
-    def solve(self, i: int, st: int, beta: int = INF) -> int:
-        """As :meth:`Search.solve` from step ``i = 0``. Raises :class:`Overflow`."""
-        if i != 0 or self._solved is not None:
-            raise ValueError("CompiledSearch.solve runs once, from step 0")
+    def solve_root(self, st: int, beta: int = INF) -> int:
+        """As :meth:`Search.solve_root`. Runs once. Raises :class:`Overflow`."""
+        if self._solved is not None:
+            raise ValueError("CompiledSearch.solve_root runs once")
         v = int(_run(st, beta, self._params, self._cnt, self._out))
         if self._cnt[2]:
             raise Overflow

@@ -114,7 +114,7 @@ class Search:
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
                  "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info",
-                 "high_need", "relax", "relaxed")
+                 "high_need", "relax", "relaxed", "root_trace")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
@@ -180,6 +180,7 @@ class Search:
         #: the relaxed search that bounds this one (see :meth:`solve`), when high aces
         #: can be reserved in at least two suits (else it would prune next to nothing)
         self.relaxed: Search | None = None
+        self.root_trace: tuple[list[tuple[int, tuple[int, ...]]], int] | None = None
         if not relax and sum(1 for h in self.high_max if h) >= 2:
             self.relaxed = Search(mand, opt, cost, wcost, wild, None, fill, dead_costs,
                                   relax=True)
@@ -226,7 +227,8 @@ class Search:
                     else:
                         nw = base - (wm << _WM) - ((j - wm) << _WO)
                     if dec:
-                        out.append((0, nw | ((b + t) << (sh + 6)), (0, 0, j, t, 0, 0)))
+                        out.append((0, nw | ((b + t) << (sh + 6)), (0, r if self.relax else 0,
+                                                                    j, t, 0, 0)))
                     else:
                         out.append((0, nw | ((b + t) << (sh + 6))))
             return out
@@ -432,6 +434,37 @@ class Search:
         memo[key] = best if best < beta else -best - 1
         return best
 
+    def solve_root(self, st: int, beta: int = INF) -> int:
+        """:meth:`solve` from step 0, trying the relaxed search alone first.
+
+        Without a node budget, the relaxed search (see :meth:`solve`) runs from the root:
+        if its value ``v`` reaches ``beta``, so does this search's (it is a lower bound);
+        if its optimal solution keeps back, in every suit, exactly the aces it ends high
+        sequences with, that solution is legal here too and, being optimal for the
+        relaxation, optimal here: :meth:`trace` returns it. Otherwise this search runs,
+        bounded by the relaxed one: first with the bound ``v + 1``, which settles the
+        common case where both values are equal, then, if that fails, with ``beta``. With
+        a node budget only the last.
+        """
+        self.root_trace = None
+        relaxed = self.relaxed
+        if relaxed is None or self.node_limit is not None:
+            return self.solve(0, st, beta)
+        before = relaxed.nodes
+        v = relaxed.solve(0, st, beta)
+        if v < beta:
+            steps, end = relaxed.trace(st)
+            if all(steps[s][1][1] == steps[52 + s][1][1] for s in range(4)):
+                self.root_trace = (steps, end)
+        self.nodes += relaxed.nodes - before
+        if v >= beta or self.root_trace is not None:
+            return v
+        if v + 1 < beta:
+            tight = self.solve(0, st, v + 1)
+            if tight <= v:
+                return tight
+        return self.solve(0, st, beta)
+
     def finish(self, st: int) -> int:
         """Cost of the end state: every sequence has 3+ cards, every wildcard left over is
         parked (joins a sequence, a group of 3, or a meld of 3+ jokers) or, if a hand
@@ -459,6 +492,8 @@ class Search:
     def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
         """The decisions of an optimal solution from the initial state ``st``, as
         ``(step, decision)`` for every step (see :meth:`options`), and the end state."""
+        if self.root_trace is not None:
+            return self.root_trace
         target = self.solve(0, st)
         if target >= INF:
             raise RuntimeError("trace of an infeasible position")
@@ -471,7 +506,13 @@ class Search:
                 i = j
             if i == 56:
                 break
-            for dc, ns, d in self.options(i, st, True):
+            moves = self.options(i, st, True)
+            if self.relax and i >= 52:
+                # a relaxed trace ends high sequences with the aces it kept back, where it
+                # can: then its solution is one of the exact search too (solve_root)
+                h = out[i - 52][1][1]
+                moves.sort(key=lambda m: m[2][1] != h)
+            for dc, ns, d in moves:
                 if dc <= target and dc + self.solve(i + 1, ns, target - dc + 1) == target:
                     out.append((i, d))
                     target -= dc
