@@ -565,7 +565,8 @@ class CompiledSearch:
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
                  dead_costs: Sequence[Sequence[int]] = ()) -> None:
-        ref = Search(mand, opt, cost, wcost, wild, node_limit, fill, dead_costs)
+        ref = Search(mand, opt, cost, wcost, wild, node_limit, fill, dead_costs,
+                     bounded=False)
         self._ref = ref
         self.mand = ref.mand
         info = np.array(ref.info, dtype=np.int64)
@@ -576,7 +577,7 @@ class CompiledSearch:
                         np.array(ref.high_need, dtype=np.int64), _GROUPS_TABLE, _THREES_TABLE,
                         1 if fill else 0, np.array(ref.empty, dtype=np.int64), lower)
         self._cnt = np.array([0, 0, 0, -1 if node_limit is None else node_limit, wcost,
-                              0, 0, 0, 0 if ref.relaxed is None else 1, 0], dtype=np.int64)
+                              0, 0, 0, 1 if ref.wants_relaxed() else 0, 0], dtype=np.int64)
         self._out = np.zeros((56, 6), dtype=np.int64)
         self._solved: tuple[int, int] | None = None
 

@@ -39,10 +39,23 @@ Exactness arguments (why the restricted choices lose nothing):
 
 Cost of the search: the states met at a step are (at most) the product over the four suits
 of their open-sequence states, times the group tallies, the aces kept back and the
-wildcards left. Without jokers that is typically a few dozen states per step (about 1 ms
-for a 60–90-card table); every wildcard can be placed at any step, which multiplies the
-states by the positions it may take, and a few joker positions need 10^5–10^6 states
-(seconds). ``node_limit`` bounds that for bots (see benchmarks/bench_solver.py).
+wildcards left. Without jokers that is typically a few dozen states per step; every
+wildcard can be placed at any step, which multiplies the states by the positions it may
+take, and the aces kept back for high sequences multiply them again (8-13x on the slowest
+positions seen). Three devices keep that down, all exact:
+
+* *fail-soft bounds*: a state that cannot beat its bound ``beta`` returns (and memoises)
+  the lowest cost it saw, so a later visit with a larger bound is answered from the memo;
+* *a relaxed search* (:attr:`Search.relaxed`) on the same cards that forgets the aces kept
+  back and lets any ace end a high sequence for free. Every solution of this search is one
+  of the relaxed search at the same cost, so the relaxed value of a state (its aces-kept
+  field cleared) is a lower bound of its value; at each position boundary a state holding
+  kept-back aces first asks the relaxed search and stops when that bound reaches ``beta``;
+* :meth:`Search.solve_root`: the relaxed search alone from the root first; when its
+  optimal solution happens to keep back exactly the aces it uses high, it is optimal here.
+
+``node_limit`` bounds the work for bots (see benchmarks/bench_solver.py).
+:mod:`rummy.solver.compiled` is the same search compiled with numba.
 
 Costs are minimised: each optional card left in hand costs its weight (points objective:
 ``POINTS * W + 1`` so ties favour playing more cards). The search value of a state is the
@@ -110,6 +123,10 @@ class Search:
         dead_costs: for each number of wildcards ``w`` below ``wild``, the cost of the
             optional copies of each card that no meld can use with only ``w`` wildcards
             (an admissible lower bound once wildcards have been spent).
+        relax: this is the relaxed search of another one (see :meth:`solve`): reserved
+            high aces are forgotten and any ace may end a high sequence, for free.
+        bounded: build the relaxed search that bounds this one (when
+            :meth:`wants_relaxed`); the compiled backend builds its own.
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
@@ -118,7 +135,8 @@ class Search:
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
-                 dead_costs: Sequence[Sequence[int]] = (), relax: bool = False) -> None:
+                 dead_costs: Sequence[Sequence[int]] = (), relax: bool = False,
+                 bounded: bool = True) -> None:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
@@ -142,8 +160,11 @@ class Search:
         #: steps whose card has no copy at all (a high ace step is never "empty": its
         #: copies are the reserved aces, which live in the state)
         #: copies of the same rank in the suits after step i's suit (group look-ahead)
-        self.later = tuple(sum(self.cap[t][i >> 2] for t in range((i & 3) + 1, 4))
-                           for i in range(56))
+        later = []
+        for pos in range(14):
+            c0, c1, c2, c3 = (self.cap[t][pos] for t in range(4))
+            later += (c1 + c2 + c3, c2 + c3, c3, 0)
+        self.later = tuple(later)
         #: per step i < 52: (mandatory, optional copies, unit cost, cap of the next two
         #: positions, copies left in this position for groups)
         self.info = tuple(
@@ -181,7 +202,7 @@ class Search:
         #: can be reserved in at least two suits (else it would prune next to nothing)
         self.relaxed: Search | None = None
         self.root_trace: tuple[list[tuple[int, tuple[int, ...]]], int] | None = None
-        if not relax and sum(1 for h in self.high_max if h) >= 2:
+        if bounded and not relax and self.wants_relaxed():
             self.relaxed = Search(mand, opt, cost, wcost, wild, None, fill, dead_costs,
                                   relax=True)
 
@@ -433,6 +454,11 @@ class Search:
                         break
         memo[key] = best if best < beta else -best - 1
         return best
+
+    def wants_relaxed(self) -> bool:
+        """True when high aces can be kept back in two or more suits: only then is the
+        relaxed search (see :meth:`solve`) worth building."""
+        return sum(1 for h in self.high_max if h) >= 2
 
     def solve_root(self, st: int, beta: int = INF) -> int:
         """:meth:`solve` from step 0, trying the relaxed search alone first.
