@@ -160,7 +160,7 @@ class Search:
         #: steps whose card has no copy at all (a high ace step is never "empty": its
         #: copies are the reserved aces, which live in the state)
         #: copies of the same rank in the suits after step i's suit (group look-ahead)
-        later = []
+        later: list[int] = []
         for pos in range(14):
             c0, c1, c2, c3 = (self.cap[t][pos] for t in range(4))
             later += (c1 + c2 + c3, c2 + c3, c3, 0)
