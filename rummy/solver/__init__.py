@@ -277,13 +277,22 @@ def _build_table(search: Search | compiled.CompiledSearch,
     open_runs: list[list[list[int]]] = [[], [], [], []]  # per suit: list of runs (cards)
     done: list[list[int]] = []
     group_cards: list[list[int]] = [[] for _ in range(4)]
+    mand = search.mand
     for i, (ou, h, j, t, nb, g) in steps:
         pos, s = divmod(i, 4)
         rank = pos % 13
         card = s * 13 + rank
+        if not (ou or h or j or t or nb or g or open_runs[s]) and (pos == 13 or not mand[card]):
+            # nothing placed at this step (its card has no copy on the new table)
+            if s == 3 and pos < 13 and (group_cards[0] or group_cards[1] or group_cards[2]):
+                done.extend(_cut_groups(group_cards))
+                group_cards = [[] for _ in range(4)]
+            elif s != 3 or pos == 13:
+                group_cards[s] = []
+            continue
         copies: list[int] = []
         if pos < 13:
-            m = search.mand[card]
+            m = mand[card]
             k = min(kept.get(card, 0), m)
             copies = [TABLE_JOKER_BASE + card] * k + [card] * (m - k + ou)
             if pos == 0 and h:
@@ -312,7 +321,8 @@ def _build_table(search: Search | compiled.CompiledSearch,
         group_cards[s] = [copies.pop() for _ in range(g)]
         assert not copies
         if s == 3 and pos < 13:
-            done.extend(_cut_groups(group_cards))
+            if g or group_cards[0] or group_cards[1] or group_cards[2]:
+                done.extend(_cut_groups(group_cards))
             group_cards = [[] for _ in range(4)]
     for runs in open_runs:
         done.extend(runs)

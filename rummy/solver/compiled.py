@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - the pure path
 
 #: rows of move buffer per step; a step with more moves makes the compiled search give up
 #: (``overflow``) and the caller runs the pure search instead
-MAX_MOVES = 2048
+MAX_MOVES = 512
 
 _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
