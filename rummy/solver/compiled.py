@@ -65,8 +65,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
         Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
         the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
-        info, high_max, high_need, groups_ok, threes, fill = (
-            P[0], P[2], P[3], P[4], P[5], P[6])
+        info, cap, high_max, high_need, groups_ok, threes, fill = (
+            P[0], P[1], P[2], P[3], P[4], P[5], P[6])
         n_out = 0
         pos = i >> 2
         s = i & 3
@@ -118,11 +118,29 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         unit = info[i, 2]
         cap1 = info[i, 3]
         cap2 = info[i, 4]
-        later = info[i, 5]
         gsum = (st >> _GSUM) & 31
         gmax = (st >> _GMAX) & 7
         last = s == 3
         ab = a + b
+        av1 = 0
+        av2 = 0
+        av3 = 0
+        defi = 0
+        if not last:
+            for t in range(s + 1, 4):
+                y = (st >> (_SUIT_BITS * t)) & 511
+                v = cap[t, pos] - (y & 7) - ((y >> 3) & 7)
+                if v < 0:
+                    defi -= v
+                    v = 0
+                if t == s + 1:
+                    av1 = v
+                elif t == s + 2:
+                    av2 = v
+                else:
+                    av3 = v
+        if not w and pos and defi:
+            return 0  # Search.options, fast path
         hmax = high_max[s] if pos == 0 else 0
         if pos == 0:
             base &= ~(3 << (_RES + 2 * s))
@@ -145,6 +163,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                         jb = hbase - (wm << _WM) - ((j - wm) << _WO)
                     rem = nn - ab
                     wl = w - j
+                    if defi > wl:
+                        break
                     c1 = cap1 + wl
                     c2 = cap2 + wl
                     for t in range(min(c, rem) + 1):
@@ -162,8 +182,12 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                                 lng = c1 - short
                             gs = gsum + g
                             gm = gmax if gmax >= g else g
-                            if g and 3 * gm > gs + later + wl:
-                                continue
+                            if gs and not last:
+                                gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+                                if 3 * gg > gs + (av1 if av1 < gg else gg) \
+                                        + (av2 if av2 < gg else gg) \
+                                        + (av3 if av3 < gg else gg) + wl - defi:
+                                    continue
                             if last:
                                 if gs > 31 or not groups_ok[gs * 8 + gm]:
                                     continue

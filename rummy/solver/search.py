@@ -253,13 +253,33 @@ class Search:
                     else:
                         out.append((0, nw | ((b + t) << (sh + 6))))
             return out
-        m, o, unit, cap1, cap2, later = self.info[i]
+        m, o, unit, cap1, cap2, _later = self.info[i]
         gsum = (st >> _GSUM) & 31
         gmax = (st >> _GMAX) & 7
         last = s == 3
         ab = a + b
+        # group look-ahead: what the suits after s can still give to this position's groups
+        # is their copies of the card less their short runs, which must take one each first
+        # (``defi``: wildcards those short runs need beyond the real copies)
+        av1 = av2 = av3 = defi = 0
+        if not last:
+            cap = self.cap
+            for t in range(s + 1, 4):
+                y = (st >> (_SUIT_BITS * t)) & 511
+                v = cap[t][pos] - (y & 7) - ((y >> 3) & 7)
+                if v < 0:
+                    defi -= v
+                    v = 0
+                if t == s + 1:
+                    av1 = v
+                elif t == s + 2:
+                    av2 = v
+                else:
+                    av3 = v
         if not w and pos:
             # fast path (no wildcard, not an ace): same moves, same order as below
+            if defi:
+                return out  # a later suit cannot extend its short runs
             base &= _TALLY_CLEAR
             for ou in range(o, -1, -1):
                 dc = (o - ou) * unit
@@ -277,8 +297,12 @@ class Search:
                         lng = lng0 if lng0 <= cap1 - short else cap1 - short
                         gs = gsum + g
                         gm = gmax if gmax >= g else g
-                        if g and 3 * gm > gs + later:
-                            continue
+                        if gs and not last:
+                            # G groups: 3G <= cards <= 4G, at most G per suit
+                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
+                                    + (av2 if av2 < gg else gg) + (av3 if av3 < gg else gg):
+                                continue
                         if last:
                             if (gs, gm) not in _GROUPS_OK:
                                 continue
@@ -323,6 +347,8 @@ class Search:
                         jb = hbase - (wm << _WM) - ((j - wm) << _WO)
                     rem = n - ab
                     wl = w - j  # wildcards left after this step
+                    if defi > wl:
+                        break  # later suits cannot extend their short runs
                     c1 = cap1 + wl
                     c2 = cap2 + wl
                     for t in range(min(c, rem) + 1):
@@ -342,8 +368,13 @@ class Search:
                                 lng = c1 - short
                             gs = gsum + g
                             gm = gmax if gmax >= g else g
-                            if g and 3 * gm > gs + later + wl:
-                                continue  # too few cards left in this position for groups
+                            if gs and not last:
+                                # too few cards left in this position for G groups
+                                gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+                                if 3 * gg > gs + (av1 if av1 < gg else gg) \
+                                        + (av2 if av2 < gg else gg) \
+                                        + (av3 if av3 < gg else gg) + wl - defi:
+                                    continue
                             if last:
                                 if (gs, gm) not in _GROUPS_OK:
                                     continue
