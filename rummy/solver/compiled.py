@@ -53,6 +53,9 @@ MAX_MOVES = 512
 _NO_PARK = ~((1 << _SEQ) | (3 << _P3))
 _NO_P3 = ~(3 << _P3)
 _NO_RES = ~(255 << _RES)
+_VMASK = (1 << 57) - 1  # memo value field (see _slot)
+_VSIGN = 1 << 56
+_VBIG = 1 << 55  # saturated INF
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
 _LOW6 = 0o77
 
@@ -251,9 +254,10 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         return left * wcost if left > 0 else 0
 
     # ------------------------------------------------------------------ the memo
-    # An open-addressing hash table keyed by (step, state), one row per slot so a probe
-    # touches one cache line: ``mem[h] = (step (-1: empty), state, value)``, the value as in
-    # Search.memo (>= 0 exact, -(bound)-1 a lower bound). ``cnt[5]`` counts the entries.
+    # An open-addressing hash table keyed by (step, state), 16 bytes a slot so that a
+    # probe touches one cache line: ``mem[h] = (state, (step + 1) << 57 | value)`` (0: an
+    # empty slot), the value as in Search.memo (>= 0 exact, -(bound)-1 a lower bound) in
+    # 57 bits, INF and -INF-1 saturated. ``cnt[5]``/``cnt[9]`` count the entries.
 
     @_jit
     def _slot(i: int, st: int, mem: Any) -> Any:
@@ -262,20 +266,45 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         x ^= x >> 32
         x *= 0x2545F4914F6CDD1D
         h = (x ^ (x >> 29)) & mask
-        while mem[h, 0] != -1 and (mem[h, 0] != i or mem[h, 1] != st):
+        tag = i + 1
+        while True:
+            w = mem[h, 1]
+            if w == 0 or ((w >> 57) == tag and mem[h, 0] == st):
+                return h
             h = (h + 1) & mask
-        return h
+
+    @_jit
+    def _value(mem: Any, h: int) -> Any:
+        x = mem[h, 1] & _VMASK
+        if x >= _VSIGN:
+            x -= _VSIGN << 1
+        if x == _VBIG:
+            return INF
+        if x == -_VBIG - 1:
+            return -INF - 1
+        return x
+
+    @_jit
+    def _store(mem: Any, h: int, i: int, st: int, v: int) -> Any:
+        """Write the entry; returns 1 if the slot was empty."""
+        new = 1 if mem[h, 1] == 0 else 0
+        if v >= _VBIG:
+            v = _VBIG
+        elif v <= -_VBIG - 1:
+            v = -_VBIG - 1
+        mem[h, 0] = st
+        mem[h, 1] = ((i + 1) << 57) | (v & _VMASK)
+        return new
 
     @_jit
     def _grown(mem: Any) -> Any:
-        new = np.empty((mem.shape[0] * 2, 3), np.int64)
-        new[:, 0] = -1
+        new = np.zeros((mem.shape[0] * 2, 2), np.int64)
         for h in range(mem.shape[0]):
-            if mem[h, 0] != -1:
-                g = _slot(mem[h, 0], mem[h, 1], new)
+            w = mem[h, 1]
+            if w != 0:
+                g = _slot((w >> 57) - 1, mem[h, 0], new)
                 new[g, 0] = mem[h, 0]
-                new[g, 1] = mem[h, 1]
-                new[g, 2] = mem[h, 2]
+                new[g, 1] = w
         return new
 
     @_jit
@@ -339,12 +368,12 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                     if not known:
                         if relax:
                             h = _slot(i, st, rmem)
-                            found = rmem[h, 0] != -1
-                            v = rmem[h, 2]
+                            found = rmem[h, 1] != 0
+                            v = _value(rmem, h) if found else 0
                         else:
                             h = _slot(i, st, mem)
-                            found = mem[h, 0] != -1
-                            v = mem[h, 2]
+                            found = mem[h, 1] != 0
+                            v = _value(mem, h) if found else 0
                         if found:
                             if v >= 0:
                                 ret = v
@@ -396,11 +425,7 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
                 relax = 0
                 if ret >= b0:
                     h = _slot(ti, f_st[t], mem)
-                    if mem[h, 0] == -1:
-                        mem[h, 0] = ti
-                        mem[h, 1] = f_st[t]
-                        cnt[5] += 1
-                    mem[h, 2] = -ret - 1
+                    cnt[5] += _store(mem, h, ti, f_st[t], -ret - 1)
                     if 2 * cnt[5] > mem.shape[0]:
                         mem = _grown(mem)
                     sp -= 1
@@ -455,20 +480,12 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
             tst = f_st[t]
             if mode == 2:
                 h = _slot(ti, tst, rmem)
-                if rmem[h, 0] == -1:
-                    rmem[h, 0] = ti
-                    rmem[h, 1] = tst
-                    cnt[9] += 1
-                rmem[h, 2] = val
+                cnt[9] += _store(rmem, h, ti, tst, val)
                 if 2 * cnt[9] > rmem.shape[0]:
                     rmem = _grown(rmem)
             else:
                 h = _slot(ti, tst, mem)
-                if mem[h, 0] == -1:
-                    mem[h, 0] = ti
-                    mem[h, 1] = tst
-                    cnt[5] += 1
-                mem[h, 2] = val
+                cnt[5] += _store(mem, h, ti, tst, val)
                 if 2 * cnt[5] > mem.shape[0]:
                     mem = _grown(mem)
             sp -= 1
@@ -528,10 +545,8 @@ if AVAILABLE:  # noqa: C901 - one block of compiled functions
         solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
         ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace."""
         buf = np.empty((56, MAX_MOVES, 8), np.int64)
-        mem = np.empty((1 << 12, 3), np.int64)
-        mem[:, 0] = -1
-        rmem = np.empty((1 << 10, 3), np.int64)
-        rmem[:, 0] = -1
+        mem = np.zeros((1 << 12, 2), np.int64)
+        rmem = np.zeros((1 << 10, 2), np.int64)
         if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
             value, mem, rmem = _solve(0, st, beta, P, mem, rmem, buf, cnt, 1)
             if cnt[2] or value >= beta:
