@@ -38,7 +38,7 @@ def pct(xs: list[float], q: float) -> float:
 def bench_positions(n: int, seed: int, milp: bool, pure: bool) -> None:
     if milp:
         from tests.solver.milp_reference import milp_best
-    backend = "compiled" if compiled.AVAILABLE else "pure"
+    backend = "compiled" if compiled.usable() else "pure"
     if backend == "compiled":  # compile (or load numba's cache) outside the timings
         best_play((), (0, 1, 2), backend="compiled")
     print(f"solver backend timed as 'ours': {backend}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
 from rummy.melds import Meld, Table, canonical_table, table_text
 from rummy.solver import compiled
-from rummy.solver.search import Search, pack_state
+from rummy.solver.search import MAX_COUNT, Search, pack_state
 
 #: weight of one point and one card in the cost of a card left in hand (see search.py)
 _PTS_W = 256
@@ -144,11 +144,12 @@ def best_play(
         hand: hand cards (0..51, ``JOKER`` = 52), in any order.
         keep: hand cards (a multiset) that must stay in the hand.
         objective: ``"points"`` (default) or ``"cards"``.
-        node_limit: maximum number of search states to expand; ``None`` (default) for an
-            exact search. When reached, the best play found is returned with
-            ``optimal=False``.
-        backend: ``"auto"`` (default: the compiled search when numba is installed, else
-            the pure one), ``"pure"`` (the reference, :mod:`rummy.solver.search`) or
+        node_limit: maximum number of search states to expand (a positive integer);
+            ``None`` (default) for an exact search. When reached, the best play found so
+            far is returned with ``optimal=False``, or ``None`` if the budget ran out
+            before any play was found (a bot then simply does not meld).
+        backend: ``"auto"`` (default: the compiled search when numba is installed and
+            usable, else the pure one), ``"pure"`` (the reference, :mod:`rummy.solver.search`) or
             ``"compiled"`` (:mod:`rummy.solver.compiled`; ValueError without numba). Both
             return the same play, node for node.
 
@@ -157,25 +158,56 @@ def best_play(
         when no legal meld action adds a card (R5.1).
 
     Raises:
-        ValueError: unknown objective or backend, a card index out of range, ``keep`` not
-            in the hand, or more than 7 copies of one card.
+        ValueError: unknown objective or backend, ``node_limit`` not a positive integer, a
+            card that is not an index in range, ``keep`` not in the hand, or more than 7
+            copies of one card counting every joker.
     """
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
-    if backend == "compiled" and not compiled.AVAILABLE:
-        raise ValueError("backend 'compiled' needs numba (pip install '.[fast]')")
+    if node_limit is not None and (not isinstance(node_limit, int)
+                                   or isinstance(node_limit, bool) or node_limit < 1):
+        raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
+    _cost_vectors(objective)  # ValueError on an unknown objective
+    table_t = [tuple(m) for m in table]
+    hand_t = tuple(hand)
+    keep_t = tuple(keep)
+    _check_cards(table_t, hand_t, keep_t)
+    if backend == "compiled" and not compiled.usable():
+        raise ValueError("backend 'compiled' needs numba, installed and enabled "
+                         "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
     if backend == "auto":
-        backend = "compiled" if compiled.AVAILABLE else "pure"
-    table = [tuple(m) for m in table]
-    hand = tuple(hand)
-    keep = tuple(keep)
+        backend = "compiled" if compiled.usable() else "pure"
     if backend == "compiled":
         try:
-            return _best_play(table, hand, keep, objective, node_limit,
+            return _best_play(table_t, hand_t, keep_t, objective, node_limit,
                               compiled.CompiledSearch)
-        except compiled.Overflow:
-            pass  # a step with more moves than the compiled buffer: use the reference
-    return _best_play(table, hand, keep, objective, node_limit, Search)
+        except (compiled.Overflow, OSError):
+            # a step with more moves than the compiled buffer, or numba could not write
+            # its cache: the reference search gives the same answer
+            pass
+    return _best_play(table_t, hand_t, keep_t, objective, node_limit, Search)
+
+
+def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
+                 keep: tuple[int, ...]) -> None:
+    """ValueError unless every card is an index in range (R1.4 encoding, see
+    :mod:`rummy.cards`) and no card has more than ``MAX_COUNT`` (7) copies counting every
+    joker (the search packs counts in 3 bits; a two-deck game has at most 2 + 2)."""
+    for meld in table:
+        for c in meld:
+            if not isinstance(c, int) or isinstance(c, bool) or not (
+                    0 <= c < 52 or TABLE_JOKER_BASE <= c < TABLE_JOKER_BASE + 52):
+                raise ValueError(f"bad table card index {c!r}")
+    for c in hand + keep:
+        if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c <= JOKER:
+            raise ValueError(f"bad hand card index {c!r}")
+    copies = Counter(c if c < 52 else c - TABLE_JOKER_BASE for m in table for c in m)
+    copies.update(c for c in hand if c < 52)
+    jokers = sum(1 for m in table for c in m if c >= TABLE_JOKER_BASE) + hand.count(JOKER)
+    most = max(copies.values(), default=0)
+    if most + jokers > MAX_COUNT:
+        raise ValueError(f"more than {MAX_COUNT} copies of one card counting every joker "
+                         f"({most} + {jokers} jokers); a two-deck game has at most 4")
 
 
 def _best_play(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterable[int],

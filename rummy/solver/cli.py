@@ -70,7 +70,12 @@ def _positions(args: argparse.Namespace) -> list[tuple[Table, tuple[int, ...], d
                 raise NotationError(f"line {n}: not JSON ({e.msg})") from None
             if not isinstance(obj, dict) or "hand" not in obj:
                 raise NotationError(f'line {n}: expected an object with "table" and "hand"')
-            out.append((parse_table(obj.get("table") or []), parse_cards(obj["hand"]), obj))
+            try:
+                out.append((parse_table(obj.get("table") or []), parse_cards(obj["hand"]),
+                            obj))
+            except (TypeError, AttributeError):
+                raise NotationError(f'line {n}: "table" and "hand" must be card notation '
+                                    'strings (or lists of them)') from None
     return out
 
 
@@ -119,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     except (NotationError, OSError) as e:
         print(f"rummy solve: {e}", file=sys.stderr)
         return 2
-    if args.backend != "pure" and compiled.AVAILABLE:
+    if args.backend != "pure" and compiled.usable():
         # load numba's cached machine code (or compile it) before anything is timed
         best_play((), (0, 1, 2), backend="compiled")
     for table, hand, meta in positions:

@@ -18,7 +18,7 @@ from rummy.melds import check_action, parse_table
 from rummy.solver import best_play, compiled
 from rummy.solver.positions import random_position
 
-pytestmark = pytest.mark.skipif(not compiled.AVAILABLE, reason="numba not installed")
+pytestmark = pytest.mark.skipif(not compiled.usable(), reason="numba not installed/usable")
 
 
 def _positions(seed: str, n: int) -> list[tuple[tuple, tuple]]:
@@ -96,3 +96,90 @@ def test_overflow_falls_back_to_the_pure_search(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(compiled, "CompiledSearch", overflow)
     assert best_play(table, hand) == expected
     assert expected is not None and expected.points == 8
+
+
+# --- found by the attack review (robustness of the compiled path and input checks) -------
+
+@pytest.mark.parametrize("limit", [0, -1, -5, True, 1.5, "10"])
+def test_bad_node_limit_is_a_value_error_on_both_backends(limit: object) -> None:
+    for backend in ("pure", "compiled"):
+        with pytest.raises(ValueError, match="node_limit must be a positive integer"):
+            best_play((), parse_cards("AS 2S 3S"), node_limit=limit, backend=backend)
+
+
+def test_huge_node_limit_is_no_limit() -> None:
+    hand = parse_cards("AS 2S 3S")
+    assert best_play((), hand, node_limit=2**64, backend="compiled") == \
+        best_play((), hand, node_limit=2**64, backend="pure")
+
+
+@pytest.mark.parametrize("hand", [(2.0, 3, 4), ("AS",), (None,), (True, 1, 2)])
+def test_card_that_is_not_an_index_is_a_value_error(hand: tuple) -> None:
+    with pytest.raises(ValueError, match="bad hand card"):
+        best_play((), hand)
+
+
+@pytest.mark.parametrize(("table", "hand"), [
+    ((), (44, 44, 44, 52, 52, 52, 52, 52)),          # 3 copies + 5 jokers
+    (((0, 1, 2),) * 7, (0,) * 7 + (1,) * 7),          # 14 copies of AS
+    ((), (0,) * 8),                                   # 8 copies, none of them usable
+])
+def test_more_than_seven_copies_counting_jokers_is_a_value_error(table, hand) -> None:
+    """The search packs per-card counts in 3 bits; past 7 (real copies plus every joker)
+    it used to give wrong answers or crash; a game never has more than 2 + 2."""
+    for backend in ("pure", "compiled"):
+        with pytest.raises(ValueError, match="more than 7 copies"):
+            best_play(table, hand, backend=backend)
+
+
+def test_seven_copies_counting_jokers_still_solve() -> None:
+    hand = (44, 44, 44, 52, 52, 52, 52)  # 6C 6C 6C * * * *
+    pure = best_play((), hand, backend="pure")
+    assert best_play((), hand, backend="compiled") == pure
+    assert pure is not None and pure.points == 112  # two runs 6C *7C *8C, one 6C left
+
+
+def test_no_writable_cache_compiles_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba raises RuntimeError when decorating with cache=True and no cache location is
+    writable (read-only install, no home); the kernels are then compiled without cache
+    instead of breaking ``import rummy.solver``."""
+    from rummy.solver import _kernels
+
+    calls = []
+
+    def fake_njit(**options):
+        calls.append(options)
+        if options.get("cache"):
+            raise RuntimeError("cannot cache function: no locator available")
+        return lambda fn: ("compiled", fn)
+
+    monkeypatch.setattr(_kernels, "njit", fake_njit)
+    kind, fn = _kernels._jit(len)
+    assert (kind, fn) == ("compiled", len)
+    assert calls == [{"cache": True, "nogil": True}, {"nogil": True}]
+
+
+def test_disabled_jit_falls_back_to_the_pure_search() -> None:
+    import subprocess
+    import sys
+
+    code = ("from rummy.solver import best_play, compiled\n"
+            "print(compiled.usable(), best_play([(4, 5, 6)], [7, 20]).points)\n"
+            "try:\n    best_play([(4, 5, 6)], [7, 20], backend='compiled')\n"
+            "except ValueError as e:\n    print('ValueError', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "NUMBA_DISABLE_JIT": "1"},
+                         timeout=120, check=True).stdout
+    assert out.splitlines()[0] == "False 8"
+    assert "ValueError backend 'compiled' needs numba" in out
+
+
+def test_cache_write_error_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba may fail to save its cache after import (disk full, directory made
+    read-only): best_play answers with the pure search instead of raising."""
+    def failing(*args: object, **kwargs: object) -> None:
+        raise PermissionError("[Errno 13] Permission denied: '__pycache__/x.nbi'")
+
+    monkeypatch.setattr(compiled, "CompiledSearch", failing)
+    table, hand = parse_table("5S 6S 7S"), parse_cards("8S KD")
+    assert best_play(table, hand) == best_play(table, hand, backend="pure")

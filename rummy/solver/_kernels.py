@@ -1,0 +1,599 @@
+"""The compiled kernels of :mod:`rummy.solver.compiled` (numba). Imported on first use.
+
+Importing this module imports numpy and numba and compiles the kernels, or loads them from
+numba's on-disk cache. It raises ImportError when numba cannot be used here (not installed,
+or disabled with ``NUMBA_DISABLE_JIT``). When no cache location is writable (a read-only
+install without a writable home or ``NUMBA_CACHE_DIR``) the kernels are compiled in memory
+for each process instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import config, njit
+
+from rummy.solver.search import (
+    _GMAX,
+    _GROUPS_OK,
+    _GSUM,
+    _P3,
+    _RES,
+    _SEQ,
+    _SUIT_BITS,
+    _THREES,
+    _WM,
+    _WO,
+    INF,
+    MAX_COUNT,
+)
+
+# numba's debug switch: the kernels would run as slow Python
+if getattr(config, "DISABLE_JIT", False):
+    raise ImportError("numba JIT is disabled (NUMBA_DISABLE_JIT)")
+
+
+def _jit(fn: Callable[..., Any]) -> Any:
+    """``njit`` with numba's on-disk cache when a cache location is writable, else
+    without (numba raises RuntimeError at decoration when it finds none)."""
+    try:
+        return njit(cache=True, nogil=True)(fn)
+    except RuntimeError:
+        return njit(nogil=True)(fn)
+
+
+#: rows of move buffer per step; a step with more moves makes the compiled search give up
+#: (``overflow``) and the caller runs the pure search instead
+MAX_MOVES = 512
+
+_NO_PARK = ~((1 << _SEQ) | (3 << _P3))
+_NO_P3 = ~(3 << _P3)
+_NO_RES = ~(255 << _RES)
+_VMASK = (1 << 57) - 1  # memo value field (see _slot)
+_VSIGN = 1 << 56
+_VBIG = 1 << 55  # saturated INF
+_TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
+_LOW6 = 0o77
+
+
+_GROUPS_TABLE = np.zeros(256, dtype=np.int64)
+_THREES_TABLE = np.zeros(256, dtype=np.int64)
+for (_tot, _mx) in _GROUPS_OK:
+    _GROUPS_TABLE[_tot * 8 + _mx] = 1
+    _THREES_TABLE[_tot * 8 + _mx] = _THREES[_tot, _mx]
+
+
+
+
+@_jit
+def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
+    """Write every move of step ``i`` from ``st`` into ``buf[i]`` as rows
+    ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
+    Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
+    the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
+    info, cap, high_max, high_need, groups_ok, threes, fill = (
+        P[0], P[1], P[2], P[3], P[4], P[5], P[6])
+    n_out = 0
+    pos = i >> 2
+    s = i & 3
+    sh = _SUIT_BITS * s
+    x = (st >> sh) & 511
+    a = x & 7
+    b = (x >> 3) & 7
+    c = x >> 6
+    wm = (st >> _WM) & 7
+    wo = (st >> _WO) & 7
+    w = wm + wo if fill else 0
+    base = st & ~(511 << sh)
+    if b:
+        base |= 1 << _SEQ
+    if pos == 13:
+        if a:
+            return 0
+        rsh = _RES + 2 * s
+        res = (st >> rsh) & 3
+        base &= ~(3 << rsh)
+        r_lo = 0 if relax else res
+        r_hi = high_max[s] if relax else res
+        for rr in range(r_lo, r_hi + 1):
+            for j in range(w + 1):
+                nn = rr + j
+                if nn < b:
+                    continue
+                t = nn - b
+                if t > c:
+                    break
+                if j <= wm:
+                    nw = base - (j << _WM)
+                else:
+                    nw = base - (wm << _WM) - ((j - wm) << _WO)
+                if n_out == MAX_MOVES:
+                    return -1
+                buf[i, n_out, 0] = 0
+                buf[i, n_out, 1] = nw | ((b + t) << (sh + 6))
+                buf[i, n_out, 2] = 0
+                buf[i, n_out, 3] = rr if relax else 0
+                buf[i, n_out, 4] = j
+                buf[i, n_out, 5] = t
+                buf[i, n_out, 6] = 0
+                buf[i, n_out, 7] = 0
+                n_out += 1
+        return n_out
+    m = info[i, 0]
+    o = info[i, 1]
+    unit = info[i, 2]
+    cap1 = info[i, 3]
+    cap2 = info[i, 4]
+    gsum = (st >> _GSUM) & 31
+    gmax = (st >> _GMAX) & 7
+    last = s == 3
+    ab = a + b
+    av1 = 0
+    av2 = 0
+    av3 = 0
+    defi = 0
+    if not last:
+        for t in range(s + 1, 4):
+            y = (st >> (_SUIT_BITS * t)) & 511
+            v = cap[t, pos] - (y & 7) - ((y >> 3) & 7)
+            if v < 0:
+                defi -= v
+                v = 0
+            if t == s + 1:
+                av1 = v
+            elif t == s + 2:
+                av2 = v
+            else:
+                av3 = v
+    if not w and pos and defi:
+        return 0  # Search.options, fast path
+    hmax = high_max[s] if pos == 0 else 0
+    if pos == 0:
+        base &= ~(3 << (_RES + 2 * s))
+    for ou in range(o, -1, -1):
+        dc = (o - ou) * unit
+        real = m + ou
+        for h in range(hmax + 1):
+            if h > real:
+                break
+            hbase = base | (h << (_RES + 2 * s)) if h and not relax else base
+            starts = real - h if pos != 11 else MAX_COUNT
+            need = high_need[(hbase >> _RES) & 255] if pos < 11 else 0
+            for j in range(w + 1 - need):
+                nn = real - h + j
+                if nn < ab:
+                    continue
+                if j <= wm:
+                    jb = hbase - (j << _WM)
+                else:
+                    jb = hbase - (wm << _WM) - ((j - wm) << _WO)
+                rem = nn - ab
+                wl = w - j
+                if defi > wl:
+                    break
+                c1 = cap1 + wl
+                c2 = cap2 + wl
+                for t in range(min(c, rem) + 1):
+                    r2 = rem - t
+                    nb_hi = r2 if t == c else 0
+                    for nb in range(nb_hi + 1):
+                        short = nb + a
+                        if short > c1 or nb > c2 or nb > starts:
+                            break
+                        if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
+                            break
+                        g = r2 - nb
+                        lng = b + t
+                        if lng > c1 - short:
+                            lng = c1 - short
+                        gs = gsum + g
+                        gm = gmax if gmax >= g else g
+                        if gs and not last:
+                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
+                                    + (av2 if av2 < gg else gg) \
+                                    + (av3 if av3 < gg else gg) + wl - defi:
+                                continue
+                        if last:
+                            if gs > 31 or gm > 7 or not groups_ok[gs * 8 + gm]:
+                                continue
+                            ns = jb & _TALLY_CLEAR
+                            if gs:
+                                p3 = ((ns >> _P3) & 3) + threes[gs * 8 + gm]
+                                if p3 > 3:
+                                    p3 = 3
+                                ns = (ns & ~(3 << _P3)) | (p3 << _P3)
+                        else:
+                            if gs > 31:
+                                continue
+                            ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
+                        ns |= (nb | (a << 3) | (lng << 6)) << sh
+                        if n_out == MAX_MOVES:
+                            return -1
+                        buf[i, n_out, 0] = dc
+                        buf[i, n_out, 1] = ns
+                        buf[i, n_out, 2] = ou
+                        buf[i, n_out, 3] = h
+                        buf[i, n_out, 4] = j
+                        buf[i, n_out, 5] = t
+                        buf[i, n_out, 6] = nb
+                        buf[i, n_out, 7] = g
+                        n_out += 1
+    return n_out
+
+@_jit
+def _skip(i: int, st: int, P: Any) -> tuple[int, int]:
+    """Mirrors :meth:`Search.skip`."""
+    empty, groups_ok, threes, fill = P[7], P[4], P[5], P[6]
+    if fill and (st >> _WM) & 63:
+        return i, st
+    while i < 52 and empty[i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
+        if i & 3 == 3:
+            gs = (st >> _GSUM) & 31
+            if gs:
+                gm = (st >> _GMAX) & 7
+                if not groups_ok[gs * 8 + gm]:
+                    return 56, -1
+                p3 = ((st >> _P3) & 3) + threes[gs * 8 + gm]
+                if p3 > 3:
+                    p3 = 3
+                st = (st & _TALLY_CLEAR & ~(3 << _P3)) | (p3 << _P3)
+        i += 1
+    return i, st
+
+@_jit
+def _finish(st: int, wcost: int) -> int:
+    """Mirrors :meth:`Search.finish`."""
+    if st & _LOW6 or (st >> 9) & _LOW6 or (st >> 18) & _LOW6 or (st >> 27) & _LOW6:
+        return INF
+    wm = (st >> _WM) & 7
+    wo = (st >> _WO) & 7
+    if not wm + wo or (st >> _SEQ) & 1 or wm + wo >= 3:
+        return 0
+    room = (st >> _P3) & 3
+    if wm > room:
+        return INF
+    left = wo - (room - wm)
+    return left * wcost if left > 0 else 0
+
+# ------------------------------------------------------------------ the memo
+# An open-addressing hash table keyed by (step, state), 16 bytes a slot so that a
+# probe touches one cache line: ``mem[h] = (state, (step + 1) << 57 | value)`` (0: an
+# empty slot), the value as in Search.memo (>= 0 exact, -(bound)-1 a lower bound) in
+# 57 bits, INF and -INF-1 saturated. ``cnt[5]``/``cnt[9]`` count the entries.
+
+@_jit
+def _slot(i: int, st: int, mem: Any) -> Any:
+    mask = mem.shape[0] - 1
+    x = st * 0x5851F42D4C957F2D + i * 0x14057B7EF767814F
+    x ^= x >> 32
+    x *= 0x2545F4914F6CDD1D
+    h = (x ^ (x >> 29)) & mask
+    tag = i + 1
+    while True:
+        w = mem[h, 1]
+        if w == 0 or ((w >> 57) == tag and mem[h, 0] == st):
+            return h
+        h = (h + 1) & mask
+
+@_jit
+def _value(mem: Any, h: int) -> Any:
+    x = mem[h, 1] & _VMASK
+    if x >= _VSIGN:
+        x -= _VSIGN << 1
+    if x == _VBIG:
+        return INF
+    if x == -_VBIG - 1:
+        return -INF - 1
+    return x
+
+@_jit
+def _store(mem: Any, h: int, i: int, st: int, v: int) -> Any:
+    """Write the entry; returns 1 if the slot was empty."""
+    new = 1 if mem[h, 1] == 0 else 0
+    if v >= _VBIG:
+        v = _VBIG
+    elif v <= -_VBIG - 1:
+        v = -_VBIG - 1
+    mem[h, 0] = st
+    mem[h, 1] = ((i + 1) << 57) | (v & _VMASK)
+    return new
+
+@_jit
+def _grown(mem: Any) -> Any:
+    new = np.zeros((mem.shape[0] * 2, 2), np.int64)
+    for h in range(mem.shape[0]):
+        w = mem[h, 1]
+        if w != 0:
+            g = _slot((w >> 57) - 1, mem[h, 0], new)
+            new[g, 0] = mem[h, 0]
+            new[g, 1] = w
+    return new
+
+@_jit
+def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
+           cnt: Any, relax0: int) -> tuple[int, Any, Any]:  # noqa: C901
+    """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
+    instead of recursion (numba caches non-recursive functions safely). The relaxed
+    search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
+    0 is a state of the search waiting for its relaxed bound, 1 a state of the search
+    expanding its moves, 2 a state of the relaxed search. ``mem``/``rmem`` are the two
+    memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
+    overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
+    has relaxed search, relaxed memo entries]``."""
+    empty = P[7]
+    lower = P[8]
+    has_lower = lower.shape[0]
+    wcost = cnt[4]
+    limit = cnt[3]
+    has_relaxed = cnt[8]
+    f_i = np.empty(128, np.int64)
+    f_st = np.empty(128, np.int64)
+    f_beta = np.empty(128, np.int64)
+    f_best = np.empty(128, np.int64)
+    f_bound = np.empty(128, np.int64)
+    f_k = np.empty(128, np.int64)
+    f_n = np.empty(128, np.int64)
+    f_mode = np.empty(128, np.int64)
+    sp = 0
+    ret = 0
+    descend = True
+    relax = relax0  # the search that the state being entered belongs to
+    while True:
+        if descend:
+            descend = False
+            # --- the part of Search.solve before the moves
+            if i < 52 and empty[i]:
+                i, st = _skip(i, st, P)
+                if st < 0:
+                    ret = INF
+                    i = -1
+            if i == 56:
+                ret = _finish(st, wcost)
+            elif i >= 0:
+                w = (st >> _WM) & 63
+                if not w:
+                    st &= _NO_PARK
+                elif (st >> _SEQ) & 1:
+                    st &= _NO_P3
+                known = False
+                left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+                if left < has_lower:
+                    p1 = (i >> 2) + 1
+                    p5 = p1 + 4
+                    lb = (lower[left, 0, p5 if st & 511 else p1]
+                          + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+                          + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+                          + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+                    if lb >= beta:
+                        ret = lb
+                        known = True
+                if not known:
+                    if relax:
+                        h = _slot(i, st, rmem)
+                        found = rmem[h, 1] != 0
+                        v = _value(rmem, h) if found else 0
+                    else:
+                        h = _slot(i, st, mem)
+                        found = mem[h, 1] != 0
+                        v = _value(mem, h) if found else 0
+                    if found:
+                        if v >= 0:
+                            ret = v
+                            known = True
+                        elif -v - 1 >= beta:
+                            ret = -v - 1
+                            known = True
+                if not known:
+                    f_i[sp] = i
+                    f_st[sp] = st
+                    f_beta[sp] = beta
+                    f_best[sp] = INF
+                    f_bound[sp] = beta
+                    f_k[sp] = -1
+                    if not relax and has_relaxed and i >= 4 and not i & 3 \
+                            and (st >> _RES) & 255:
+                        # ask the relaxed search for a bound first
+                        if sp >= 126:  # never with 56 steps; cheap to check
+                            cnt[2] = 1
+                            return INF, mem, rmem
+                        f_mode[sp] = 0
+                        f_n[sp] = 0
+                        sp += 1
+                        st &= _NO_RES
+                        relax = 1
+                        descend = True
+                        continue
+                    expand = True
+                    if not relax:
+                        cnt[0] += 1
+                        if limit >= 0 and cnt[0] > limit:
+                            cnt[1] = 1
+                            ret = INF
+                            expand = False
+                    else:
+                        cnt[0] += 1
+                    if expand:
+                        n = _moves(i, st, P, buf, relax)
+                        if n < 0:
+                            cnt[2] = 1
+                            return INF, mem, rmem
+                        if sp >= 126:
+                            cnt[2] = 1
+                            return INF, mem, rmem
+                        f_mode[sp] = 2 if relax else 1
+                        f_n[sp] = n
+                        sp += 1
+        if sp == 0:
+            return ret, mem, rmem
+        t = sp - 1
+        mode = f_mode[t]
+        if mode == 0:  # the relaxed bound of this state arrived
+            ti = f_i[t]
+            b0 = f_beta[t]
+            relax = 0
+            if ret >= b0:
+                h = _slot(ti, f_st[t], mem)
+                cnt[5] += _store(mem, h, ti, f_st[t], -ret - 1)
+                if 2 * cnt[5] > mem.shape[0]:
+                    mem = _grown(mem)
+                sp -= 1
+                relax = 1 if sp and f_mode[sp - 1] == 2 else 0
+                continue
+            cnt[0] += 1
+            if limit >= 0 and cnt[0] > limit:
+                cnt[1] = 1
+                ret = INF
+                sp -= 1
+                relax = 1 if sp and f_mode[sp - 1] == 2 else 0
+                continue
+            n = _moves(ti, f_st[t], P, buf, relax)  # relax is 0 here
+            if n < 0:
+                cnt[2] = 1
+                return INF, mem, rmem
+            f_mode[t] = 1
+            f_n[t] = n
+            f_k[t] = -1
+            mode = 1
+            # fall through: start on the moves (no child has returned yet)
+        fi = f_i[t]
+        k = f_k[t]
+        if k >= 0:  # child k returned ret
+            v = buf[fi, k, 0] + ret
+            if v < f_best[t]:
+                f_best[t] = v
+                if v < f_bound[t]:
+                    f_bound[t] = v
+                    if not v:
+                        k = f_n[t]
+        k += 1
+        bound = f_bound[t]
+        n = f_n[t]
+        while k < n and buf[fi, k, 0] >= bound:
+            if buf[fi, k, 0] < f_best[t]:
+                f_best[t] = buf[fi, k, 0]  # fail-soft: a pruned move costs at least this
+            k += 1
+        if k < n:
+            f_k[t] = k
+            i = f_i[t] + 1
+            st = buf[fi, k, 1]
+            beta = bound - buf[fi, k, 0]
+            relax = 1 if mode == 2 else 0
+            descend = True
+            continue
+        best = f_best[t]
+        b0 = f_beta[t]
+        ret = best
+        val = best if best < b0 else -best - 1
+        ti = f_i[t]
+        tst = f_st[t]
+        if mode == 2:
+            h = _slot(ti, tst, rmem)
+            cnt[9] += _store(rmem, h, ti, tst, val)
+            if 2 * cnt[9] > rmem.shape[0]:
+                rmem = _grown(rmem)
+        else:
+            h = _slot(ti, tst, mem)
+            cnt[5] += _store(mem, h, ti, tst, val)
+            if 2 * cnt[5] > mem.shape[0]:
+                mem = _grown(mem)
+        sp -= 1
+        relax = 1 if sp and f_mode[sp - 1] == 2 else 0
+
+@_jit
+def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
+           out: Any, relax: int) -> tuple[int, Any, Any]:
+    """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
+    state ``st`` whose value is ``target``: fills ``out[step] = (ou, h, j, t, nb, g)``
+    and returns the end state (-1: trace lost, -2: move overflow) and the memos."""
+    empty = P[7]
+    i = 0
+    while True:
+        if i < 52 and empty[i]:
+            j, st = _skip(i, st, P)
+            for k in range(i, j):
+                for q in range(6):
+                    out[k, q] = 0
+            i = j
+        if i == 56:
+            break
+        n = _moves(i, st, P, buf, relax)
+        if n < 0:
+            return -2, mem, rmem
+        found = False
+        h = out[i - 52, 1] if relax and i >= 52 else -1
+        for rnd in range(2 if h >= 0 else 1):
+            for k in range(n):
+                if h >= 0 and (buf[i, k, 3] == h) != (rnd == 0):
+                    continue  # the relaxed trace tries ending with the kept aces first
+                dc = buf[i, k, 0]
+                ns = buf[i, k, 1]
+                if dc <= target:
+                    sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
+                                            buf, cnt, relax)
+                    if cnt[2]:
+                        return -2, mem, rmem
+                    if dc + sub == target:
+                        for q in range(6):
+                            out[i, q] = buf[i, k, 2 + q]
+                        target -= dc
+                        st = ns
+                        found = True
+                        break
+            if found:
+                break
+        if not found:
+            return -1, mem, rmem
+        i += 1
+    return st, mem, rmem
+
+@_jit
+def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
+    """As :meth:`Search.solve_root` then :meth:`Search.trace`: the value from the
+    initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
+    solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
+    ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace."""
+    # the search kind as run-time values: numba compiles a function again for every
+    # literal argument value, so literals 0/1 here would double the compile time
+    zero = cnt[0] * 0
+    one = zero + 1
+    inf = zero + INF
+    buf = np.empty((56, MAX_MOVES, 8), np.int64)
+    mem = np.zeros((1 << 12, 2), np.int64)
+    rmem = np.zeros((1 << 10, 2), np.int64)
+    if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
+        value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, one)
+        if cnt[2] or value >= beta:
+            return value
+        target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, one)
+        end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, one)
+        if end == -2:
+            cnt[2] = 1
+            return value
+        if end < 0:
+            cnt[7] = 1
+            return value
+        if out[0, 1] == out[52, 1] and out[1, 1] == out[53, 1] \
+                and out[2, 1] == out[54, 1] and out[3, 1] == out[55, 1]:
+            cnt[6] = end
+            return value
+        if value + 1 < beta:  # Search.solve_root: the tight bound first
+            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero)
+            if cnt[2]:
+                return tight
+            if tight <= value:
+                beta = value + 1
+    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, zero)
+    if cnt[2] or value >= beta:
+        return value
+    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, zero)
+    end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, zero)
+    if end == -2:
+        cnt[2] = 1
+    elif end < 0:
+        cnt[7] = 1
+    else:
+        cnt[6] = end
+    return value
