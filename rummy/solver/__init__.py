@@ -305,59 +305,68 @@ def _build_table(search: Search | compiled.CompiledSearch,
     """
     kept = {c: before[c] - freed.get(c, 0) for c in before}
     reserved: dict[int, list[int]] = {}
-    # per (suit, line position): the physical table cards placed there
-    open_runs: list[list[list[int]]] = [[], [], [], []]  # per suit: list of runs (cards)
+    # per suit, the open sequences (physical cards), oldest first: those with fewer than 3
+    # cards (they must go on) and the others
+    short_runs: list[list[list[int]]] = [[], [], [], []]
+    long_runs: list[list[list[int]]] = [[], [], [], []]
     done: list[list[int]] = []
-    group_cards: list[list[int]] = [[] for _ in range(4)]
+    group_cards: list[list[int]] = [[], [], [], []]
     mand = search.mand
+    joker = TABLE_JOKER_BASE
     for i, (ou, h, j, t, nb, g) in steps:
-        pos, s = divmod(i, 4)
-        rank = pos % 13
-        card = s * 13 + rank
-        if not (ou or h or j or t or nb or g or open_runs[s]) and (pos == 13 or not mand[card]):
+        pos = i >> 2
+        s = i & 3
+        card = s * 13 + (pos if pos < 13 else 0)
+        sr = short_runs[s]
+        lr = long_runs[s]
+        if not (ou or h or j or t or nb or g or sr or lr) and (pos == 13 or not mand[card]):
             # nothing placed at this step (its card has no copy on the new table)
             if s == 3 and pos < 13 and (group_cards[0] or group_cards[1] or group_cards[2]):
                 done.extend(_cut_groups(group_cards))
-                group_cards = [[] for _ in range(4)]
+                group_cards = [[], [], [], []]
             elif s != 3 or pos == 13:
                 group_cards[s] = []
             continue
-        copies: list[int] = []
         if pos < 13:
             m = mand[card]
-            k = min(kept.get(card, 0), m)
-            copies = [TABLE_JOKER_BASE + card] * k + [card] * (m - k + ou)
+            k = kept.get(card, 0)
+            if k > m:
+                k = m
+            copies = [joker + card] * k + [card] * (m - k + ou)
             if pos == 0 and h:
                 reserved[s] = copies[len(copies) - h:]
-                copies = copies[:len(copies) - h]
+                del copies[len(copies) - h:]
             if k:
                 kept[card] -= k
         else:
             copies = reserved.pop(s, [])
-        copies += [TABLE_JOKER_BASE + card] * j  # wildcards declared as this card
-        runs = open_runs[s]
-        short = [r for r in runs if len(r) < 3]
-        long_ = [r for r in runs if len(r) >= 3]
+        if j:
+            copies += [joker + card] * j  # wildcards declared as this card
         # the oldest long sequences stop; the newest t continue
-        stop = long_[:len(long_) - t]
-        cont = long_[len(long_) - t:]
-        for r in stop:
-            done.append(r)
-        new_runs: list[list[int]] = []
-        for r in short + cont:
+        if len(lr) > t:
+            done.extend(lr[:len(lr) - t])
+            del lr[:len(lr) - t]
+        new_short: list[list[int]] = []
+        new_long: list[list[int]] = []
+        for r in sr:
             r.append(copies.pop())
-            new_runs.append(r)
+            (new_long if len(r) >= 3 else new_short).append(r)
+        for r in lr:
+            r.append(copies.pop())
+            new_long.append(r)
         for _ in range(nb):
-            new_runs.append([copies.pop()])
-        open_runs[s] = new_runs
-        group_cards[s] = [copies.pop() for _ in range(g)]
+            new_short.append([copies.pop()])
+        short_runs[s] = new_short
+        long_runs[s] = new_long
+        group_cards[s] = [copies.pop() for _ in range(g)] if g else []
         assert not copies
         if s == 3 and pos < 13:
             if g or group_cards[0] or group_cards[1] or group_cards[2]:
                 done.extend(_cut_groups(group_cards))
-            group_cards = [[] for _ in range(4)]
-    for runs in open_runs:
-        done.extend(runs)
+            group_cards = [[], [], [], []]
+    for s in range(4):
+        done.extend(short_runs[s])
+        done.extend(long_runs[s])
     _park(done, search.parked(end))
     melds: list[Meld] = []
     for r in done:

@@ -98,6 +98,15 @@ _THREES: dict[tuple[int, int], int] = {
     for tot, mx in _GROUPS_OK}
 
 
+def parked(st: int) -> int:
+    """Number of wildcards that :meth:`Search.finish` parks in end state ``st``."""
+    wm = (st >> _WM) & 7
+    wo = (st >> _WO) & 7
+    if (st >> _SEQ) & 1 or wm + wo >= 3:
+        return wm + wo
+    return min(wm + wo, (st >> _P3) & 3)
+
+
 def pack_state(wm: int, wo: int) -> int:
     """Initial search state: no open sequences, ``wm``/``wo`` wildcards to place."""
     if wm > MAX_COUNT or wo > MAX_COUNT:
@@ -540,11 +549,7 @@ class Search:
 
     def parked(self, st: int) -> int:
         """Number of wildcards that :meth:`finish` parks in end state ``st``."""
-        wm = (st >> _WM) & 7
-        wo = (st >> _WO) & 7
-        if (st >> _SEQ) & 1 or wm + wo >= 3:
-            return wm + wo
-        return min(wm + wo, (st >> _P3) & 3)
+        return parked(st)
 
     def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
         """The decisions of an optimal solution from the initial state ``st``, as
