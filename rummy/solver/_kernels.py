@@ -550,6 +550,22 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
     return st, mem, rmem
 
 @_jit
+def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
+                  out: Any, relax: int, zero: int, inf: int) -> Any:
+    """Solve from the initial state ``st`` with bound ``beta`` and, when the value is below
+    it, trace an optimal solution into ``out``. Returns ``(value, end, mem, rmem)``, ``end``
+    the end state, or -1 (trace lost), -2 (move overflow), -3 (value not below ``beta``)."""
+    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax)
+    if cnt[2]:
+        return value, -2, mem, rmem
+    if value >= beta:
+        return value, -3, mem, rmem
+    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax)
+    end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, relax)
+    return value, end, mem, rmem
+
+
+@_jit
 def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     """As :meth:`Search.solve_root` then :meth:`Search.trace`: the value from the
     initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
@@ -564,16 +580,12 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     mem = np.zeros((1 << 12, 2), np.int64)
     rmem = np.zeros((1 << 10, 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
-        value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, one)
-        if cnt[2] or value >= beta:
-            return value
-        target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, one)
-        end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, one)
-        if end == -2:
-            cnt[2] = 1
+        value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
+                                              zero, inf)
+        if end == -3:
             return value
         if end < 0:
-            cnt[7] = 1
+            cnt[2 if end == -2 else 7] = 1
             return value
         if out[0, 1] == out[52, 1] and out[1, 1] == out[53, 1] \
                 and out[2, 1] == out[54, 1] and out[3, 1] == out[55, 1]:
@@ -585,15 +597,12 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
                 return tight
             if tight <= value:
                 beta = value + 1
-    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, zero)
-    if cnt[2] or value >= beta:
-        return value
-    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, zero)
-    end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, zero)
+    value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, zero,
+                                          zero, inf)
     if end == -2:
         cnt[2] = 1
-    elif end < 0:
+    elif end == -1:
         cnt[7] = 1
-    else:
+    elif end >= 0:
         cnt[6] = end
     return value
