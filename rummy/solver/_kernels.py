@@ -55,6 +55,16 @@ _VMASK = (1 << 57) - 1  # memo value field (see _slot)
 _VSIGN = 1 << 56
 _VBIG = 1 << 55  # saturated INF
 _TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
+# offsets in the flat table of a search (P[0], built by CompiledSearch): one int64 array,
+# so a call passes one array, not nine
+_O_CAP = 52 * 6  # info: row i = (mandatory, optional, unit cost, cap +1, cap +2, later)
+_O_HMAX = _O_CAP + 4 * 16
+_O_NEED = _O_HMAX + 4
+_O_GOK = _O_NEED + 256
+_O_THREES = _O_GOK + 256
+_O_EMPTY = _O_THREES + 256
+_O_FILL = _O_EMPTY + 56
+_T_SIZE = _O_FILL + 1
 _LOW6 = 0o77
 
 
@@ -73,8 +83,8 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
     ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
     Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
     the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
-    info, cap, high_max, high_need, groups_ok, threes, fill = (
-        P[0], P[1], P[2], P[3], P[4], P[5], P[6])
+    T = P[0]
+    fill = T[_O_FILL]
     n_out = 0
     pos = i >> 2
     s = i & 3
@@ -96,7 +106,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
         res = (st >> rsh) & 3
         base &= ~(3 << rsh)
         r_lo = 0 if relax else res
-        r_hi = high_max[s] if relax else res
+        r_hi = T[_O_HMAX + s] if relax else res
         for rr in range(r_lo, r_hi + 1):
             for j in range(w + 1):
                 nn = rr + j
@@ -121,11 +131,11 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                 buf[i, n_out, 7] = 0
                 n_out += 1
         return n_out
-    m = info[i, 0]
-    o = info[i, 1]
-    unit = info[i, 2]
-    cap1 = info[i, 3]
-    cap2 = info[i, 4]
+    m = T[6 * i + 0]
+    o = T[6 * i + 1]
+    unit = T[6 * i + 2]
+    cap1 = T[6 * i + 3]
+    cap2 = T[6 * i + 4]
     gsum = (st >> _GSUM) & 31
     gmax = (st >> _GMAX) & 7
     last = s == 3
@@ -137,7 +147,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
     if not last:
         for t in range(s + 1, 4):
             y = (st >> (_SUIT_BITS * t)) & 511
-            v = cap[t, pos] - (y & 7) - ((y >> 3) & 7)
+            v = T[_O_CAP + 16 * t + pos] - (y & 7) - ((y >> 3) & 7)
             if v < 0:
                 defi -= v
                 v = 0
@@ -149,7 +159,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                 av3 = v
     if not w and pos and defi:
         return 0  # Search.options, fast path
-    hmax = high_max[s] if pos == 0 else 0
+    hmax = T[_O_HMAX + s] if pos == 0 else 0
     if pos == 0:
         base &= ~(3 << (_RES + 2 * s))
     for ou in range(o, -1, -1):
@@ -160,7 +170,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                 break
             hbase = base | (h << (_RES + 2 * s)) if h and not relax else base
             starts = real - h if pos != 11 else MAX_COUNT
-            need = high_need[(hbase >> _RES) & 255] if pos < 11 else 0
+            need = T[_O_NEED + ((hbase >> _RES) & 255)] if pos < 11 else 0
             for j in range(w + 1 - need):
                 nn = real - h + j
                 if nn < ab:
@@ -197,11 +207,11 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                                     + (av3 if av3 < gg else gg) + wl - defi:
                                 continue
                         if last:
-                            if gs > 31 or gm > 7 or not groups_ok[gs * 8 + gm]:
+                            if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
                                 continue
                             ns = jb & _TALLY_CLEAR
                             if gs:
-                                p3 = ((ns >> _P3) & 3) + threes[gs * 8 + gm]
+                                p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
                                 if p3 > 3:
                                     p3 = 3
                                 ns = (ns & ~(3 << _P3)) | (p3 << _P3)
@@ -226,17 +236,17 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
 @_jit
 def _skip(i: int, st: int, P: Any) -> tuple[int, int]:
     """Mirrors :meth:`Search.skip`."""
-    empty, groups_ok, threes, fill = P[7], P[4], P[5], P[6]
-    if fill and (st >> _WM) & 63:
+    T = P[0]
+    if T[_O_FILL] and (st >> _WM) & 63:
         return i, st
-    while i < 52 and empty[i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
+    while i < 52 and T[_O_EMPTY + i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
         if i & 3 == 3:
             gs = (st >> _GSUM) & 31
             if gs:
                 gm = (st >> _GMAX) & 7
-                if not groups_ok[gs * 8 + gm]:
+                if not T[_O_GOK + gs * 8 + gm]:
                     return 56, -1
-                p3 = ((st >> _P3) & 3) + threes[gs * 8 + gm]
+                p3 = ((st >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
                 if p3 > 3:
                     p3 = 3
                 st = (st & _TALLY_CLEAR & ~(3 << _P3)) | (p3 << _P3)
@@ -323,8 +333,8 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
     overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
     has relaxed search, relaxed memo entries]``."""
-    empty = P[7]
-    lower = P[8]
+    T = P[0]
+    lower = P[1]
     has_lower = lower.shape[0]
     wcost = cnt[4]
     limit = cnt[3]
@@ -345,7 +355,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         if descend:
             descend = False
             # --- the part of Search.solve before the moves
-            if i < 52 and empty[i]:
+            if i < 52 and T[_O_EMPTY + i]:
                 i, st = _skip(i, st, P)
                 if st < 0:
                     ret = INF
@@ -508,10 +518,10 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
     """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
     state ``st`` whose value is ``target``: fills ``out[step] = (ou, h, j, t, nb, g)``
     and returns the end state (-1: trace lost, -2: move overflow) and the memos."""
-    empty = P[7]
+    T = P[0]
     i = 0
     while True:
-        if i < 52 and empty[i]:
+        if i < 52 and T[_O_EMPTY + i]:
             j, st = _skip(i, st, P)
             for k in range(i, j):
                 for q in range(6):

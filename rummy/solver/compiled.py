@@ -115,8 +115,11 @@ class CompiledSearch:
         if len(dead_costs):
             dead = np.array(dead_costs, dtype=np.int64).reshape(len(dead_costs), 4, 13)
             lower[:, :, :13] = np.cumsum(dead[:, :, ::-1], axis=2)[:, :, ::-1]
-        self._params = (info, cap, high_max, high_need, k._GROUPS_TABLE, k._THREES_TABLE,
-                        1 if fill else 0, empty, lower)
+        flat = np.concatenate((info.ravel(), cap.ravel(), high_max, high_need,
+                               k._GROUPS_TABLE, k._THREES_TABLE, empty,
+                               np.array([1 if fill else 0], dtype=np.int64)))
+        assert flat.shape[0] == k._T_SIZE
+        self._params = (flat, lower)
         wants_relaxed = int(np.count_nonzero(high_max)) >= 2
         limit = -1 if node_limit is None else min(node_limit, 1 << 62)
         self._cnt = np.array([0, 0, 0, limit, wcost,
