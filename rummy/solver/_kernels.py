@@ -324,7 +324,7 @@ def _grown(mem: Any) -> Any:
 
 @_jit
 def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
-           cnt: Any, relax0: int) -> tuple[int, Any, Any]:  # noqa: C901
+           cnt: Any, relax0: int, fr: Any) -> tuple[int, Any, Any]:  # noqa: C901
     """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
     instead of recursion (numba caches non-recursive functions safely). The relaxed
     search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
@@ -339,14 +339,14 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     wcost = cnt[4]
     limit = cnt[3]
     has_relaxed = cnt[8]
-    f_i = np.empty(128, np.int64)
-    f_st = np.empty(128, np.int64)
-    f_beta = np.empty(128, np.int64)
-    f_best = np.empty(128, np.int64)
-    f_bound = np.empty(128, np.int64)
-    f_k = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_mode = np.empty(128, np.int64)
+    f_i = fr[0]  # the explicit stack (fr: 8 x 128, allocated once per run)
+    f_st = fr[1]
+    f_beta = fr[2]
+    f_best = fr[3]
+    f_bound = fr[4]
+    f_k = fr[5]
+    f_n = fr[6]
+    f_mode = fr[7]
     sp = 0
     ret = 0
     descend = True
@@ -514,7 +514,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
 
 @_jit
 def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
-           out: Any, relax: int) -> tuple[int, Any, Any]:
+           out: Any, relax: int, fr: Any) -> tuple[int, Any, Any]:
     """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
     state ``st`` whose value is ``target``: fills ``out[step] = (ou, h, j, t, nb, g)``
     and returns the end state (-1: trace lost, -2: move overflow) and the memos."""
@@ -542,7 +542,7 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
                 ns = buf[i, k, 1]
                 if dc <= target:
                     sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
-                                            buf, cnt, relax)
+                                            buf, cnt, relax, fr)
                     if cnt[2]:
                         return -2, mem, rmem
                     if dc + sub == target:
@@ -561,17 +561,17 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
 
 @_jit
 def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
-                  out: Any, relax: int, zero: int, inf: int) -> Any:
+                  out: Any, relax: int, zero: int, inf: int, fr: Any) -> Any:
     """Solve from the initial state ``st`` with bound ``beta`` and, when the value is below
     it, trace an optimal solution into ``out``. Returns ``(value, end, mem, rmem)``, ``end``
     the end state, or -1 (trace lost), -2 (move overflow), -3 (value not below ``beta``)."""
-    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax)
+    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax, fr)
     if cnt[2]:
         return value, -2, mem, rmem
     if value >= beta:
         return value, -3, mem, rmem
-    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax)
-    end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, relax)
+    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax, fr)
+    end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, relax, fr)
     return value, end, mem, rmem
 
 
@@ -587,11 +587,12 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     one = zero + 1
     inf = zero + INF
     buf = np.empty((56, MAX_MOVES, 8), np.int64)
+    fr = np.empty((8, 128), np.int64)
     mem = np.zeros((1 << 12, 2), np.int64)
     rmem = np.zeros((1 << 10, 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
-                                              zero, inf)
+                                              zero, inf, fr)
         if end == -3:
             return value
         if end < 0:
@@ -602,13 +603,13 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
             cnt[6] = end
             return value
         if value + 1 < beta:  # Search.solve_root: the tight bound first
-            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero)
+            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero, fr)
             if cnt[2]:
                 return tight
             if tight <= value:
                 beta = value + 1
     value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, zero,
-                                          zero, inf)
+                                          zero, inf, fr)
     if end == -2:
         cnt[2] = 1
     elif end == -1:
