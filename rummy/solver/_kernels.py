@@ -157,8 +157,60 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                 av2 = v
             else:
                 av3 = v
-    if not w and pos and defi:
-        return 0  # Search.options, fast path
+    if not w and pos:
+        # Search.options, fast path (no wildcard, not an ace): same moves, same order
+        if defi:
+            return 0
+        base &= _TALLY_CLEAR
+        for ou in range(o, -1, -1):
+            dc = (o - ou) * unit
+            rem = m + ou - ab
+            if rem < 0:
+                break
+            tmax = c if c < rem else rem
+            for t in range(tmax + 1):
+                r2 = rem - t
+                lng0 = b + t
+                nb_hi = r2 if t == c else 0
+                for nb in range(nb_hi + 1):
+                    short = nb + a
+                    if short > cap1 or nb > cap2:
+                        break
+                    g = r2 - nb
+                    lng = lng0 if lng0 <= cap1 - short else cap1 - short
+                    gs = gsum + g
+                    gm = gmax if gmax >= g else g
+                    if last:
+                        if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
+                            continue
+                        ns = base
+                        if gs:
+                            p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
+                            if p3 > 3:
+                                p3 = 3
+                            ns = (ns & ~(3 << _P3)) | (p3 << _P3)
+                    else:
+                        if gs:
+                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
+                                    + (av2 if av2 < gg else gg) + (av3 if av3 < gg else gg):
+                                continue
+                        if gs > 31:
+                            continue
+                        ns = base | (gs << _GSUM) | (gm << _GMAX)
+                    ns |= (nb | (a << 3) | (lng << 6)) << sh
+                    if n_out == MAX_MOVES:
+                        return -1
+                    buf[i, n_out, 0] = dc
+                    buf[i, n_out, 1] = ns
+                    buf[i, n_out, 2] = ou
+                    buf[i, n_out, 3] = 0
+                    buf[i, n_out, 4] = 0
+                    buf[i, n_out, 5] = t
+                    buf[i, n_out, 6] = nb
+                    buf[i, n_out, 7] = g
+                    n_out += 1
+        return n_out
     hmax = T[_O_HMAX + s] if pos == 0 else 0
     if pos == 0:
         base &= ~(3 << (_RES + 2 * s))
