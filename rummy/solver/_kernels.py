@@ -211,6 +211,14 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                     buf[i, n_out, 7] = g
                     n_out += 1
         return n_out
+    for t in range(s):  # Search.options: the short runs of the suits done here
+        y = (st >> (_SUIT_BITS * t)) & 511
+        v = (y & 7) + ((y >> 3) & 7) - T[_O_CAP + 16 * t + pos + 1]
+        if v > 0:
+            defi += v
+        v = (y & 7) - T[_O_CAP + 16 * t + pos + 2]
+        if v > 0:
+            defi += v
     hmax = T[_O_HMAX + s] if pos == 0 else 0
     if pos == 0:
         base &= ~(3 << (_RES + 2 * s))
@@ -244,7 +252,12 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                         short = nb + a
                         if short > c1 or nb > c2 or nb > starts:
                             break
-                        if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
+                        need2 = defi
+                        if short > cap1:
+                            need2 += short - cap1
+                        if nb > cap2:
+                            need2 += nb - cap2
+                        if need2 > wl:
                             break
                         g = r2 - nb
                         lng = b + t

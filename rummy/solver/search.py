@@ -329,6 +329,18 @@ class Search:
                         else:
                             out.append((dc, ns))
             return out
+        # wildcards that the short runs of the suits already done at this position need at
+        # the next two positions: one wildcard fills one gap, so they count with the rest
+        prevdef = 0
+        for t in range(s):
+            y = (st >> (_SUIT_BITS * t)) & 511
+            v = (y & 7) + ((y >> 3) & 7) - self.cap[t][pos + 1]
+            if v > 0:
+                prevdef += v
+            v = (y & 7) - self.cap[t][pos + 2]
+            if v > 0:
+                prevdef += v
+        defi += prevdef
         highs = range(0, self.high_max[s] + 1) if pos == 0 else (0,)
         if pos == 0:
             base &= ~(3 << (_RES + 2 * s))
@@ -367,8 +379,13 @@ class Search:
                             short = nb + a
                             if short > c1 or nb > c2 or nb > starts:
                                 break
-                            if short > cap1 and nb > cap2 and short - cap1 + nb - cap2 > wl:
-                                break
+                            need2 = defi
+                            if short > cap1:
+                                need2 += short - cap1
+                            if nb > cap2:
+                                need2 += nb - cap2
+                            if need2 > wl:
+                                break  # all suits' short runs need more wildcards than left
                             g = r2 - nb
                             # long sequences beyond what the next position can extend
                             # must stop there anyway: forget them (canonical state)
