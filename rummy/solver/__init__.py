@@ -149,9 +149,9 @@ def best_play(
             far is returned with ``optimal=False``, or ``None`` if the budget ran out
             before any play was found (a bot then simply does not meld).
         backend: ``"auto"`` (default: the compiled search when numba is installed and
-            usable, else the pure one), ``"pure"`` (the reference, :mod:`rummy.solver.search`) or
-            ``"compiled"`` (:mod:`rummy.solver.compiled`; ValueError without numba). Both
-            return the same play, node for node.
+            usable, else the pure one), ``"pure"`` (the reference,
+            :mod:`rummy.solver.search`) or ``"compiled"`` (:mod:`rummy.solver.compiled`;
+            ValueError without numba). Both return the same play, node for node.
 
     Returns:
         A :class:`Play` that passes ``check_action(table, hand, play.table)``, or ``None``
@@ -210,20 +210,15 @@ def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
                          f"({most} + {jokers} jokers); a two-deck game has at most 4")
 
 
-def _best_play(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterable[int],
+def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
                objective: str, node_limit: int | None,
                engine: type[Search] | type[compiled.CompiledSearch]) -> Play | None:
-    """:func:`best_play` with the search class ``engine``."""
+    """:func:`best_play` with the search class ``engine``, on inputs already checked by
+    :func:`_check_cards`."""
     cost, wcost = _cost_vectors(objective)
-    melds = [tuple(m) for m in table]
+    melds = table
     table_cards = [c for m in melds for c in m]
     hand_l = list(hand)
-    for c in table_cards:
-        if not (0 <= c < 52 or TABLE_JOKER_BASE <= c < TABLE_JOKER_BASE + 52):
-            raise ValueError(f"bad table card index {c!r}")
-    for c in hand_l:
-        if not 0 <= c <= JOKER:
-            raise ValueError(f"bad hand card index {c!r}")
     real_table = Counter(c for c in table_cards if c < 52)
     before = Counter(c - TABLE_JOKER_BASE for c in table_cards if c >= TABLE_JOKER_BASE)
     hand_c = Counter(hand_l)

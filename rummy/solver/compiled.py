@@ -13,12 +13,12 @@ command line do not load numba until a compiled search runs). Without numba, or 
 unusable (``NUMBA_DISABLE_JIT``), :func:`usable` is False and
 :func:`rummy.solver.best_play` runs the pure search. numba caches the machine code on disk
 (beside the module, or in ``NUMBA_CACHE_DIR``), so only the first process after an install
-compiles (6-30 s depending on the machine's load); where no cache location is writable,
-every process compiles in memory.
+compiles (about 8 s on this project's machines); where no cache location is writable, every
+process compiles in memory.
 
 Why numba rather than a C extension of our own: the issue allows a compiled helper only if
 it installs from the registry as a wheel; numba is that wheel, and the code it compiles is
-this file, which reads like the pure search it mirrors.
+:mod:`rummy.solver._kernels`, which reads like the pure search it mirrors.
 """
 
 from __future__ import annotations
