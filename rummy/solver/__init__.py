@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
 from rummy.melds import Meld, Table, canonical_table, table_text
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Search, pack_state
@@ -121,6 +122,14 @@ def _joker_options(real_table: Counter[int], before: Counter[int],
     return [{int(k): v for k, v in opt.items()} for opt in options]
 
 
+class Solution(NamedTuple):
+    """What :func:`solve` found: the best play (or ``None``) and whether the search was
+    complete (``optimal``; False only when ``node_limit`` stopped it)."""
+
+    play: Play | None
+    optimal: bool
+
+
 def best_play(
     table: Iterable[Iterable[int]],
     hand: Iterable[int],
@@ -130,7 +139,24 @@ def best_play(
     node_limit: int | None = None,
     backend: str = "auto",
 ) -> Play | None:
-    """The best legal meld action (R5) of ``hand`` on ``table``, or ``None`` if none exists.
+    """The best legal meld action (R5) of ``hand`` on ``table``, or ``None``: the play of
+    :func:`solve` (same arguments, same errors). With a ``node_limit`` that stops the search
+    before any play is found, ``None`` does not prove that there is none; :func:`solve`
+    tells the two apart."""
+    return solve(table, hand, keep=keep, objective=objective, node_limit=node_limit,
+                 backend=backend).play
+
+
+def solve(
+    table: Iterable[Iterable[int]],
+    hand: Iterable[int],
+    *,
+    keep: Iterable[int] = (),
+    objective: str = "points",
+    node_limit: int | None = None,
+    backend: str = "auto",
+) -> Solution:
+    """The best legal meld action (R5) of ``hand`` on ``table``, and whether it is proven.
 
     Exact: the result maximises the R1.5 points of the hand cards added (or, with
     ``objective="cards"``, their number), over every legal action including every
@@ -154,8 +180,10 @@ def best_play(
             ValueError without numba). Both return the same play, node for node.
 
     Returns:
-        A :class:`Play` that passes ``check_action(table, hand, play.table)``, or ``None``
-        when no legal meld action adds a card (R5.1).
+        A :class:`Solution`: ``play`` is a :class:`Play` that passes ``check_action(table,
+        hand, play.table)``, or ``None`` when no legal meld action adds a card (R5.1);
+        ``optimal`` is False when ``node_limit`` stopped the search, so that a ``None``
+        play only means that none was found within the budget.
 
     Raises:
         ValueError: unknown objective or backend, ``node_limit`` not a positive integer, a
@@ -168,6 +196,10 @@ def best_play(
                                    or isinstance(node_limit, bool) or node_limit < 1):
         raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
     _cost_vectors(objective)  # ValueError on an unknown objective
+    for name, value in (("table", table), ("hand", hand), ("keep", keep)):
+        if isinstance(value, str):
+            raise ValueError(f"{name} must be card indices, not notation {value!r}: parse it "
+                             "with rummy.melds.parse_table / rummy.cards.parse_cards")
     table_t = [tuple(m) for m in table]
     hand_t = tuple(hand)
     keep_t = tuple(keep)
@@ -207,13 +239,14 @@ def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
     most = max(copies.values(), default=0)
     if most + jokers > MAX_COUNT:
         raise ValueError(f"more than {MAX_COUNT} copies of one card counting every joker "
-                         f"({most} + {jokers} jokers); a two-deck game has at most 4")
+                         f"({most} + {jokers} jokers; the solver packs counts in 3 bits, and "
+                         "a real two-deck game has at most 2 copies + 2 jokers)")
 
 
 def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
                objective: str, node_limit: int | None,
-               engine: type[Search] | type[compiled.CompiledSearch]) -> Play | None:
-    """:func:`best_play` with the search class ``engine``, on inputs already checked by
+               engine: type[Search] | type[compiled.CompiledSearch]) -> Solution:
+    """:func:`solve` with the search class ``engine``, on inputs already checked by
     :func:`_check_cards`."""
     cost, wcost = _cost_vectors(objective)
     melds = table
@@ -225,7 +258,8 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     keep_c = Counter(keep)
     for c, k in keep_c.items():
         if hand_c[c] < k:
-            raise ValueError(f"keep card {c!r} is not in the hand")
+            raise ValueError(f"keep card {format_card(c)} is not in the hand "
+                             f"(or kept more often than it is held)")
         hand_c[c] -= k
     hand_jokers = hand_c.pop(JOKER, 0)
     real_hand = Counter({c: k for c, k in hand_c.items() if k > 0})
@@ -278,7 +312,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
             best_left = dropped + dead_cost
             best = (search, st, freed)
     if best is None:
-        return None
+        return Solution(None, not exceeded)
     search, st, freed = best
     steps, end = search.trace(st)
     new_table = _build_table(search, steps, end, before, freed)
@@ -286,8 +320,9 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     jokers_added = sum(1 for m in new_table for c in m if c >= TABLE_JOKER_BASE) \
         - sum(before.values())
     added = list((new_real - real_table).elements()) + [JOKER] * jokers_added
-    return Play(table=canonical_table(new_table), cards=tuple(sorted(added)),
+    play = Play(table=canonical_table(new_table), cards=tuple(sorted(added)),
                 points=sum(POINTS[c] for c in added), optimal=not exceeded)
+    return Solution(play, not exceeded)
 
 
 def _build_table(search: Search | compiled.CompiledSearch,
@@ -449,4 +484,4 @@ def format_play(play: Play) -> str:
     return table_text(play.table)
 
 
-__all__ = ["Play", "best_play", "best_points", "format_play"]
+__all__ = ["Play", "Solution", "best_play", "best_points", "format_play", "solve"]

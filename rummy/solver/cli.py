@@ -23,7 +23,7 @@ from typing import Any
 from rummy.cards import JOKER, TABLE_JOKER_BASE, format_card, format_cards, parse_cards
 from rummy.errors import NotationError
 from rummy.melds import Table, canonical_table, format_table, parse_table, table_text
-from rummy.solver import Play, best_play, compiled
+from rummy.solver import Play, best_play, compiled, solve
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -33,7 +33,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Find the meld action (RULES.md §5) that adds the most points (R1.5) of "
         "hand cards to the table, with every rearrangement of the table and the joker rules "
         "R5.6-R5.9. Cards in the notation of R1.4: 7S, TD, * (hand joker), *7S (table joker "
-        "declared 7S). Prints the value and the whole new table.")
+        "declared 7S). Prints the value and the whole new table. The table need not be legal "
+        "(any multiset of cards in melds); the new table always is.")
     p.add_argument("--table", default="", help='melds separated by "|", e.g. "5S 6S 7S | 8H 8D 8C"')
     p.add_argument("--hand", default="", help='hand cards, e.g. "8S KD *"')
     p.add_argument("--input", metavar="FILE",
@@ -43,7 +44,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--objective", choices=("points", "cards"), default="points",
                    help="maximise points added (default) or cards added")
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
-                   help="stop after N search states (the play is then flagged not optimal)")
+                   help="stop after N search states; the answer is then flagged not proven "
+                        "optimal (and 'no play found' does not prove that there is none)")
     p.add_argument("--backend", choices=("auto", "pure", "compiled"), default="auto",
                    help="search backend: auto (compiled when numba is installed, default), "
                         "pure (the reference, standard library) or compiled (numba); all "
@@ -92,6 +94,7 @@ def explain(table: Table, hand: tuple[int, ...], play: Play) -> list[str]:
         if old[meld] > 0:
             old[meld] -= 1
             lines.append(f"  kept     {' '.join(format_cards(meld))}")
+            jokers_before.subtract(c for c in meld if c >= TABLE_JOKER_BASE)
             continue
         tokens = []
         for c in meld:
@@ -109,7 +112,7 @@ def explain(table: Table, hand: tuple[int, ...], play: Play) -> list[str]:
         real = [t for t in tokens if not t.startswith("[")]
         kind = "new" if not real else "changed"
         lines.append(f"  {kind:<8} {' '.join(tokens)}")
-    redeclared = [format_card(c) for c, k in jokers_before.items() for _ in range(k)]
+    redeclared = [format_card(c) for c, k in jokers_before.items() for _ in range(max(k, 0))]
     if redeclared:
         lines.append(f"  jokers re-declared (R5.8): {' '.join(sorted(redeclared))}")
     lines.append("  [ ] = card from the hand")
@@ -119,6 +122,9 @@ def explain(table: Table, hand: tuple[int, ...], play: Play) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run ``rummy solve``; returns the exit code (0 ok, 2 bad input)."""
     try:
+        if args.input is None and not args.hand.strip():
+            raise NotationError("give the hand with --hand (and the table with --table), "
+                                "or positions with --input")
         positions = _positions(args)
         keep = parse_cards(args.keep)
     except (NotationError, OSError) as e:
@@ -130,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
     for table, hand, meta in positions:
         t0 = time.perf_counter()
         try:
-            play = best_play(table, hand, keep=keep, objective=args.objective,
-                             node_limit=args.node_limit, backend=args.backend)
+            play, proven = solve(table, hand, keep=keep, objective=args.objective,
+                                 node_limit=args.node_limit, backend=args.backend)
         except ValueError as e:
             print(f"rummy solve: {e}", file=sys.stderr)
             return 2
@@ -141,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 "points": play.points if play else 0,
                 "cards": format_cards(play.cards) if play else [],
                 "table": format_table(play.table) if play else None,
-                "optimal": play.optimal if play else True,
+                "optimal": proven,
                 "ms": round(ms, 3)}
             if "id" in meta:
                 out["id"] = meta["id"]
@@ -150,9 +156,14 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(out))
             continue
         label = f"{meta['id']}: " if "id" in meta else ""
+        if play is None and not proven:
+            print(f"{label}no play found within --node-limit {args.node_limit} (the search "
+                  f"stopped early: a play may exist); value 0  [{ms:.2f} ms]")
+            continue
         if play is None:
-            print(f"{label}no legal meld action (R5.1: at least one card must come from the "
-                  f"hand); value 0  [{ms:.2f} ms]")
+            why = " with the --keep cards kept" if keep else ""
+            print(f"{label}no legal meld action{why} (R5.1: at least one card must come from "
+                  f"the hand); value 0  [{ms:.2f} ms]")
             continue
         flag = "" if play.optimal else "  (node limit reached: not proven optimal)"
         print(f"{label}value {play.points} points, {len(play.cards)} card(s): "
