@@ -4,7 +4,7 @@ Same dynamic programme, same state encoding, same move order, same node counting
 input the compiled search returns exactly the values, traces and ``optimal`` flags of the
 pure :class:`~rummy.solver.search.Search`, which stays the reference (the differential tests
 in ``tests/solver`` compare the two on thousands of positions). Only the speed differs: the
-compiled search expands a state in roughly a tenth of a microsecond instead of several.
+compiled search expands a state in about 0.3 microseconds instead of about 5.
 
 numba (https://numba.pydata.org) is a JIT compiler for a numeric subset of Python that
 installs from PyPI as a binary wheel; it is the ``fast`` extra of this project. The kernels
