@@ -403,6 +403,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     has_lower = lower.shape[0]
     wcost = cnt[4]
     limit = cnt[3]
+    abort = cnt[10]
     has_relaxed = cnt[8]
     f_i = fr[0]  # the explicit stack (fr: 8 x 128, allocated once per run)
     f_st = fr[1]
@@ -484,12 +485,20 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                     expand = True
                     if not relax:
                         cnt[0] += 1
+                        if abort >= 0 and cnt[0] > abort:
+                            cnt[11] = 1  # over the abort budget: stop everything
+                            cnt[2] = 1
+                            return INF, mem, rmem
                         if limit >= 0 and cnt[0] > limit:
                             cnt[1] = 1
                             ret = INF
                             expand = False
                     else:
                         cnt[0] += 1
+                        if abort >= 0 and cnt[0] > abort:
+                            cnt[11] = 1
+                            cnt[2] = 1
+                            return INF, mem, rmem
                     if expand:
                         n = _moves(i, st, P, buf, relax)
                         if n < 0:
@@ -518,6 +527,10 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                 relax = 1 if sp and f_mode[sp - 1] == 2 else 0
                 continue
             cnt[0] += 1
+            if abort >= 0 and cnt[0] > abort:
+                cnt[11] = 1
+                cnt[2] = 1
+                return INF, mem, rmem
             if limit >= 0 and cnt[0] > limit:
                 cnt[1] = 1
                 ret = INF

@@ -27,7 +27,7 @@ import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
-from rummy.solver.search import INF, MAX_COUNT, parked
+from rummy.solver.search import INF, MAX_COUNT, Aborted, parked
 
 #: numba (and numpy) are installed; whether they can be used here is :func:`usable`
 AVAILABLE = (importlib.util.find_spec("numba") is not None
@@ -73,11 +73,12 @@ class CompiledSearch:
     Raises:
         ValueError: as :class:`Search` (more than ``MAX_COUNT`` copies of a card).
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
+        Aborted: more states than ``abort`` (counted as in :class:`Search`).
     """
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
-                 dead_costs: Sequence[Sequence[int]] = ()) -> None:
+                 dead_costs: Sequence[Sequence[int]] = (), abort: int | None = None) -> None:
         k = kernels()
         np = k.np
         self._k = k
@@ -123,7 +124,9 @@ class CompiledSearch:
         wants_relaxed = int(np.count_nonzero(high_max)) >= 2
         limit = -1 if node_limit is None else min(node_limit, 1 << 62)
         self._cnt = np.array([0, 0, 0, limit, wcost,
-                              0, 0, 0, 1 if wants_relaxed else 0, 0], dtype=np.int64)
+                              0, 0, 0, 1 if wants_relaxed else 0, 0,
+                              -1 if abort is None else min(abort, 1 << 62), 0],
+                             dtype=np.int64)
         self._out = np.zeros((56, 6), dtype=np.int64)
         self._solved: tuple[int, int] | None = None
 
@@ -142,6 +145,8 @@ class CompiledSearch:
         if self._solved is not None:
             raise ValueError("CompiledSearch.solve_root runs once")
         v = int(self._k._run(st, beta, self._params, self._cnt, self._out))
+        if self._cnt[11]:
+            raise Aborted
         if self._cnt[2]:
             raise Overflow
         self._solved = (st, v if v < beta else INF)

@@ -98,6 +98,11 @@ _THREES: dict[tuple[int, int], int] = {
     for tot, mx in _GROUPS_OK}
 
 
+class Aborted(Exception):
+    """The search expanded more states than its ``abort`` budget (see :func:`rummy.solver.solve`,
+    which then tries the other orientation of the line)."""
+
+
 def parked(st: int) -> int:
     """Number of wildcards that :meth:`Search.finish` parks in end state ``st``."""
     wm = (st >> _WM) & 7
@@ -132,20 +137,25 @@ class Search:
         dead_costs: for each number of wildcards ``w`` below ``wild``, the cost of the
             optional copies of each card that no meld can use with only ``w`` wildcards
             (an admissible lower bound once wildcards have been spent).
+        abort: raise :class:`Aborted` once more states than this were expanded (counted
+            with the relaxed search's; ``None``: never).
+        counter: the one-element list that counts expanded states, shared with the relaxed
+            search (a new one by default).
         relax: this is the relaxed search of another one (see :meth:`solve`): reserved
             high aces are forgotten and any ace may end a high sequence, for free.
         bounded: build the relaxed search that bounds this one (when
             :meth:`wants_relaxed`); the compiled backend builds its own.
     """
 
-    __slots__ = ("mand", "opt", "cost", "wcost", "memo", "nodes", "node_limit",
+    __slots__ = ("mand", "opt", "cost", "wcost", "memo", "counter", "abort", "node_limit",
                  "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info",
                  "high_need", "relax", "relaxed", "root_trace")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
                  dead_costs: Sequence[Sequence[int]] = (), relax: bool = False,
-                 bounded: bool = True) -> None:
+                 bounded: bool = True, abort: int | None = None,
+                 counter: list[int] | None = None) -> None:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
@@ -153,7 +163,9 @@ class Search:
         self.cost = tuple(cost)
         self.wcost = wcost
         self.memo: dict[int, int] = {}
-        self.nodes = 0
+        #: states expanded, shared with the relaxed search (one count, as in the kernel)
+        self.counter = counter if counter is not None else [0]
+        self.abort = abort
         self.node_limit = node_limit
         self.exceeded = False
         self.fill = fill
@@ -213,7 +225,7 @@ class Search:
         self.root_trace: tuple[list[tuple[int, tuple[int, ...]]], int] | None = None
         if bounded and not relax and self.wants_relaxed():
             self.relaxed = Search(mand, opt, cost, wcost, wild, None, fill, dead_costs,
-                                  relax=True)
+                                  relax=True, abort=abort, counter=self.counter)
 
     # ------------------------------------------------------------------ transitions
 
@@ -483,14 +495,15 @@ class Search:
         if relaxed is not None and i >= 4 and not i & 3 and (st >> _RES) & 255:
             # the relaxed search forgets reserved high aces (any ace may end a high
             # sequence, for free): its value is a lower bound of this state's value
-            before = relaxed.nodes
             lb = relaxed.solve(i, st & _NO_RES, beta)
-            self.nodes += relaxed.nodes - before
             if lb >= beta:
                 memo[key] = -lb - 1
                 return lb
-        self.nodes += 1
-        if self.node_limit is not None and self.nodes > self.node_limit:
+        counter = self.counter
+        counter[0] += 1
+        if self.abort is not None and counter[0] > self.abort:
+            raise Aborted
+        if not self.relax and self.node_limit is not None and counter[0] > self.node_limit:
             self.exceeded = True
             return INF
         best = INF
@@ -511,6 +524,11 @@ class Search:
                         break
         memo[key] = best if best < beta else -best - 1
         return best
+
+    @property
+    def nodes(self) -> int:
+        """States expanded so far, by this search and its relaxed search."""
+        return self.counter[0]
 
     def wants_relaxed(self) -> bool:
         """True when high aces can be kept back in two or more suits: only then is the
@@ -533,13 +551,11 @@ class Search:
         relaxed = self.relaxed
         if relaxed is None or self.node_limit is not None:
             return self.solve(0, st, beta)
-        before = relaxed.nodes
         v = relaxed.solve(0, st, beta)
         if v < beta:
             steps, end = relaxed.trace(st)
             if all(steps[s][1][1] == steps[52 + s][1][1] for s in range(4)):
                 self.root_trace = (steps, end)
-        self.nodes += relaxed.nodes - before
         if v >= beta or self.root_trace is not None:
             return v
         if v + 1 < beta:
