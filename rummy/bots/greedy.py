@@ -10,7 +10,7 @@ and the melds found are appended to the table untouched.
 from __future__ import annotations
 
 from rummy.bots.base import BotBase
-from rummy.commands import Command, Draw, Knock, Meld, Pass
+from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
 from rummy.melds import Table
 from rummy.solver import Play, best_play
 from rummy.views import PlayerView
@@ -53,6 +53,11 @@ class GreedyBot(BotBase):
 
     name = "greedy"
 
+    def knock_now(self, view: PlayerView) -> bool:
+        """Whether to knock when allowed (R6.1); otherwise the turn ends (R6.3). Always,
+        for this bot; :class:`rummy.bots.strategic.StrategicBot` overrides it."""
+        return True
+
     def act(self, view: PlayerView) -> Command:
         """See :class:`rummy.bots.base.Bot`."""
         seat = view.turn
@@ -60,7 +65,7 @@ class GreedyBot(BotBase):
         if "draw" in kinds:
             return Draw(seat)
         if "knock" in kinds:
-            return Knock(seat)
+            return Knock(seat) if self.knock_now(view) else EndTurn(seat)
         planned = plan_play(view)
         if planned is not None:
             return Meld(seat, planned[0])

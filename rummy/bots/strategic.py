@@ -27,9 +27,7 @@ opening variants (:func:`rummy.bots.greedy.plan_play`). Passing to dig for a big
 
 from __future__ import annotations
 
-from rummy.bots.base import BotBase
-from rummy.bots.greedy import plan_play
-from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
+from rummy.bots.greedy import GreedyBot
 from rummy.views import PlayerView
 
 
@@ -47,21 +45,12 @@ def should_knock(view: PlayerView) -> bool:
                if seat != view.seat)
 
 
-class StrategicBot(BotBase):
+class StrategicBot(GreedyBot):
     """Greedy melding; knocks only when an opponent could end the round before its next
     turn (see :func:`should_knock`), else plays on to let the pot grow (R6.3)."""
 
     name = "strategic"
 
-    def act(self, view: PlayerView) -> Command:
-        """See :class:`rummy.bots.base.Bot`."""
-        seat = view.turn
-        kinds = view.actions
-        if "draw" in kinds:
-            return Draw(seat)
-        if "knock" in kinds:
-            return Knock(seat) if should_knock(view) else EndTurn(seat)
-        planned = plan_play(view)
-        if planned is not None:
-            return Meld(seat, planned[0])
-        return Pass(seat)
+    def knock_now(self, view: PlayerView) -> bool:
+        """See :func:`should_knock`."""
+        return should_knock(view)
