@@ -28,6 +28,7 @@ from rummy.solver.search import (
     _WO,
     INF,
     MAX_COUNT,
+    groups_short,
 )
 
 # numba's debug switch: the kernels would run as slow Python
@@ -75,6 +76,24 @@ for (_tot, _mx) in _GROUPS_OK:
     _THREES_TABLE[_tot * 8 + _mx] = _THREES[_tot, _mx]
 
 
+
+
+#: :func:`rummy.solver.search.groups_short`, compiled from the same source
+_groups_short = _jit(groups_short)
+
+
+@_jit
+def _close_tally(ns: int, gs: int, gm: int, T: Any) -> int:
+    """:func:`rummy.solver.search.close_tally` on the flat table ``T`` (-1: infeasible)."""
+    if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
+        return -1
+    ns &= _TALLY_CLEAR
+    if gs:
+        p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
+        if p3 > 3:
+            p3 = 3
+        ns = (ns & ~(3 << _P3)) | (p3 << _P3)
+    return ns
 
 
 @_jit
@@ -181,20 +200,12 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                     gs = gsum + g
                     gm = gmax if gmax >= g else g
                     if last:
-                        if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
+                        ns = _close_tally(base, gs, gm, T)
+                        if ns < 0:
                             continue
-                        ns = base
-                        if gs:
-                            p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
-                            if p3 > 3:
-                                p3 = 3
-                            ns = (ns & ~(3 << _P3)) | (p3 << _P3)
                     else:
-                        if gs:
-                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
-                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
-                                    + (av2 if av2 < gg else gg) + (av3 if av3 < gg else gg):
-                                continue
+                        if gs and _groups_short(gs, gm, av1, av2, av3, 0):
+                            continue
                         if gs > 31:
                             continue
                         ns = base | (gs << _GSUM) | (gm << _GMAX)
@@ -265,22 +276,13 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                             lng = c1 - short
                         gs = gsum + g
                         gm = gmax if gmax >= g else g
-                        if gs and not last:
-                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
-                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
-                                    + (av2 if av2 < gg else gg) \
-                                    + (av3 if av3 < gg else gg) + wl - defi:
-                                continue
                         if last:
-                            if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
+                            ns = _close_tally(jb, gs, gm, T)
+                            if ns < 0:
                                 continue
-                            ns = jb & _TALLY_CLEAR
-                            if gs:
-                                p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
-                                if p3 > 3:
-                                    p3 = 3
-                                ns = (ns & ~(3 << _P3)) | (p3 << _P3)
                         else:
+                            if gs and _groups_short(gs, gm, av1, av2, av3, wl - defi):
+                                continue
                             if gs > 31:
                                 continue
                             ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
@@ -308,15 +310,12 @@ def _skip(i: int, st: int, P: Any) -> tuple[int, int]:
         if i & 3 == 3:
             gs = (st >> _GSUM) & 31
             if gs:
-                gm = (st >> _GMAX) & 7
-                if not T[_O_GOK + gs * 8 + gm]:
+                st = _close_tally(st, gs, (st >> _GMAX) & 7, T)
+                if st < 0:
                     return 56, -1
-                p3 = ((st >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
-                if p3 > 3:
-                    p3 = 3
-                st = (st & _TALLY_CLEAR & ~(3 << _P3)) | (p3 << _P3)
         i += 1
     return i, st
+
 
 @_jit
 def _finish(st: int, wcost: int) -> int:

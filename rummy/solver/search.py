@@ -112,6 +112,29 @@ def parked(st: int) -> int:
     return min(wm + wo, (st >> _P3) & 3)
 
 
+def groups_short(gs: int, gm: int, av1: int, av2: int, av3: int, spare: int) -> bool:
+    """True when a position's group cards so far (sum ``gs``, per-suit maximum ``gm``)
+    cannot make G groups (3G <= cards <= 4G, at most G per suit) even if the later suits
+    give all they can (``av1..av3`` each, at most G) plus ``spare`` wildcards; the
+    smallest allowed G is the easiest to reach."""
+    gg = gm if 4 * gm >= gs else (gs + 3) >> 2
+    return 3 * gg > gs + (av1 if av1 < gg else gg) + (av2 if av2 < gg else gg) \
+        + (av3 if av3 < gg else gg) + spare
+
+
+def close_tally(ns: int, gs: int, gm: int) -> int:
+    """State ``ns`` after the last suit of a position: the group tally (sum ``gs``,
+    maximum ``gm``) cleared and the groups of 3 counted (parking room), or -1 when no
+    set of groups has that tally."""
+    if (gs, gm) not in _GROUPS_OK:
+        return -1
+    ns &= _TALLY_CLEAR
+    if gs:
+        p3 = ((ns >> _P3) & 3) + _THREES[gs, gm]
+        ns = (ns & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
+    return ns
+
+
 def pack_state(wm: int, wo: int) -> int:
     """Initial search state: no open sequences, ``wm``/``wo`` wildcards to place."""
     if wm > MAX_COUNT or wo > MAX_COUNT:
@@ -318,20 +341,13 @@ class Search:
                         lng = lng0 if lng0 <= cap1 - short else cap1 - short
                         gs = gsum + g
                         gm = gmax if gmax >= g else g
-                        if gs and not last:
-                            # G groups: 3G <= cards <= 4G, at most G per suit
-                            gg = gm if 4 * gm >= gs else (gs + 3) >> 2
-                            if 3 * gg > gs + (av1 if av1 < gg else gg) \
-                                    + (av2 if av2 < gg else gg) + (av3 if av3 < gg else gg):
-                                continue
                         if last:
-                            if (gs, gm) not in _GROUPS_OK:
+                            ns = close_tally(base, gs, gm)
+                            if ns < 0:
                                 continue
-                            ns = base
-                            if gs:
-                                p3 = ((ns >> _P3) & 3) + _THREES[gs, gm]
-                                ns = (ns & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
                         else:
+                            if gs and groups_short(gs, gm, av1, av2, av3, 0):
+                                continue
                             if gs > 31:
                                 continue
                             ns = base | (gs << _GSUM) | (gm << _GMAX)
@@ -406,21 +422,13 @@ class Search:
                                 lng = c1 - short
                             gs = gsum + g
                             gm = gmax if gmax >= g else g
-                            if gs and not last:
-                                # too few cards left in this position for G groups
-                                gg = gm if 4 * gm >= gs else (gs + 3) >> 2
-                                if 3 * gg > gs + (av1 if av1 < gg else gg) \
-                                        + (av2 if av2 < gg else gg) \
-                                        + (av3 if av3 < gg else gg) + wl - defi:
-                                    continue
                             if last:
-                                if (gs, gm) not in _GROUPS_OK:
+                                ns = close_tally(jb, gs, gm)
+                                if ns < 0:
                                     continue
-                                ns = jb & _TALLY_CLEAR
-                                if gs:
-                                    p3 = ((ns >> _P3) & 3) + _THREES[gs, gm]
-                                    ns = (ns & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
                             else:
+                                if gs and groups_short(gs, gm, av1, av2, av3, wl - defi):
+                                    continue  # too few cards left here for the groups
                                 if gs > 31:
                                     continue
                                 ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
@@ -444,11 +452,9 @@ class Search:
             if i & 3 == 3:
                 gs = (st >> _GSUM) & 31
                 if gs:
-                    gm = (st >> _GMAX) & 7
-                    if (gs, gm) not in _GROUPS_OK:
+                    st = close_tally(st, gs, (st >> _GMAX) & 7)
+                    if st < 0:
                         return 56, -1
-                    p3 = ((st >> _P3) & 3) + _THREES[gs, gm]
-                    st = (st & _TALLY_CLEAR & ~(3 << _P3)) | ((p3 if p3 < 3 else 3) << _P3)
             i += 1
         return i, st
 
