@@ -219,7 +219,10 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                     print(f"FAIL {path}:{n}: malformed line: {e}")
                     failed += 1
                     continue
-                ok, msg = run_case(case)
+                try:
+                    ok, msg = run_case(case)
+                except Exception as e:  # noqa: BLE001 - report, go on with the next case
+                    ok, msg = False, f"error: {type(e).__name__}: {e}"
                 if ok:
                     passed += 1
                     if args.verbose:
@@ -227,7 +230,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                 else:
                     failed += 1
                     print(f"FAIL {case.get('id', f'{path}:{n}')} ({case.get('kind')}, "
-                          f"{case.get('rule')}): {msg}")
+                          f"{case.get('rule')}): {' '.join(str(msg).split())}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

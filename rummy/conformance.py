@@ -25,7 +25,9 @@ def _best_points(table: Any, hand: Any) -> int:
 def run_case(case: dict[str, Any]) -> tuple[bool, str]:
     """Run one case. Returns ``(passed, message)``; the message explains a failure.
 
-    A malformed case (missing fields, bad notation) fails with the error as message.
+    A malformed case (missing fields, bad notation) fails with the error as message, and
+    so does a case on which the engine itself raises: one bad case never stops a run
+    (``rummy conformance`` goes on with the next one and always prints its summary).
     """
     kind = case.get("kind")
     try:
@@ -82,3 +84,5 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
         return False, f"malformed case: {e}"
     except (TypeError, ValueError, IndexError, AttributeError) as e:
         return False, f"malformed case: {type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a crash of the engine fails this case only
+        return False, f"error: {type(e).__name__}: {e}"

@@ -119,7 +119,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                 raise IllegalMoveError("R3.4", "at most one meld action per turn")
             raise _phase_error(s, "meld")
         hand = s.hands[cmd.seat]
-        added = check_action(s.table, hand, cmd.table)
+        added = check_action(s.table, hand, cmd.table, table_is_legal=True)  # I2
         _check_opening(s, cmd, added)
         return [Melded(cmd.seat, added, canonical_table(cmd.table, s.table))]
     if isinstance(cmd, Knock):

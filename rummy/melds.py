@@ -272,13 +272,21 @@ def check_action(
     table: Sequence[Sequence[int]],
     hand: Sequence[int],
     new_table: Sequence[Sequence[int]],
+    *,
+    table_is_legal: bool = False,
 ) -> tuple[int, ...]:
     """Validate one meld action (R5.1–R5.9) and return the cards it takes from the hand.
 
+    Gives the same answer as :func:`check_action_slow` on every input (a property test
+    checks it), whether or not the old table is legal.
+
     Args:
-        table: the melds on the table before the action (table cards). Trusted to be a
-            legal arrangement (I2, as every table the engine records is): a meld that
-            stands unchanged on the new table is not validated again.
+        table: the melds on the table before the action (table cards). Need not be legal:
+            a meld that stands unchanged on the new table is checked like any other (R5.3).
+        table_is_legal: the caller promises that every meld of ``table`` is legal (I2, as
+            every table the engine records is); unchanged melds are then not checked
+            again. The engine passes True; with an illegal ``table`` the answer is then
+            undefined.
         hand: the acting player's hand (cards 0..52, ``JOKER`` for a joker).
         new_table: the proposed whole new table (table cards; every joker declared).
 
@@ -303,15 +311,25 @@ def check_action(
         for m in table:
             left[m] = left.get(m, 0) + 1
         changed = []
+        kept = []
         for m in new_table:
             k = left.get(m)
             if k:
                 left[m] = k - 1
+                kept.append(m)
             else:
                 changed.append(m)
         gone = [m for m, k in left.items() for _ in range(k)]
     except TypeError:
-        changed, gone = list(new_table), list(table)
+        changed, gone, kept = list(new_table), list(table), []
+    if kept and not table_is_legal:
+        # an unchanged meld of a table not known to be legal is checked too (R5.3); it is
+        # checked with the changed ones, so that the first rule broken is reported
+        eff = EFF_BIT.__getitem__
+        valid_of = VALID_MELDS.get
+        if any(valid_of(sum(map(eff, m))) != len(m) for m in kept):
+            changed = list(new_table)
+            gone = list(table)
     get = COMBINED_W.__getitem__
     try:
         sums = [sum(map(get, m)) for m in changed]

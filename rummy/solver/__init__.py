@@ -452,53 +452,63 @@ def _build_table(search: Search | compiled.CompiledSearch,
     for s in range(4):
         done.extend(short_runs[s])
         done.extend(long_runs[s])
-    _park(done, search.parked(end))
-    melds: list[Meld] = []
+    # A..K..A (14 cards) is two legal sequences (R4.3); split before parking wildcards
+    melds_l: list[list[int]] = []
     for r in done:
-        if len(r) == 14:  # A..K..A: two legal sequences
-            melds.extend((tuple(r[:7]), tuple(r[7:])))
+        if len(r) == 14:
+            melds_l.extend((r[:7], r[7:]))
         else:
-            melds.append(tuple(r))
-    return melds
+            melds_l.append(r)
+    _park(melds_l, search.parked(end))
+    return [tuple(m) for m in melds_l]
+
+
+def _line(m: list[int]) -> tuple[int, int, int] | None:
+    """``(suit, lowest, highest)`` line position (0..13, 13 = high ace) of a sequence of
+    table cards, or ``None`` for a group (R4.2/R4.3)."""
+    eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
+    ranks = {e % 13 for e in eff}
+    if len(ranks) == 1:
+        return None
+    pos = sorted(r if r or 12 not in ranks or len(m) == 13 else 13 for r in ranks)
+    return eff[0] // 13, pos[0], pos[-1]
 
 
 def _park(melds: list[list[int]], n: int) -> None:
-    """Add ``n`` wildcards to ``melds`` where they keep every meld legal (see
-    :meth:`Search.finish`): at the end of a sequence, as the missing suit of a group of 3,
-    or as melds of jokers alone (3 or more)."""
-    def line(m: list[int]) -> tuple[int, int, int] | None:
-        eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
-        ranks = {e % 13 for e in eff}
-        if len(ranks) == 1:
-            return None
-        suit = eff[0] // 13
-        pos = sorted(r if r or 12 not in ranks else 13 for r in ranks)
-        return suit, pos[0], pos[-1]
+    """Add ``n`` wildcards to ``melds`` (legal melds, changed in place) where they keep
+    every meld legal, as :meth:`Search.finish` counts them (R4.4, R5.6, R5.9).
 
+    The search parks a wildcard when the new table has a sequence, or when 3 or more are
+    left (a meld of jokers alone), or into a group of 3 (as its missing suit). Every
+    sequence can take one more card: one of fewer than 13 cards at an end (above its
+    highest card, or below its lowest when it ends with the high ace), one of 13 cards
+    (A..K, no free end, R4.3) after it is cut into legal pieces of 6 and 7 cards.
+
+    Raises:
+        RuntimeError: no place was found (a solver bug: the search promised one).
+    """
     while n:
-        for m in melds:
-            ln = line(m)
-            if ln is not None and len(m) < 13:
-                suit, lo, hi = ln
-                p = hi + 1 if hi < 13 and not (lo == 0 and hi == 12) else lo - 1
-                m.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
-                n -= 1
-                break
-        else:
-            full = next((m for m in melds if line(m) is not None and len(m) == 13), None)
-            if full is None:
-                break
-            # a sequence of 13 has no free end: cut it in two (both 6+ cards, R4.3)
-            melds.remove(full)
-            ordered = sorted(full, key=lambda c: (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE
-                                                  else c) % 13)
-            melds.extend((ordered[:6], ordered[6:]))
+        seq = next((m for m in melds if (ln := _line(m)) is not None and len(m) < 13), None)
+        if seq is not None:
+            suit, lo, hi = _line(seq)  # type: ignore[misc]
+            p = hi + 1 if hi < 13 else lo - 1
+            seq.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
+            n -= 1
+            continue
+        full = next((m for m in melds if _line(m) is not None), None)
+        if full is None:
+            break
+        # a sequence of 13 has no free end: cut it in two (6 and 7 cards, R4.3)
+        melds.remove(full)
+        ordered = sorted(full, key=lambda c: (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE
+                                              else c) % 13)
+        melds.extend((ordered[:6], ordered[6:]))
     if n >= 3:
         melds.append([TABLE_JOKER_BASE + r for r in range(n)])  # *AS *2S *3S ...
         n = 0
     while n:
         for m in melds:
-            if len(m) == 3 and line(m) is None:
+            if len(m) == 3 and _line(m) is None:
                 eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
                 suit = next(s for s in range(4) if all(e // 13 != s for e in eff))
                 m.append(TABLE_JOKER_BASE + suit * 13 + eff[0] % 13)
@@ -515,7 +525,8 @@ def _cut_groups(cards: list[list[int]]) -> list[list[int]]:
     tot = sum(g)
     if not tot:
         return []
-    n = next(n for n in range(max(g), tot + 1) if 3 * n <= tot <= 4 * n)
+    # the most groups (so the most groups of 3, as the search counts them for parking)
+    n = max(n for n in range(max(g), tot + 1) if 3 * n <= tot <= 4 * n)
     groups: list[list[int]] = [[] for _ in range(n)]
     k = 0
     for s in range(4):
