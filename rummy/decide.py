@@ -12,8 +12,9 @@ to find the automatic consequences); it is the fast path for simulations.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
-from rummy.cards import POINTS, decks_for, format_card, shuffled_deck
+from rummy.cards import POINTS, decks_for, format_card, physical, shuffled_deck
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.errors import GameOverError, IllegalMoveError, NotationError, NotYourTurnError
 from rummy.events import (
@@ -30,7 +31,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import evolve
-from rummy.melds import canonical_table, check_action, format_meld
+from rummy.melds import canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
 from rummy.state import (
@@ -160,29 +161,36 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
 
 
 def _check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
-    """Opening-meld variants of R5.5 (no-ops under the default rules)."""
+    """The opening variants of R5.5 as RULES.md §11 defines them (no-ops by default).
+
+    * ``opening_meld_per_player``: a seat's first meld action of the round must contain at
+      least one complete legal meld made only of cards from that seat's hand; the same
+      action may also lay off and rearrange. Copies being interchangeable (R1.3), a new
+      meld qualifies when its physical cards (a joker as a joker) are all among the cards
+      the action adds.
+    * ``opening_meld_min_points``: the opening action (the round's first, or each seat's
+      first with the variant above) adds at least this many points (R1.5), counting every
+      card it adds, jokers at 25.
+
+    Raises:
+        IllegalMoveError: ``R5.5``, saying which requirement failed.
+    """
     rules = s.rules
-    if rules.opening_meld_per_player and not s.opened[cmd.seat]:
-        remaining = list(cmd.table)
-        for m in s.table:  # every meld of the table must stay untouched
-            for i, nm in enumerate(remaining):
-                if sorted(nm) == sorted(m):
-                    del remaining[i]
-                    break
-            else:
-                changed = " ".join(format_meld(m))
-                raise IllegalMoveError("R5.5", "an opening meld (variant opening_meld_per_player)"
-                                       f" may not change the table's melds: [{changed}] was "
-                                       "changed")
+    per_player = rules.opening_meld_per_player and not s.opened[cmd.seat]
+    if per_player and s.table:  # on an empty table every meld is from the hand
+        pool = Counter(added)
+        if not any(not (Counter(map(physical, m)) - pool) for m in cmd.table):
+            raise IllegalMoveError(
+                "R5.5", "a seat's first meld action of the round (variant "
+                "opening_meld_per_player) must contain at least one complete meld made only "
+                "of cards from the hand; this action only adds cards to the table's melds")
+    if (per_player or not s.table) and rules.opening_meld_min_points:
         points = sum(POINTS[c] for c in added)
         if points < rules.opening_meld_min_points:
-            raise IllegalMoveError("R5.5", f"the opening meld is worth {points} points; it must "
-                                   f"be worth at least {rules.opening_meld_min_points}")
-    elif not s.table and rules.opening_meld_min_points:
-        points = sum(POINTS[c] for c in added)
-        if points < rules.opening_meld_min_points:
-            raise IllegalMoveError("R5.5", f"the first meld of the round is worth {points} points;"
-                                   f" it must be worth at least {rules.opening_meld_min_points}")
+            which = "opening meld action" if per_player else "first meld of the round"
+            raise IllegalMoveError(
+                "R5.5", f"the {which} adds {points} points; it must add at least "
+                f"{rules.opening_meld_min_points} (variant opening_meld_min_points)")
 
 
 def _automatic(s: GameState) -> Event | None:

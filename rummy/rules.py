@@ -13,16 +13,18 @@ from typing import Any
 
 from rummy.errors import InvalidRuleSetError
 
-#: (minimum, maximum) of each integer variant; booleans are listed with ``None``.
+#: (minimum, maximum) of each integer variant (RULES.md §11 "Ranges"); booleans are listed
+#: with ``None``. ``opening_meld_min_points``, for which §11 gives no range, is capped at 500
+#: points: no hand of 20 cards plus 10 draws is worth more.
 _RANGES: dict[str, tuple[int, int] | None] = {
     "target_score": (1, 100_000),
     "knock_threshold": (0, 1000),
     "hand_size": (1, 20),
     "max_draws_per_turn": (1, 10),
-    "undercut_bonus": (0, 1000),
-    "going_out_bonus": (0, 1000),
+    "undercut_bonus": (0, 10_000),
+    "going_out_bonus": (0, 10_000),
     "game_bonus": (0, 10_000),
-    "round_bonus": (0, 1000),
+    "round_bonus": (0, 10_000),
     "round_bonus_for_all": None,
     "opening_meld_per_player": None,
     "opening_meld_min_points": (0, 500),
@@ -43,11 +45,21 @@ class RuleSet:
         game_bonus: bonus for a total of ``target_score`` or more (R9.2).
         round_bonus: bonus per round won for the other players (R9.3).
         round_bonus_for_all: everyone gets the per-round bonus (variant of R9.3).
-        opening_meld_per_player: each player's first meld action of a round must be new
-            melds from their own hand only, leaving the table's melds untouched (variant of
-            R5.5).
-        opening_meld_min_points: the opening meld (the round's first, or each player's with
-            ``opening_meld_per_player``) must add at least this many points (R5.5).
+        opening_meld_per_player: R5.5 applies to each player's first meld action of the
+            round: it must contain at least one complete legal meld made only of cards
+            from that player's hand; the same action may also lay off and rearrange
+            (§11, resolved).
+        opening_meld_min_points: the opening meld action (the round's first, or each
+            player's first with ``opening_meld_per_player``) must add at least this many
+            points (R1.5), counting every card the action adds, jokers at 25 (§11).
+
+    Every value is checked when the rule set is made, however it is made (constructor,
+    :meth:`from_dict`, ``dataclasses.replace``): integers are ``int`` (not ``bool``) within
+    their §11 range, booleans are ``bool``.
+
+    Raises:
+        InvalidRuleSetError: a value of the wrong type or out of range, naming the
+            variant and its range (R11).
     """
 
     target_score: int = 150
@@ -61,6 +73,20 @@ class RuleSet:
     round_bonus_for_all: bool = False
     opening_meld_per_player: bool = False
     opening_meld_min_points: int = 0
+
+    def __post_init__(self) -> None:
+        for name, rng in _RANGES.items():
+            value = getattr(self, name)
+            if rng is None:
+                if not isinstance(value, bool):
+                    raise InvalidRuleSetError(f"rule variant {name} must be true or false, "
+                                              f"got {value!r} (R11)")
+            elif isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidRuleSetError(f"rule variant {name} must be an integer in "
+                                          f"{rng[0]}..{rng[1]}, got {value!r} (R11)")
+            elif not rng[0] <= value <= rng[1]:
+                raise InvalidRuleSetError(f"rule variant {name}={value} is out of range "
+                                          f"{rng[0]}..{rng[1]} (R11)")
 
     def to_dict(self) -> dict[str, Any]:
         """Every variant with its value (JSON-ready)."""
@@ -91,24 +117,14 @@ class RuleSet:
             if rng is None:
                 if isinstance(raw, str) and raw.lower() in ("true", "false", "1", "0"):
                     raw = raw.lower() in ("true", "1")
-                if not isinstance(raw, bool):
-                    raise InvalidRuleSetError(f"rule variant {key} must be true or false, "
-                                              f"got {raw!r} (R11)")
-            else:
-                if isinstance(raw, str):
-                    try:
-                        raw = int(raw)
-                    except ValueError:
-                        raise InvalidRuleSetError(f"rule variant {key} must be an integer, "
-                                                  f"got {raw!r} (R11)") from None
-                if isinstance(raw, bool) or not isinstance(raw, int):
-                    raise InvalidRuleSetError(f"rule variant {key} must be an integer, "
-                                              f"got {raw!r} (R11)")
-                if not rng[0] <= raw <= rng[1]:
-                    raise InvalidRuleSetError(f"rule variant {key}={raw} is out of range "
-                                              f"{rng[0]}..{rng[1]} (R11)")
+            elif isinstance(raw, str):
+                try:
+                    raw = int(raw)
+                except ValueError:
+                    raise InvalidRuleSetError(f"rule variant {key} must be an integer in "
+                                              f"{rng[0]}..{rng[1]}, got {raw!r} (R11)") from None
             values[key] = raw
-        return cls(**values)
+        return cls(**values)  # __post_init__ checks types and ranges
 
     def check_players(self, players: int) -> None:
         """Check the player count (R1.1) and that the deal leaves a stock (R2.2).

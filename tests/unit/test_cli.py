@@ -135,7 +135,7 @@ def test_conformance_cli_summary_and_exit_code(tmp_path):
     res = run("conformance", "tests/conformance/cases/melds.jsonl",
               "tests/conformance/cases/actions.jsonl")
     assert res.returncode == 0
-    assert res.stdout.strip().splitlines()[-1] == "57 passed, 0 failed"
+    assert res.stdout.strip().splitlines()[-1] == "58 passed, 0 failed"
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x-1", "kind": "meld", "rule": "R4.2", "cards": ["8S", "8S", "8H"],'
                    ' "valid": true}\nnot json\n')
@@ -176,3 +176,25 @@ def test_conformance_malformed_cases_fail_cleanly(tmp_path, case):
 def test_simulate_bad_arguments(args, msg):
     res = run(*args)
     assert res.returncode != 0 and msg in res.stderr
+
+
+def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path, monkeypatch,
+                                                                        capsys):
+    # issue 10: a case on which the engine raised aborted the whole file with a traceback
+    import rummy.conformance
+    from rummy.cli import main
+
+    def boom(table, hand):
+        raise RuntimeError("no room to park a wildcard")
+
+    monkeypatch.setattr(rummy.conformance, "_best_points", boom)
+    f = tmp_path / "mixed.jsonl"
+    f.write_text(
+        '{"id": "b-x", "kind": "best_play", "rule": "R5", "table": [], "hand": ["AS"], '
+        '"best_points": 0}\n'
+        '{"id": "m-x", "kind": "meld", "rule": "R4.2", "cards": ["8S", "8H", "8D"], '
+        '"valid": true}\n')
+    assert main(["conformance", str(f)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == "FAIL b-x (best_play, R5): error: RuntimeError: no room to park a wildcard"
+    assert out[-1] == "1 passed, 1 failed"

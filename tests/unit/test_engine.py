@@ -76,8 +76,9 @@ def test_r11_unknown_and_out_of_range_variants_rejected():
     with pytest.raises(InvalidRuleSetError, match="must be an integer"):
         RuleSet.from_dict({"target_score": "lots"})
     assert RuleSet.from_dict({"knock_threshold": "7"}).knock_threshold == 7
-    with pytest.raises(InvalidRuleSetError, match="leaves no stock"):
-        RuleSet(hand_size=27).check_players(2)
+    # 27 cards each would leave no stock; §11 caps hand_size at 20 (5 x 20 < 106)
+    with pytest.raises(InvalidRuleSetError, match=r"hand_size=27 is out of range 1\.\.20"):
+        RuleSet(hand_size=27)
 
 
 def test_r11_rules_recorded_in_first_event():
