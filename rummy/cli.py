@@ -63,12 +63,15 @@ def _lineup(bots: str, players: int) -> list[str]:
 def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict[str, Any]:
     """Worker-process body: play games [start, stop) and return the aggregate as a dict."""
     from rummy.events import dumps
-    from rummy.simulate import Aggregate, game_seed, lineup_for, play_game
+    from rummy.simulate import Aggregate, game_seed, lineup_for, play_or_fail
     bots, seed, start, stop, rules, rotate, events_dir = args
     agg = Aggregate.empty(len(bots))
     for i in range(start, stop):
-        r = play_game(lineup_for(bots, i, rotate), game_seed(seed, i), rules,
-                      record=events_dir is not None)
+        r = play_or_fail(lineup_for(bots, i, rotate), game_seed(seed, i), rules, i,
+                         record=events_dir is not None)
+        if isinstance(r, Aggregate):  # a bot failed: counted as a failed game
+            agg = agg.merge(r)
+            continue
         if events_dir is not None:
             with open(os.path.join(events_dir, f"game-{i:06d}.jsonl"), "w",
                       encoding="utf-8") as f:
@@ -144,6 +147,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         console.print(f"[dim]{args.games / elapsed:.1f} games/s with {jobs} process(es); "
                       f"{rep['steps'] / elapsed:,.0f} engine steps/s[/dim]",
                       highlight=False)
+    if rep["failed_games"]:
+        n = len(rep["failed_games"])
+        print(f"error: {n} of {args.games} game(s) failed (a bot raised or broke a rule); "
+              f"first: game {rep['failed_games'][0]['index']}. Re-run one alone with "
+              f"--replay-game INDEX (same --seed, --bots, --players, --rules)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -152,7 +161,13 @@ def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: 
     from rummy.simulate import game_seed, lineup_for, play_game
     i = args.replay_game
     lineup = lineup_for(bots, i, not args.no_rotate)
-    r = play_game(lineup, game_seed(args.seed, i), rules, record=True)
+    try:
+        r = play_game(lineup, game_seed(args.seed, i), rules, record=True)
+    except Exception as e:  # noqa: BLE001 - a bot failed: say which game and why
+        from rummy.simulate import failure_text
+        print(f"error: game {i} of seed {args.seed} (bots {','.join(lineup)}) failed: "
+              f"{failure_text(e)}", file=sys.stderr)
+        return 1
     console.print(f"game {i} of seed {args.seed}: bots {','.join(lineup)}, game seed {r.seed}, "
                   f"{r.rounds} rounds, final {list(r.final)}, winners {list(r.winners)}")
     if args.events_dir:

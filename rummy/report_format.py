@@ -47,6 +47,16 @@ def render(rep: dict[str, Any], console: Console, title: str = "Balance report")
     s = rep["round_end_share"]
     ends.add_row(_pct(s["knock"]), _pct(s["undercut"]), _pct(s["going_out"]), _pct(s["stock"]))
     console.print(ends)
+    failed = rep.get("failed_games") or []
+    if failed:
+        fails = RichTable(title=f"Failed games ({len(failed)}; not counted above)")
+        fails.add_column("game index", justify="right")
+        fails.add_column("error")
+        for f in failed[:20]:
+            fails.add_row(str(f["index"]), f["error"])
+        if len(failed) > 20:
+            fails.add_row("…", f"{len(failed) - 20} more (see the JSON report)")
+        console.print(fails)
 
 
 def event_line(e: Event) -> str:

@@ -168,11 +168,21 @@ class Aggregate:
     reasons: dict[str, int] = field(default_factory=dict)
     rounds_hist: dict[int, int] = field(default_factory=dict)
     turns_hist: dict[int, int] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, players: int) -> Aggregate:
         """The aggregate of no games."""
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players)
+
+    @classmethod
+    def of_failure(cls, players: int, index: int, error: BaseException | str) -> Aggregate:
+        """The aggregate of game ``index`` that failed (a bot raised or sent an illegal
+        command): it counts in no statistic, only in :attr:`failed`, with the error in one
+        line (``"RuntimeError: ..."``) so that the game can be re-run alone."""
+        text = error if isinstance(error, str) else failure_text(error)
+        return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players,
+                   failed={index: text})
 
     @classmethod
     def of_game(cls, r: GameResult) -> Aggregate:
@@ -225,7 +235,7 @@ class Aggregate:
             _add(self.bot_points_left, other.bot_points_left),
             _add(self.bot_rounds, other.bot_rounds),
             _add(self.reasons, other.reasons), _add(self.rounds_hist, other.rounds_hist),
-            _add(self.turns_hist, other.turns_hist))
+            _add(self.turns_hist, other.turns_hist), {**self.failed, **other.failed})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (histogram keys become strings); inverse of :meth:`from_dict`."""
@@ -241,6 +251,7 @@ class Aggregate:
             "reasons": self.reasons,
             "rounds_hist": {str(k): v for k, v in self.rounds_hist.items()},
             "turns_hist": {str(k): v for k, v in self.turns_hist.items()},
+            "failed": {str(k): v for k, v in sorted(self.failed.items())},
         }
 
     @classmethod
@@ -253,7 +264,8 @@ class Aggregate:
             {b: {int(k): v for k, v in h.items()} for b, h in d["bot_score_hist"].items()},
             dict(d["bot_points_left"]), dict(d["bot_rounds"]), dict(d["reasons"]),
             {int(k): v for k, v in d["rounds_hist"].items()},
-            {int(k): v for k, v in d["turns_hist"].items()})
+            {int(k): v for k, v in d["turns_hist"].items()},
+            {int(k): str(v) for k, v in (d.get("failed") or {}).items()})
 
 
 def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:
@@ -264,13 +276,31 @@ def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:
     return total
 
 
+def failure_text(error: BaseException) -> str:
+    """One line naming a failed game's error: ``"IllegalMoveError: R5.3: ..."``."""
+    return " ".join(f"{type(error).__name__}: {error}".split())[:500]
+
+
+def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: int, *,
+                 record: bool = False) -> GameResult | Aggregate:
+    """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
+    :meth:`Aggregate.of_failure` of game ``index``: one game's failure never loses a
+    batch (issue 10). Only ``Exception`` is caught; ``KeyboardInterrupt`` still stops."""
+    try:
+        return play_game(bots, seed, rules, record=record)
+    except Exception as e:  # noqa: BLE001 - recorded as a failed game, with its error
+        return Aggregate.of_failure(len(bots), index, e)
+
+
 def run_games(bots: Sequence[str], master_seed: int, start: int, stop: int,
               rules: RuleSet | None = None, rotate: bool = True) -> Aggregate:
-    """Play games ``start .. stop-1`` of a batch and return their aggregate (a chunk)."""
+    """Play games ``start .. stop-1`` of a batch and return their aggregate (a chunk).
+
+    A game that fails is counted in ``Aggregate.failed`` (see :func:`play_or_fail`)."""
     agg = Aggregate.empty(len(bots))
     for i in range(start, stop):
-        r = play_game(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules)
-        agg = agg.merge(Aggregate.of_game(r))
+        r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i)
+        agg = agg.merge(r if isinstance(r, Aggregate) else Aggregate.of_game(r))
     return agg
 
 
@@ -303,7 +333,9 @@ def report(agg: Aggregate) -> dict[str, Any]:
     Keys: ``games``, ``rounds_per_game``, ``turns_per_round``, ``seat_win_rate`` (list of
     {rate, low, high, n}), ``bot_win_rate`` ({bot: {...}}), ``bot_mean_score``,
     ``bot_score_hist``, ``bot_mean_points_left`` (per seat-round), ``round_end_share``
-    ({knock, undercut, going_out, stock}: share of rounds), ``rounds_hist``, ``turns_hist``.
+    ({knock, undercut, going_out, stock}: share of rounds), ``rounds_hist``, ``turns_hist``,
+    ``failed_games`` (``[{index, error}]``, by index: games in which a bot failed; they
+    count in no other figure, and ``games`` does not include them).
     """
     g = agg.games
     seat_rates = []
@@ -338,4 +370,5 @@ def report(agg: Aggregate) -> dict[str, Any]:
         "rounds_hist": dict(sorted(agg.rounds_hist.items())),
         "turns_hist": dict(sorted(agg.turns_hist.items())),
         "steps": agg.steps,
+        "failed_games": [{"index": i, "error": e} for i, e in sorted(agg.failed.items())],
     }

@@ -488,12 +488,17 @@ def _park(melds: list[list[int]], n: int) -> None:
         RuntimeError: no place was found (a solver bug: the search promised one).
     """
     while n:
-        seq = next((m for m in melds if (ln := _line(m)) is not None and len(m) < 13), None)
-        if seq is not None:
-            suit, lo, hi = _line(seq)  # type: ignore[misc]
-            p = hi + 1 if hi < 13 else lo - 1
-            seq.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
-            n -= 1
+        for seq in melds:
+            ln = _line(seq) if len(seq) < 13 else None
+            if ln is not None:
+                suit, lo, hi = ln
+                p = hi + 1 if hi < 13 else lo - 1
+                seq.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
+                n -= 1
+                break
+        else:
+            ln = None
+        if ln is not None:
             continue
         full = next((m for m in melds if _line(m) is not None), None)
         if full is None:

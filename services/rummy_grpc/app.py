@@ -571,26 +571,8 @@ class GameApp:
                     break
                 seat = state.turn
                 bot = make_bot(spec["strategy"], _bot_seed(game_id, seat, state.version))
-                try:
-                    if spec["strategy"] in INLINE_BOTS:
-                        cmd = bot.act(view(state, seat))
-                    else:  # a searching bot: keep the event loop serving other games
-                        cmd = await asyncio.to_thread(bot.act, view(state, seat))
-                except Exception:  # a bot bug must not fail the human's command
-                    log.exception("bot %s failed in game %s", spec["strategy"], game_id)
-                    metrics.COMMANDS_TOTAL.labels("unknown", "bot_error").inc()
-                    break
-                kind = type(cmd).__name__.lower().replace("endturn", "end_turn")
-                t0 = time.perf_counter()
-                try:
-                    new_state, events = step(state, cmd)
-                except RummyError:  # a bot bug: never append it; stop driving this game
-                    log.exception("bot %s made an illegal move in game %s", spec["strategy"],
-                                  game_id)
-                    metrics.COMMANDS_TOTAL.labels(kind, "bot_error").inc()
-                    break
-                finally:
-                    metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
+                new_state, events, kind = await self._bot_move(game_id, spec["strategy"], bot,
+                                                               state)
                 try:
                     result = await self._append(game_id, events, state.version,
                                                 request_id=f"bot:{state.version}",
@@ -616,6 +598,39 @@ class GameApp:
             if state_over and state_over[0].phase == GAME_OVER:
                 self._locks.pop(game_id, None)
         return out
+
+    async def _bot_move(self, game_id: str, strategy: str, bot: Any,
+                        state: GameState) -> tuple[GameState, list[Event], str]:
+        """The bot's move in ``state`` as ``(new state, events, command kind)``.
+
+        A bot that raises, or proposes a move the rules refuse, must not stop the game
+        (issue 10): the seat plays the phase's default move instead (draw, pass, end_turn,
+        as a turn timer would), the failure is logged with the game id and counted in
+        ``rummy_bot_failures_total``.
+        """
+        seat = state.turn
+        reason = "raised"
+        try:
+            if strategy in INLINE_BOTS:
+                cmd = bot.act(view(state, seat))
+            else:  # a searching bot: keep the event loop serving other games
+                cmd = await asyncio.to_thread(bot.act, view(state, seat))
+            reason = "illegal_move"
+            kind = type(cmd).__name__.lower().replace("endturn", "end_turn")
+            t0 = time.perf_counter()
+            try:
+                new_state, events = step(state, cmd)
+            finally:
+                metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
+            return new_state, events, kind
+        except Exception:  # noqa: BLE001 - any bot bug: the default move keeps the game going
+            kind = _DEFAULT_MOVE[state.phase]
+            log.exception("bot %s at seat %d of game %s failed (%s) at version %d; playing "
+                          "the default move %s", strategy, seat, game_id, reason,
+                          state.version, kind)
+            metrics.BOT_FAILURES_TOTAL.labels(strategy, reason).inc()
+            new_state, events = step(state, _command(kind, seat, None))
+            return new_state, events, kind
 
     # ------------------------------------------------------------------ timers
 

@@ -23,6 +23,11 @@ COMMANDS_TOTAL = Counter(
     "rummy_commands_total",
     "Commands handled, by command kind and outcome (ok, illegal_move, version_conflict, ...).",
     ["command", "outcome"])
+BOT_FAILURES_TOTAL = Counter(
+    "rummy_bot_failures_total",
+    "Bot moves that failed (the bot raised, or proposed a move the rules refuse) and were "
+    "replaced by the phase's default move (draw, pass, end_turn), by bot strategy and why.",
+    ["strategy", "reason"])
 EVENTS_APPENDED_TOTAL = Counter(
     "rummy_events_appended_total", "Events appended to the event store, by event type.",
     ["type"])

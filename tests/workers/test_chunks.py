@@ -170,3 +170,24 @@ def test_expand_bots_cycles_like_rummy_simulate() -> None:
     assert expand_bots(["random"], 3) == ("random",) * 3
     with pytest.raises(ValueError):
         expand_bots(["a", "b", "c"], 2)
+
+
+def test_a_failing_bot_is_a_failed_game_not_a_lost_chunk(monkeypatch) -> None:
+    # issue 10: on Celery, a game whose bot raises is recorded as failed (index and error)
+    from rummy.bots import BOTS
+    from tests.unit.test_failed_games import CrashyBot
+
+    monkeypatch.setitem(BOTS, "crashy", CrashyBot)
+    spec = BatchSpec(games=12, bots=("crashy", "random"), seed=11, chunk_size=12)
+    got = compute_chunk(spec, 0)
+    local = run_games(spec.bots, 11, 0, 12)
+    assert local.failed and got["a"] == local.to_dict()
+    assert got["a"]["failed"] == {str(i): "RuntimeError: no room to park a wildcard"
+                                  for i in sorted(local.failed)}
+    ab = BatchSpec(games=12, bots=("crashy", "random"), seed=11, chunk_size=12,
+                   compare_bots=("random", "random"))
+    got = compute_chunk(ab, 0)
+    assert got["a"]["failed"] and not got["b"]["failed"]
+    assert got["paired"]["games"] == 12 - len(got["a"]["failed"])
+    rep = batch_report(ab, merge_results(2, [got]))
+    assert [f["index"] for f in rep["a"]["failed_games"]] == sorted(local.failed)

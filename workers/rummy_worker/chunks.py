@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rummy.simulate import Aggregate, GameResult, game_seed, lineup_for, play_game
+from rummy.simulate import Aggregate, GameResult, game_seed, lineup_for, play_game, play_or_fail
 from rummy_worker.batches import BatchSpec
 from rummy_worker.paired import Paired, game_vector
 
@@ -53,6 +53,10 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
         batch, ``"b"`` (variant B's aggregate) and ``"paired"`` (``Paired.to_dict()``).
         Deterministic: the same spec and index always give the same dict.
 
+    A game in which a bot raises is not an error of the chunk: it is counted in the
+    aggregate's ``failed`` (index and error) and left out of every figure, and, in an A/B
+    batch, out of the paired comparison (issue 10).
+
     Raises:
         IndexError: no such chunk. ValueError: an invalid spec. Whatever a hook raises.
     """
@@ -69,14 +73,18 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
         results: dict[str, GameResult] = {}
         for v in variants:
             t0 = time.perf_counter()
-            r = play_game(lineup_for(lineups[v], i, spec.rotate), seed, rules[v], record=record)
+            r = play_or_fail(lineup_for(lineups[v], i, spec.rotate), seed, rules[v], i,
+                             record=record)
+            if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost chunk
+                aggs[v] = aggs[v].merge(r)
+                continue
             if on_game is not None:
                 on_game(r, time.perf_counter() - t0)
             if record and recorder is not None:
                 recorder(i, v, r)
             aggs[v] = aggs[v].merge(Aggregate.of_game(r))
             results[v] = r
-        if paired is not None:
+        if paired is not None and len(results) == 2:  # both variants finished
             paired = paired.merge(Paired.of_vector(
                 n, game_vector(results["a"], results["b"], i, spec.rotate)))
     out: dict[str, Any] = {"chunk": index, "start": start, "stop": stop,

@@ -287,6 +287,14 @@ def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
         from rich.console import Console
 
         output.render_terminal(doc, Console())
+    rep = doc["report"]
+    failed = [f for r in ([rep["a"], rep["b"]] if "compare" in rep else [rep])
+              for f in r.get("failed_games", [])]
+    if failed:
+        print(f"error: {len(failed)} game(s) of batch {batch_id} failed (a bot raised or "
+              f"broke a rule); first: game {failed[0]['index']}: {failed[0]['error']}. "
+              f"Re-run one with `rummy batch replay-game {batch_id} INDEX`", file=sys.stderr)
+        return 1
     return 0
 
 

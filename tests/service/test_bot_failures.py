@@ -1,0 +1,68 @@
+"""A server bot seat that fails keeps playing (issue 10): it plays the phase's default move
+(draw, pass, end_turn), the failure is logged with the game id and counted in
+``rummy_bot_failures_total``. Real server, real Redis."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from prometheus_client import REGISTRY
+from rummy_api.v1 import game_service_pb2 as pb
+
+from rummy.bots import BOTS
+from rummy.bots.random_bot import RandomBot
+from rummy.commands import Meld
+from rummy.events import from_dict
+from rummy.evolve import replay
+from rummy.melds import parse_table
+
+from .conftest import bots
+
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
+
+
+class RaisingBot(RandomBot):
+    """Raises on every action (as the solver did on a 13-card sequence, issue 10)."""
+
+    def act(self, view):
+        raise RuntimeError("no room to park a wildcard")
+
+
+class IllegalBot(RandomBot):
+    """Proposes a meld the rules refuse whenever it may meld, else plays as random."""
+
+    def act(self, view):
+        cmd = super().act(view)
+        if view.phase == "meld_or_pass":
+            return Meld(view.seat, parse_table("5S 6S 8S"))
+        return cmd
+
+
+def _failures(strategy: str, reason: str) -> float:
+    return REGISTRY.get_sample_value("rummy_bot_failures_total",
+                                     {"strategy": strategy, "reason": reason}) or 0.0
+
+
+@pytest.mark.parametrize("name, cls, reason", [("raising", RaisingBot, "raised"),
+                                               ("illegal", IllegalBot, "illegal_move")])
+async def test_a_failing_bot_seat_plays_the_default_move_and_the_game_ends(
+        running, store, monkeypatch, caplog, name, cls, reason):
+    monkeypatch.setitem(BOTS, name, cls)
+    before = _failures(name, reason)
+    caplog.set_level(logging.ERROR)
+    created = await running.stub.CreateGame(pb.CreateGameRequest(
+        seats=bots(name, "basic"), variants={"target_score": "40"}, seed=5))
+    seen = []
+    async for msg in running.stub.StreamEvents(pb.StreamEventsRequest(game_id=created.game_id)):
+        seen.append(msg.event)
+    assert seen[-1].type == "GameEnded"
+    stored = await store.read(created.game_id)
+    state = replay(from_dict(e.data) for e in stored)
+    assert state is not None and state.is_over  # the log replays (I4)
+    assert _failures(name, reason) > before
+    assert any(created.game_id in r.getMessage() and "default move" in r.getMessage()
+               for r in caplog.records)
+    # the failing seat never melded: only draws, passes and turn ends
+    melds = [e for e in stored if e.data["type"] == "Melded" and e.data["seat"] == 0]
+    assert melds == []
