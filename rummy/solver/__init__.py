@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
-from rummy.melds import Meld, Table, canonical_table, table_text
+from rummy.melds import Meld, Table, canonical_meld, table_text
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
 
@@ -51,13 +51,19 @@ class Play:
     optimal: bool = True
 
 
-def _cost_vectors(objective: str) -> tuple[list[int], int]:
+_COSTS: dict[str, tuple[tuple[int, ...], int]] = {
+    "points": (tuple(POINTS[c] * _PTS_W + 1 for c in range(52)), 25 * _PTS_W + 1),
+    "cards": (tuple(_CARDS_W + POINTS[c] for c in range(52)), _CARDS_W + 25),
+}
+
+
+def _cost_vectors(objective: str) -> tuple[tuple[int, ...], int]:
     """Cost of leaving each real card 0..51, and a joker, in the hand (see search.py)."""
-    if objective == "points":
-        return [POINTS[c] * _PTS_W + 1 for c in range(52)], 25 * _PTS_W + 1
-    if objective == "cards":
-        return [_CARDS_W + POINTS[c] for c in range(52)], _CARDS_W + 25
-    raise ValueError(f"objective must be one of {_OBJECTIVES}, got {objective!r}")
+    try:
+        return _COSTS[objective]
+    except (KeyError, TypeError):
+        raise ValueError(f"objective must be one of {_OBJECTIVES}, "
+                         f"got {objective!r}") from None
 
 
 def _templates_by_card() -> tuple[tuple[tuple[int, ...], ...], ...]:
@@ -296,7 +302,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         table = [tuple(_mirrored(c) for c in m) for m in table]
         hand = tuple(_mirrored(c) for c in hand)
         keep = tuple(_mirrored(c) for c in keep)
-        cost = [cost[_MIRROR[c]] for c in range(52)]
+        cost = tuple(cost[_MIRROR[c]] for c in range(52))
     used = 0
     melds = table
     table_cards = [c for m in melds for c in m]
@@ -373,17 +379,29 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         - sum(before.values())
     added = list((new_real - real_table).elements()) + [JOKER] * jokers_added
     if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
-        new_table = [tuple(_mirrored(c) for c in m) for m in new_table]
         added = [_mirrored(c) for c in added]
-    play = Play(table=canonical_table(new_table), cards=tuple(sorted(added)),
+        # a sequence read backwards is in order again (2 <-> K, ...); a group stays
+        new_table = [_mirror_meld(m) for m in new_table]
+    # every meld is in display order already (_build_table), but a 13-card sequence, whose
+    # ace the sweep may put last (R4.5 puts it first)
+    new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
+    play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
                 points=sum(POINTS[c] for c in added), optimal=not exceeded)
     return Solution(play, not exceeded)
+
+
+def _mirror_meld(m: Meld) -> Meld:
+    """The mirror image of a meld in display order, in display order (R4.5)."""
+    out = tuple(_mirrored(c) for c in m)
+    a, b = (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in out[:2])
+    return out if a % 13 == b % 13 else out[::-1]
 
 
 def _build_table(search: Search | compiled.CompiledSearch,
                  steps: list[tuple[int, tuple[int, ...]]], end: int,
                  before: Counter[int], freed: dict[int, int]) -> list[Meld]:
-    """Turn the traced decisions into table melds with physical cards.
+    """Turn the traced decisions into table melds with physical cards, each in display
+    order (R4.5; a 13-card sequence may have its ace last).
 
     Sequences are tracked explicitly (oldest first, so the oldest stop first), groups are
     cut per position (each suit is left out of ``G - g`` distinct groups).
@@ -398,20 +416,21 @@ def _build_table(search: Search | compiled.CompiledSearch,
     group_cards: list[list[int]] = [[], [], [], []]
     mand = search.mand
     joker = TABLE_JOKER_BASE
-    for i, (ou, h, j, t, nb, g) in steps:
-        pos = i >> 2
+    zero = (0, 0, 0, 0, 0, 0)
+    for i, d in steps:
         s = i & 3
-        card = s * 13 + (pos if pos < 13 else 0)
-        sr = short_runs[s]
-        lr = long_runs[s]
-        if not (ou or h or j or t or nb or g or sr or lr) and (pos == 13 or not mand[card]):
+        pos = i >> 2
+        if d == zero and not short_runs[s] and not long_runs[s] and (
+                pos == 13 or not mand[s * 13 + pos]):
             # nothing placed at this step (its card has no copy on the new table)
             if s == 3 and pos < 13 and (group_cards[0] or group_cards[1] or group_cards[2]):
                 done.extend(_cut_groups(group_cards))
                 group_cards = [[], [], [], []]
-            elif s != 3 or pos == 13:
-                group_cards[s] = []
             continue
+        ou, h, j, t, nb, g = d
+        card = s * 13 + (pos if pos < 13 else 0)
+        sr = short_runs[s]
+        lr = long_runs[s]
         if pos < 13:
             m = mand[card]
             k = kept.get(card, 0)
@@ -459,8 +478,8 @@ def _build_table(search: Search | compiled.CompiledSearch,
             melds_l.extend((r[:7], r[7:]))
         else:
             melds_l.append(r)
-    _park(melds_l, search.parked(end))
-    return [tuple(m) for m in melds_l]
+    parked = _park(melds_l, search.parked(end))
+    return [canonical_meld(m) if id(m) in parked else tuple(m) for m in melds_l]
 
 
 def _line(m: list[int]) -> tuple[int, int, int] | None:
@@ -474,7 +493,7 @@ def _line(m: list[int]) -> tuple[int, int, int] | None:
     return eff[0] // 13, pos[0], pos[-1]
 
 
-def _park(melds: list[list[int]], n: int) -> None:
+def _park(melds: list[list[int]], n: int) -> set[int]:
     """Add ``n`` wildcards to ``melds`` (legal melds, changed in place) where they keep
     every meld legal, as :meth:`Search.finish` counts them (R4.4, R5.6, R5.9).
 
@@ -484,9 +503,13 @@ def _park(melds: list[list[int]], n: int) -> None:
     highest card, or below its lowest when it ends with the high ace), one of 13 cards
     (A..K, no free end, R4.3) after it is cut into legal pieces of 6 and 7 cards.
 
+    Returns:
+        The ``id`` of every meld it changed or added (no longer in display order).
+
     Raises:
         RuntimeError: no place was found (a solver bug: the search promised one).
     """
+    touched: set[int] = set()
     while n:
         for seq in melds:
             ln = _line(seq) if len(seq) < 13 else None
@@ -494,6 +517,7 @@ def _park(melds: list[list[int]], n: int) -> None:
                 suit, lo, hi = ln
                 p = hi + 1 if hi < 13 else lo - 1
                 seq.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
+                touched.add(id(seq))
                 n -= 1
                 break
         else:
@@ -508,6 +532,7 @@ def _park(melds: list[list[int]], n: int) -> None:
         ordered = sorted(full, key=lambda c: (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE
                                               else c) % 13)
         melds.extend((ordered[:6], ordered[6:]))
+        touched.update((id(melds[-2]), id(melds[-1])))
     if n >= 3:
         melds.append([TABLE_JOKER_BASE + r for r in range(n)])  # *AS *2S *3S ...
         n = 0
@@ -517,10 +542,12 @@ def _park(melds: list[list[int]], n: int) -> None:
                 eff = [c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in m]
                 suit = next(s for s in range(4) if all(e // 13 != s for e in eff))
                 m.append(TABLE_JOKER_BASE + suit * 13 + eff[0] % 13)
+                touched.add(id(m))
                 n -= 1
                 break
         else:
             raise RuntimeError("no room to park a wildcard")
+    return touched
 
 
 def _cut_groups(cards: list[list[int]]) -> list[list[int]]:

@@ -78,6 +78,77 @@ for (_tot, _mx) in _GROUPS_OK:
 
 
 
+@_jit
+def _tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: Any,
+            gok: Any, threes: Any) -> Any:
+    """The flat table of a search and its dead-card bounds (``CompiledSearch.__init__``):
+    the same values as :class:`rummy.solver.search.Search` builds, in one compiled call.
+
+    Args: ``mand``, ``opt``, ``cost``: int64[52] by card (suit * 13 + rank); ``dead``:
+    int64[D, 52], the dead-card costs with 0..D-1 wildcards left; ``gok``/``threes``: the
+    group tables. Returns ``(flat, lower, wants_relaxed)``.
+    """
+    flat = np.zeros(_T_SIZE, np.int64)
+    cap = np.zeros((4, 16), np.int64)
+    for s in range(4):
+        for p in range(13):
+            cap[s, p] = mand[s * 13 + p] + opt[s * 13 + p]
+        cap[s, 13] = cap[s, 0]
+    for p in range(13):
+        for s in range(4):
+            c = s * 13 + p
+            r = (p * 4 + s) * 6
+            flat[r] = mand[c]
+            flat[r + 1] = opt[c]
+            flat[r + 2] = cost[c]
+            flat[r + 3] = cap[s, p + 1]
+            flat[r + 4] = cap[s, p + 2]
+            later = 0
+            for s2 in range(s + 1, 4):
+                later += cap[s2, p]
+            flat[r + 5] = later
+            if cap[s, p] == 0:
+                flat[_O_EMPTY + p * 4 + s] = 1
+    for s in range(4):
+        for p in range(16):
+            flat[_O_CAP + s * 16 + p] = cap[s, p]
+    relaxed = 0
+    for s in range(4):
+        a = cap[s, 0] if cap[s, 0] < 3 else 3
+        b = (cap[s, 11] if cap[s, 11] < cap[s, 12] else cap[s, 12]) + wild
+        flat[_O_HMAX + s] = a if a < b else b
+        if flat[_O_HMAX + s]:
+            relaxed += 1
+    if wild:
+        ex = np.zeros((4, 4), np.int64)
+        for s in range(4):
+            for r in range(4):
+                e = 0
+                if r > cap[s, 11]:
+                    e += r - cap[s, 11]
+                if r > cap[s, 12]:
+                    e += r - cap[s, 12]
+                ex[s, r] = e
+        for r3 in range(4):
+            for r2 in range(4):
+                for r1 in range(4):
+                    for r0 in range(4):
+                        flat[_O_NEED + r3 * 64 + r2 * 16 + r1 * 4 + r0] = \
+                            ex[3, r3] + ex[2, r2] + ex[1, r1] + ex[0, r0]
+    for i in range(256):
+        flat[_O_GOK + i] = gok[i]
+        flat[_O_THREES + i] = threes[i]
+    flat[_O_FILL] = fill
+    lower = np.zeros((dead.shape[0], 4, 19), np.int64)
+    for d in range(dead.shape[0]):
+        for s in range(4):
+            acc = 0
+            for p in range(12, -1, -1):
+                acc += dead[d, s * 13 + p]
+                lower[d, s, p] = acc
+    return flat, lower, relaxed >= 2
+
+
 #: :func:`rummy.solver.search.groups_short`, compiled from the same source
 _groups_short = _jit(groups_short)
 

@@ -85,43 +85,15 @@ class CompiledSearch:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
-        # the tables of Search.__init__, built with numpy (same values: the tests hold the
-        # two backends to the same plays)
-        m = np.array(mand, dtype=np.int64).reshape(4, 13)
-        o = np.array(opt, dtype=np.int64).reshape(4, 13)
-        u = np.array(cost, dtype=np.int64).reshape(4, 13)
-        cap = np.zeros((4, 16), dtype=np.int64)
-        cap[:, :13] = m + o
-        cap[:, 13] = cap[:, 0]
-        high_max = np.minimum(np.minimum(cap[:, 0], 3),
-                              np.minimum(cap[:, 11], cap[:, 12]) + wild)
-        later = np.cumsum(cap[::-1], axis=0)[::-1] - cap  # copies in the suits after s
-        info = np.empty((52, 6), dtype=np.int64)  # row pos * 4 + suit
-        info[:, 0] = m.T.ravel()
-        info[:, 1] = o.T.ravel()
-        info[:, 2] = u.T.ravel()
-        info[:, 3] = cap[:, 1:14].T.ravel()
-        info[:, 4] = cap[:, 2:15].T.ravel()
-        info[:, 5] = later[:, :13].T.ravel()
-        empty = np.zeros(56, dtype=np.int64)
-        empty[:52] = cap[:, :13].T.ravel() == 0
-        high_need = np.zeros(256, dtype=np.int64)
-        if wild:
-            r = np.arange(4)
-            ex = (np.maximum(0, r[None, :] - cap[:, 11:12])
-                  + np.maximum(0, r[None, :] - cap[:, 12:13]))  # [suit][reserved]
-            high_need = (ex[3][:, None, None, None] + ex[2][None, :, None, None]
-                         + ex[1][None, None, :, None] + ex[0][None, None, None, :]).ravel()
-        lower = np.zeros((len(dead_costs), 4, 19), dtype=np.int64)
-        if len(dead_costs):
-            dead = np.array(dead_costs, dtype=np.int64).reshape(len(dead_costs), 4, 13)
-            lower[:, :, :13] = np.cumsum(dead[:, :, ::-1], axis=2)[:, :, ::-1]
-        flat = np.concatenate((info.ravel(), cap.ravel(), high_max, high_need,
-                               k._GROUPS_TABLE, k._THREES_TABLE, empty,
-                               np.array([1 if fill else 0], dtype=np.int64)))
-        assert flat.shape[0] == k._T_SIZE
+        # the tables of Search.__init__, built in one compiled call (same values: the tests
+        # hold the two backends to the same plays)
+        i64 = np.int64
+        dead = (np.array(dead_costs, dtype=i64).reshape(len(dead_costs), 52) if dead_costs
+                else np.zeros((0, 52), dtype=i64))
+        flat, lower, wants_relaxed = k._tables(
+            np.array(mand, dtype=i64), np.array(opt, dtype=i64), np.array(cost, dtype=i64),
+            wild, 1 if fill else 0, dead, k._GROUPS_TABLE, k._THREES_TABLE)
         self._params = (flat, lower)
-        wants_relaxed = int(np.count_nonzero(high_max)) >= 2
         limit = -1 if node_limit is None else min(node_limit, 1 << 62)
         self._cnt = np.array([0, 0, 0, limit, wcost,
                               0, 0, 0, 1 if wants_relaxed else 0, 0,
