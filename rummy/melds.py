@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 from rummy.cards import (
     JOKER,
@@ -204,11 +205,16 @@ def pack(cards: Iterable[int]) -> int:
 
 
 def unpack(packed: int) -> list[int]:
-    """Inverse of :func:`pack`: the physical cards (0..52), ascending."""
+    """Inverse of :func:`pack`: the physical cards (0..52), ascending.
+
+    Visits only the non-empty fields (a meld action adds a few cards), lowest first.
+    """
     out: list[int] = []
-    for card, n in enumerate(packed.to_bytes(53, "little")):  # one byte per 8-bit field
-        if n:
-            out += [card] * n
+    while packed:
+        card = ((packed & -packed).bit_length() - 1) >> 3  # the lowest non-empty field
+        shift = card * _FIELD
+        out += [card] * ((packed >> shift) & _FMASK)
+        packed &= ~(_FMASK << shift)
     return out
 
 
@@ -335,7 +341,7 @@ def check_action(
         sums = [sum(map(get, m)) for m in changed]
     except TypeError:  # a non-integer card between the smallest and largest
         raise NotationError(f"not a table of cards: {new_table!r}"[:200]) from None
-    old_all = sum([sum(map(get, m)) for m in gone])
+    old_all = sum(map(get, chain.from_iterable(gone)))
     new_all = sum(sums)
     if new_all >= _UNDECLARED_BIT:
         raise NotationError(_UNDECLARED, token="*")

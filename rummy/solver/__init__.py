@@ -407,6 +407,14 @@ def _build_table(search: Search | compiled.CompiledSearch,
     cut per position (each suit is left out of ``G - g`` distinct groups).
     """
     kept = {c: before[c] - freed.get(c, 0) for c in before}
+    compiled_melds = getattr(search, "melds", None)
+    if compiled_melds is not None:  # the same sweep, compiled
+        kept_v = [0] * 52
+        for c, k in kept.items():
+            kept_v[c] = k
+        built = compiled_melds(kept_v)
+        if built is not None:
+            return _finish_melds(built, search.parked(end))
     reserved: dict[int, list[int]] = {}
     # per suit, the open sequences (physical cards), oldest first: those with fewer than 3
     # cards (they must go on) and the others
@@ -471,6 +479,12 @@ def _build_table(search: Search | compiled.CompiledSearch,
     for s in range(4):
         done.extend(short_runs[s])
         done.extend(long_runs[s])
+    return _finish_melds(done, search.parked(end))
+
+
+def _finish_melds(done: list[list[int]], wildcards: int) -> list[Meld]:
+    """The melds of the sweep as table melds: A..K..A cut in two, ``wildcards`` parked,
+    each meld in display order (a 13-card sequence may have its ace last)."""
     # A..K..A (14 cards) is two legal sequences (R4.3); split before parking wildcards
     melds_l: list[list[int]] = []
     for r in done:
@@ -478,7 +492,7 @@ def _build_table(search: Search | compiled.CompiledSearch,
             melds_l.extend((r[:7], r[7:]))
         else:
             melds_l.append(r)
-    parked = _park(melds_l, search.parked(end))
+    parked = _park(melds_l, wildcards)
     return [canonical_meld(m) if id(m) in parked else tuple(m) for m in melds_l]
 
 

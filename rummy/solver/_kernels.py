@@ -765,3 +765,201 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     elif end >= 0:
         cnt[6] = end
     return value
+
+
+#: capacity of the compiled table builder (:func:`_build`): open or finished sequences
+#: (runs), and cards on the new table; a larger table makes it give up (the caller then
+#: builds the table in Python, the same way)
+_MAX_RUNS = 256
+_MAX_CARDS = 1024
+
+
+@_jit
+def _build(rows: Any, mand: Any, kept: Any) -> Any:  # noqa: C901
+    """:func:`rummy.solver._build_table`'s sweep, compiled: the traced decisions ``rows``
+    (int64[56, 6]: ou, h, j, t, nb, g per step) turned into melds of table cards, in the
+    same order and with the same cards as the Python builder.
+
+    ``mand``: int64[52] mandatory copies; ``kept``: int64[52] table jokers that keep their
+    declared card (changed in place). Returns ``(cards, lens, n)``: meld ``i`` is
+    ``cards[sum(lens[:i]) : sum(lens[:i + 1])]``; ``n`` is -1 when a capacity ran out.
+    """
+    joker = 53
+    run_cards = np.zeros((_MAX_RUNS, 14), np.int64)
+    run_len = np.zeros(_MAX_RUNS, np.int64)
+    n_runs = 0
+    short = np.zeros((4, _MAX_RUNS), np.int64)  # per suit: open runs of 1-2 cards, in order
+    n_short = np.zeros(4, np.int64)
+    long_ = np.zeros((4, _MAX_RUNS), np.int64)  # per suit: open runs of 3+ cards
+    n_long = np.zeros(4, np.int64)
+    new_short = np.zeros(_MAX_RUNS, np.int64)
+    new_long = np.zeros(_MAX_RUNS, np.int64)
+    reserved = np.zeros((4, 8), np.int64)
+    n_res = np.zeros(4, np.int64)
+    gcards = np.zeros((4, 8), np.int64)
+    n_g = np.zeros(4, np.int64)
+    copies = np.zeros(64, np.int64)
+    out = np.zeros(_MAX_CARDS, np.int64)
+    lens = np.zeros(_MAX_CARDS, np.int64)
+    n_out = 0
+    n_melds = 0
+    for i in range(56):
+        s = i & 3
+        pos = i >> 2
+        ou = rows[i, 0]
+        h = rows[i, 1]
+        j = rows[i, 2]
+        t = rows[i, 3]
+        nb = rows[i, 4]
+        g = rows[i, 5]
+        empty = (ou == 0 and h == 0 and j == 0 and t == 0 and nb == 0 and g == 0
+                 and n_short[s] == 0 and n_long[s] == 0
+                 and (pos == 13 or mand[s * 13 + pos] == 0))
+        nc = 0
+        if not empty:
+            card = s * 13 + (pos if pos < 13 else 0)
+            if pos < 13:
+                m = mand[card]
+                k = kept[card]
+                if k > m:
+                    k = m
+                if k + m - k + ou + j > 64:
+                    return out, lens, -1
+                for _ in range(k):
+                    copies[nc] = joker + card
+                    nc += 1
+                for _ in range(m - k + ou):
+                    copies[nc] = card
+                    nc += 1
+                if pos == 0 and h:
+                    if h > 8:
+                        return out, lens, -1
+                    for q in range(h):
+                        reserved[s, q] = copies[nc - h + q]
+                    n_res[s] = h
+                    nc -= h
+                kept[card] -= k
+            else:
+                for q in range(n_res[s]):
+                    copies[nc] = reserved[s, q]
+                    nc += 1
+                n_res[s] = 0
+            if nc + j > 64:
+                return out, lens, -1
+            for _ in range(j):
+                copies[nc] = joker + card
+                nc += 1
+            # the oldest long sequences stop; the newest t continue
+            stop = n_long[s] - t
+            if stop > 0:
+                for q in range(stop):
+                    r = long_[s, q]
+                    if n_out + run_len[r] > _MAX_CARDS:
+                        return out, lens, -1
+                    for x in range(run_len[r]):
+                        out[n_out] = run_cards[r, x]
+                        n_out += 1
+                    lens[n_melds] = run_len[r]
+                    n_melds += 1
+                for q in range(stop, n_long[s]):
+                    long_[s, q - stop] = long_[s, q]
+                n_long[s] -= stop
+            ns = 0
+            nl = 0
+            for q in range(n_short[s]):
+                r = short[s, q]
+                nc -= 1
+                run_cards[r, run_len[r]] = copies[nc]
+                run_len[r] += 1
+                if run_len[r] >= 3:
+                    new_long[nl] = r
+                    nl += 1
+                else:
+                    new_short[ns] = r
+                    ns += 1
+            for q in range(n_long[s]):
+                r = long_[s, q]
+                nc -= 1
+                if run_len[r] >= 14:
+                    return out, lens, -1
+                run_cards[r, run_len[r]] = copies[nc]
+                run_len[r] += 1
+                new_long[nl] = r
+                nl += 1
+            for _ in range(nb):
+                if n_runs >= _MAX_RUNS:
+                    return out, lens, -1
+                nc -= 1
+                run_cards[n_runs, 0] = copies[nc]
+                run_len[n_runs] = 1
+                new_short[ns] = n_runs
+                ns += 1
+                n_runs += 1
+            for q in range(ns):
+                short[s, q] = new_short[q]
+            n_short[s] = ns
+            for q in range(nl):
+                long_[s, q] = new_long[q]
+            n_long[s] = nl
+            if g > 8:
+                return out, lens, -1
+            for q in range(g):
+                nc -= 1
+                gcards[s, q] = copies[nc]
+            n_g[s] = g
+            if nc != 0:
+                return out, lens, -1
+        if s == 3 and pos < 13 and (n_g[0] or n_g[1] or n_g[2] or n_g[3]):
+            # _cut_groups: the most groups n; suit s is left out of n - g[s] of them
+            tot = n_g[0] + n_g[1] + n_g[2] + n_g[3]
+            mx = max(max(n_g[0], n_g[1]), max(n_g[2], n_g[3]))
+            n = -1
+            for cand in range(mx, tot + 1):
+                if 3 * cand <= tot <= 4 * cand:
+                    n = cand
+            if n < 0 or n_out + tot > _MAX_CARDS or n_melds + n > _MAX_CARDS:
+                return out, lens, -1
+            first = n_out
+            glen = np.zeros(16, np.int64)
+            gbuf = np.zeros((16, 4), np.int64)
+            kk = 0
+            for s2 in range(4):
+                skip_lo = kk
+                skip_hi = kk + n - n_g[s2]
+                kk = skip_hi
+                for gi in range(n):
+                    if not skip_lo <= gi < skip_hi:
+                        n_g[s2] -= 1
+                        gbuf[gi, glen[gi]] = gcards[s2, n_g[s2]]
+                        glen[gi] += 1
+            for gi in range(n):
+                for x in range(glen[gi]):
+                    out[n_out] = gbuf[gi, x]
+                    n_out += 1
+                lens[n_melds] = glen[gi]
+                n_melds += 1
+            if n_out - first != tot:
+                return out, lens, -1
+            for s2 in range(4):
+                n_g[s2] = 0
+        elif s == 3 and pos < 13:
+            for s2 in range(4):
+                n_g[s2] = 0
+    for s in range(4):
+        for q in range(n_short[s]):
+            r = short[s, q]
+            for x in range(run_len[r]):
+                out[n_out] = run_cards[r, x]
+                n_out += 1
+            lens[n_melds] = run_len[r]
+            n_melds += 1
+        for q in range(n_long[s]):
+            r = long_[s, q]
+            if n_out + run_len[r] > _MAX_CARDS:
+                return out, lens, -1
+            for x in range(run_len[r]):
+                out[n_out] = run_cards[r, x]
+                n_out += 1
+            lens[n_melds] = run_len[r]
+            n_melds += 1
+    return out, lens, n_melds

@@ -137,6 +137,25 @@ class CompiledSearch:
         """As :meth:`Search.parked`."""
         return parked(st)
 
+    def melds(self, kept: Sequence[int]) -> list[list[int]] | None:
+        """The melds of the last trace, built by the compiled sweep of
+        :func:`rummy.solver._build_table` (same melds, same order), before wildcards are
+        parked; ``kept[c]``: table jokers that keep their declared card ``c``. ``None``
+        when the table is larger than the compiled builder holds (the caller then builds
+        it in Python)."""
+        np = self._k.np
+        cards, lens, n = self._k._build(self._out, np.array(self.mand, dtype=np.int64),
+                                        np.array(kept, dtype=np.int64))
+        if n < 0:
+            return None
+        flat = cards.tolist()
+        out: list[list[int]] = []
+        at = 0
+        for ln in lens[:n].tolist():
+            out.append(flat[at:at + ln])
+            at += ln
+        return out
+
 
 
 
