@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import mul
 from typing import NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
@@ -88,25 +89,31 @@ def _templates_by_card() -> tuple[tuple[tuple[int, ...], ...], ...]:
 _PARTNERS = _templates_by_card()
 
 
+#: the partners of :data:`_PARTNERS` as bit masks of cards, per card
+_PARTNER_MASKS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << d for d in others) for others in per_card) for per_card in _PARTNERS)
+
+
 def _prune_dead(mand: list[int], opt: list[int], wild: int) -> list[int]:
     """Optional copies that no meld can use, removed to a fixed point; returns the dead
-    counts. Exact: a dead card is in no meld of any legal new table."""
+    counts and zeroes them in ``opt``. Exact: a dead card is in no meld of any legal new
+    table (each of its groups of 3–4 and sequences of 3–5 misses more than ``wild``
+    cards)."""
     dead = [0] * 52
+    absent = ~sum(1 << c for c in range(52) if mand[c] or opt[c])
     changed = True
     while changed:
         changed = False
         for c in range(52):
             if opt[c] and not mand[c]:
-                for others in _PARTNERS[c]:
-                    missing = 0
-                    for d in others:
-                        if not (mand[d] or opt[d]):
-                            missing += 1
-                    if missing <= wild:
-                        break
+                if wild:
+                    alive = any((pm & absent).bit_count() <= wild for pm in _PARTNER_MASKS[c])
                 else:
+                    alive = any(not pm & absent for pm in _PARTNER_MASKS[c])
+                if not alive:
                     dead[c] += opt[c]
                     opt[c] = 0
+                    absent |= 1 << c
                     changed = True
     return dead
 
@@ -350,14 +357,14 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         wm = sum(freed.values())
         wild = wm + hand_jokers if fill else 0
         dead = _prune_dead(mand, opt, wild)
-        dead_cost = sum(cost[c] * k for c, k in enumerate(dead))
+        dead_cost = sum(map(mul, cost, dead))
         if dead_cost >= best_left:
             continue
         # lower bounds: with only w wildcards left, more hand cards are dead
         bounds = []
         for w in range(wild):
             dead_w = _prune_dead(mand, list(opt), w)
-            bounds.append([cost[c] * k for c, k in enumerate(dead_w)])
+            bounds.append(list(map(mul, cost, dead_w)))
         if abort is not None and used >= abort:
             raise Aborted
         search = engine(mand, opt, cost, wcost, wild, node_limit, fill=fill,
