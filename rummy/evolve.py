@@ -167,11 +167,24 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     Returns:
         The state after the event, its ``version`` one higher.
     """
-    return _HANDLERS[type(event)](state, event)
+    return _handler(type(event))(state, event)
+
+
+def _handler(cls: type) -> Callable[[Any, Any], GameState]:
+    """The handler of an event class, or of its nearest base class with one (an event
+    class of a later schema version may subclass today's)."""
+    handler = _HANDLERS.get(cls)
+    if handler is None:
+        handler = next((_HANDLERS[b] for b in cls.__mro__ if b in _HANDLERS), None)
+        if handler is None:
+            raise TypeError(f"not an event: {cls.__name__}")
+    return handler
 
 
 def replay(events: Iterable[Event], state: GameState | None = None) -> GameState | None:
     """Fold ``evolve`` over ``events`` from ``state`` (default: an empty stream)."""
+    handlers = _HANDLERS
     for e in events:
-        state = _HANDLERS[type(e)](state, e)
+        h = handlers.get(type(e))
+        state = (h if h is not None else _handler(type(e)))(state, e)
     return state
