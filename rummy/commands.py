@@ -62,3 +62,46 @@ class EndTurn:
 
 
 Command = CreateGame | Draw | Pass | Meld | Knock | EndTurn
+
+
+#: the kind name of each seat command, as the API and the metrics name it
+KIND_OF: dict[type, str] = {Draw: "draw", Pass: "pass", Meld: "meld", Knock: "knock",
+                            EndTurn: "end_turn"}
+#: the seat commands by kind name (inverse of :data:`KIND_OF`)
+COMMAND_KINDS: tuple[str, ...] = tuple(KIND_OF.values())
+
+
+def command_kind(cmd: Command) -> str:
+    """The kind name of a seat command (``"draw"``, ``"pass"``, ``"meld"``, ``"knock"``,
+    ``"end_turn"``).
+
+    Raises:
+        ValueError: ``cmd`` is not a seat command (e.g. ``CreateGame``).
+    """
+    try:
+        return KIND_OF[type(cmd)]
+    except KeyError:
+        raise ValueError(f"not a seat command: {type(cmd).__name__}") from None
+
+
+def make_command(kind: str, seat: int, table: Table | None = None) -> Command:
+    """The seat command of kind ``kind`` for ``seat``; ``table`` (the whole new table) is
+    for ``"meld"`` only.
+
+    Raises:
+        ValueError: an unknown kind (the message lists the known ones), or a meld without
+            a table.
+    """
+    if kind == "meld":
+        if table is None:
+            raise ValueError("a meld command needs the whole new table (R5)")
+        return Meld(seat, table)
+    if kind == "draw":
+        return Draw(seat)
+    if kind == "pass":
+        return Pass(seat)
+    if kind == "knock":
+        return Knock(seat)
+    if kind == "end_turn":
+        return EndTurn(seat)
+    raise ValueError(f"unknown command kind {kind!r}; known: {', '.join(COMMAND_KINDS)}")

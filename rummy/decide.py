@@ -15,7 +15,16 @@ import random
 from collections import Counter
 
 from rummy.cards import POINTS, decks_for, format_card, physical, shuffled_deck
-from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
+from rummy.commands import (
+    Command,
+    CreateGame,
+    Draw,
+    EndTurn,
+    Knock,
+    Meld,
+    Pass,
+    make_command,
+)
 from rummy.errors import GameOverError, IllegalMoveError, NotationError, NotYourTurnError
 from rummy.events import (
     CardDrawn,
@@ -242,6 +251,24 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
     return s, events
 
 
+#: the default move of each phase in which a seat must act (a turn timer's or a failed
+#: bot's move): draw when a draw is due (R3.6), pass instead of melding (R3.2), end the
+#: turn without knocking (R6.3)
+DEFAULT_KIND: dict[str, str] = {DRAW: "draw", MELD_OR_PASS: "pass", KNOCK_OR_END: "end_turn"}
+
+
+def default_command(state: GameState) -> Command:
+    """The default move of the seat to act (see :data:`DEFAULT_KIND`); always legal.
+
+    Raises:
+        GameOverError: the game has ended (no seat is to act).
+    """
+    kind = DEFAULT_KIND.get(state.phase)
+    if kind is None:
+        raise GameOverError("the game is over: no seat is to act")
+    return make_command(kind, state.turn)
+
+
 def decide(state: GameState | None, command: Command) -> list[Event]:
     """The events that ``command`` causes in ``state`` (DESIGN.md core contract).
 
@@ -250,4 +277,5 @@ def decide(state: GameState | None, command: Command) -> list[Event]:
     return step(state, command)[1]
 
 
-__all__ = ["decide", "step", "round_deck", "first_dealer", "format_card"]
+__all__ = ["decide", "step", "round_deck", "first_dealer", "format_card", "default_command",
+           "DEFAULT_KIND"]

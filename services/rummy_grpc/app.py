@@ -43,14 +43,14 @@ from rummy_store.base import (
 )
 
 from rummy.bots import BOTS, make_bot
-from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
-from rummy.decide import step
+from rummy.commands import Command, CreateGame, command_kind, make_command
+from rummy.decide import default_command, step
 from rummy.errors import RummyError
 from rummy.events import Event, GameEnded, from_dict, to_dict
 from rummy.evolve import evolve
 from rummy.melds import parse_table
 from rummy.rules import RuleSet
-from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
+from rummy.state import GAME_OVER, GameState
 from rummy.views import PlayerView, redact, view
 from rummy_grpc import metrics
 from rummy_grpc.errors import (
@@ -74,7 +74,6 @@ INLINE_BOTS = frozenset({"random", "basic"})
 """Bot strategies cheap enough (well under a millisecond a move) to run on the event loop;
 others run in a worker thread."""
 _PROBE_VERSION = 2**40  # an expected_version no stream reaches: a probe that never appends
-_DEFAULT_MOVE = {DRAW: "draw", MELD_OR_PASS: "pass", KNOCK_OR_END: "end_turn"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,17 +153,15 @@ def _bot_seed(game_id: str, seat: int, version: int) -> int:
 
 
 def _command(kind: str, seat: int, table: Any) -> Command:
-    if kind == "draw":
-        return Draw(seat)
-    if kind == "pass":
-        return Pass(seat)
-    if kind == "meld":
-        return Meld(seat, table)
-    if kind == "knock":
-        return Knock(seat)
-    if kind == "end_turn":
-        return EndTurn(seat)
-    raise BadRequest(f"unknown command kind {kind!r}")
+    """The core's command of ``kind`` (:func:`rummy.commands.make_command`).
+
+    Raises:
+        BadRequest: an unknown kind.
+    """
+    try:
+        return make_command(kind, seat, table)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
 
 
 class GameApp:
@@ -616,7 +613,7 @@ class GameApp:
             else:  # a searching bot: keep the event loop serving other games
                 cmd = await asyncio.to_thread(bot.act, view(state, seat))
             reason = "illegal_move"
-            kind = type(cmd).__name__.lower().replace("endturn", "end_turn")
+            kind = command_kind(cmd)
             t0 = time.perf_counter()
             try:
                 new_state, events = step(state, cmd)
@@ -624,12 +621,13 @@ class GameApp:
                 metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
             return new_state, events, kind
         except Exception:  # noqa: BLE001 - any bot bug: the default move keeps the game going
-            kind = _DEFAULT_MOVE[state.phase]
+            fallback = default_command(state)
+            kind = command_kind(fallback)
             log.exception("bot %s at seat %d of game %s failed (%s) at version %d; playing "
                           "the default move %s", strategy, seat, game_id, reason,
                           state.version, kind)
             metrics.BOT_FAILURES_TOTAL.labels(strategy, reason).inc()
-            new_state, events = step(state, _command(kind, seat, None))
+            new_state, events = step(state, fallback)
             return new_state, events, kind
 
     # ------------------------------------------------------------------ timers
@@ -661,9 +659,10 @@ class GameApp:
             if self._clock() < ts + meta.get("turn_seconds", 0) - 0.001:
                 self._arm(game_id, meta, state, ts)  # woke early (clock skew)
                 return
-            kind = _DEFAULT_MOVE[state.phase]
+            cmd = default_command(state)
+            kind = command_kind(cmd)
             t0 = time.perf_counter()
-            new_state, events = step(state, _command(kind, state.turn, None))
+            new_state, events = step(state, cmd)
             metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
             try:
                 result = await self._append(game_id, events, version,

@@ -2,7 +2,8 @@
 would write first, and the fair speed reference of ``benchmarks/bench_solver.py``.
 
 One binary ``x[m, k]`` per *candidate meld* ``m`` and copy ``k``: a candidate is a group of
-3–4 cards or a sequence of 3–5 cards (a longer sequence splits into such, R4.3) whose missing cards (neither on the table nor in the hand) the position's
+3–4 cards or a sequence of 3–5 cards (a longer sequence splits into such, R4.3) whose
+missing cards (neither on the table nor in the hand) the position's
 jokers could stand for, and ``k`` runs up to the copies its cards and jokers allow. Every
 slot of a meld holds its card or a joker declared as that card (R4.4), so per real card
 ``c``: ``sum_{m contains c} x[m, k] = table[c] + y[c] + j[c]``, with ``0 <= y[c] <=
