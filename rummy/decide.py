@@ -34,6 +34,7 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    RoundEndReason,
     RoundScored,
     RoundStarted,
     StockExhausted,
@@ -211,8 +212,8 @@ def _automatic(s: GameState) -> Event | None:
         knocker = s.knocker
         result = score_round(s.hands, knocker, s.rules)
         totals = tuple(t + x for t, x in zip(s.totals, result.scores, strict=True))
-        return RoundScored(s.round, s.end_reason or "stock", knocker, s.hands, result.points,
-                           result.scores, result.winners, totals)
+        return RoundScored(s.round, s.end_reason or RoundEndReason.STOCK, knocker, s.hands,
+                           result.points, result.scores, result.winners, totals)
     if phase == ROUND_SCORED:
         if game_over(s.totals, s.rules):  # R9.1
             end = final_scores(s.totals, s.rounds_won, s.rules)

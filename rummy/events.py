@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, fields
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -29,6 +30,17 @@ from rummy.cards import format_card, parse_card, parse_table_card
 from rummy.errors import NotationError
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
+
+
+class RoundEndReason(StrEnum):
+    """How a round ended (``RoundScored.reason``): ``KNOCK`` (R6.1), ``GOING_OUT`` (R6.2),
+    ``STOCK`` (the stock ran out and the final turns were played, R8.3). A ``StrEnum``:
+    ``RoundEndReason.KNOCK == "knock"``, as stored in events; the proto enum
+    ``RoundEndReason`` has one value per member."""
+
+    KNOCK = "knock"
+    GOING_OUT = "going_out"
+    STOCK = "stock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +156,7 @@ class RoundScored:
     TYPE: ClassVar[str] = "RoundScored"
     VERSION: ClassVar[int] = 1
     round: int
-    reason: str
+    reason: RoundEndReason
     knocker: int | None
     hands: tuple[tuple[int, ...], ...]
     points: tuple[int, ...]
@@ -309,9 +321,9 @@ def decode(data: Any, types: Mapping[str, type], upcasters: Mapping[tuple[str, i
                 if not all(isinstance(x, str) for x in value):
                     raise NotationError("field 'names' must be a list of strings", token=raw)
             elif f.name == "reason":
-                if raw not in ("knock", "going_out", "stock"):
+                if not isinstance(raw, str) or raw not in RoundEndReason.__members__.values():
                     raise NotationError(f"unknown round end reason {raw!r}", token=raw)
-                value = raw
+                value = RoundEndReason(raw)
             else:
                 value = _int(f.name, raw)
         except NotationError as e:

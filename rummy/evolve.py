@@ -18,6 +18,7 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    RoundEndReason,
     RoundScored,
     RoundStarted,
     StockExhausted,
@@ -33,10 +34,11 @@ from rummy.state import (
     ROUND_SCORED,
     TURN_OVER,
     GameState,
+    Phase,
 )
 
 
-def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> str:
+def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
     """R3.5/R6.1: a turn is over; the seat may knock iff its hand is worth <= threshold."""
     points = 0
     for c in hand:
@@ -110,14 +112,14 @@ def _melded(s: GameState, e: Melded) -> GameState:
     if not new_hand:  # R6.2: going out ends the round at once
         return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
                           table=e.table, opened=opened, phase=ROUND_OVER, knocker=e.seat,
-                          end_reason="going_out")
+                          end_reason=RoundEndReason.GOING_OUT)
     return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
                       table=e.table, opened=opened, phase=_turn_over_phase(s, new_hand))
 
 
 def _knocked(s: GameState, e: Knocked) -> GameState:
     return s._replace(version=s.version + 1, phase=ROUND_OVER, knocker=e.seat,
-                      end_reason="knock")
+                      end_reason=RoundEndReason.KNOCK)
 
 
 def _turn_ended(s: GameState, e: TurnEnded) -> GameState:
@@ -128,7 +130,7 @@ def _turn_ended(s: GameState, e: TurnEnded) -> GameState:
     left -= 1
     if left == 0:  # R8.3: the final turns are over
         return s._replace(version=s.version + 1, final_turns_left=0, phase=ROUND_OVER,
-                          end_reason="stock")
+                          end_reason=RoundEndReason.STOCK)
     return s._replace(version=s.version + 1, turn=nxt, phase=MELD_OR_PASS, draws=0,
                       final_turns_left=left)
 

@@ -120,7 +120,7 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
                     round_turns += 1
                 turns.append(round_turns)
                 round_turns = 0
-                reason = e.reason
+                reason: str = str(e.reason)
                 if reason == "knock" and e.knocker not in e.winners:
                     reason = "undercut"
                 reasons.append(reason)

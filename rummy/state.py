@@ -8,22 +8,52 @@ may be shown to a player.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import NamedTuple
 
-from rummy.events import GameEnded, RoundScored
+from rummy.events import GameEnded, RoundEndReason, RoundScored
 from rummy.melds import Table
 from rummy.rules import RuleSet
 
-# Stable phases: a state returned by decide/step is always in one of these.
-DRAW = "draw"              #: the seat to act must draw (R3.1–R3.3, R3.6)
-MELD_OR_PASS = "meld_or_pass"  #: after a draw, or in a final turn: meld or pass (R3, R8.2)
-KNOCK_OR_END = "knock_or_end"  #: turn over with a hand worth <= threshold (R6.1, R6.3)
-GAME_OVER = "game_over"    #: the game has ended (R9)
-# Transient phases: decide always resolves them with automatic events in the same command.
-DEALING = "dealing"
-TURN_OVER = "turn_over"
-ROUND_OVER = "round_over"
-ROUND_SCORED = "round_scored"
+
+class Phase(StrEnum):
+    """The phase of a game state. A ``StrEnum``: each member equals its name in lower case
+    (``Phase.DRAW == "draw"``), so JSON and older code that compared strings still work.
+    The proto enum ``rummy.api.v1.Phase`` has one value per member (``PHASE_DRAW``, ...).
+
+    Stable phases (a state returned by ``decide``/``step`` is in one of these):
+    ``DRAW`` the seat to act must draw (R3.1–R3.3, R3.6); ``MELD_OR_PASS`` after a draw or
+    in a final turn, meld or pass (R3, R8.2); ``KNOCK_OR_END`` the turn is over with a hand
+    worth at most the threshold (R6.1, R6.3); ``GAME_OVER`` the game has ended (R9).
+    Transient phases (``step`` resolves them with automatic events within one command, so
+    they are seen only in states rebuilt at a past version): ``DEALING`` before the first
+    deal; ``TURN_OVER`` a turn ended and the next seat is due; ``ROUND_OVER`` a round ended
+    (knock, going out, final turns done) and is to be scored (§7, §8); ``ROUND_SCORED`` a
+    round was scored and the next round or the game's end is due (R9.1).
+    """
+
+    DRAW = "draw"
+    MELD_OR_PASS = "meld_or_pass"
+    KNOCK_OR_END = "knock_or_end"
+    GAME_OVER = "game_over"
+    DEALING = "dealing"
+    TURN_OVER = "turn_over"
+    ROUND_OVER = "round_over"
+    ROUND_SCORED = "round_scored"
+
+
+# the phases by their old names (module constants, kept for every caller)
+DRAW = Phase.DRAW
+MELD_OR_PASS = Phase.MELD_OR_PASS
+KNOCK_OR_END = Phase.KNOCK_OR_END
+GAME_OVER = Phase.GAME_OVER
+DEALING = Phase.DEALING
+TURN_OVER = Phase.TURN_OVER
+ROUND_OVER = Phase.ROUND_OVER
+ROUND_SCORED = Phase.ROUND_SCORED
+
+__all__ = ["Phase", "RoundEndReason", "GameState", "DRAW", "MELD_OR_PASS", "KNOCK_OR_END",
+           "GAME_OVER", "DEALING", "TURN_OVER", "ROUND_OVER", "ROUND_SCORED", "STABLE_PHASES"]
 
 STABLE_PHASES = frozenset({DRAW, MELD_OR_PASS, KNOCK_OR_END, GAME_OVER})
 
@@ -65,7 +95,7 @@ class GameState(NamedTuple):
     round: int
     dealer: int
     turn: int
-    phase: str
+    phase: Phase
     draws: int
     hands: tuple[tuple[int, ...], ...]
     table: Table
@@ -73,7 +103,7 @@ class GameState(NamedTuple):
     stock_pos: int
     final_turns_left: int | None
     knocker: int | None
-    end_reason: str | None
+    end_reason: RoundEndReason | None
     totals: tuple[int, ...]
     rounds_won: tuple[int, ...]
     opened: tuple[bool, ...]

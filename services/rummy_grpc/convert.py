@@ -16,6 +16,7 @@ from rummy.cards import format_card
 from rummy.events import Event, to_dict
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
+from rummy.state import Phase
 from rummy.views import PlayerView
 
 _PAYLOAD_FIELD = {
@@ -24,8 +25,12 @@ _PAYLOAD_FIELD = {
     "Knocked": "knocked", "TurnEnded": "turn_ended", "RoundScored": "round_scored",
     "GameEnded": "game_ended",
 }
-_PHASES = {"draw": pb.PHASE_DRAW, "meld_or_pass": pb.PHASE_MELD_OR_PASS,
-           "knock_or_end": pb.PHASE_KNOCK_OR_END, "game_over": pb.PHASE_GAME_OVER}
+#: every core phase (rummy.state.Phase) and its proto value, one to one
+_PHASES = {Phase.DRAW: pb.PHASE_DRAW, Phase.MELD_OR_PASS: pb.PHASE_MELD_OR_PASS,
+           Phase.KNOCK_OR_END: pb.PHASE_KNOCK_OR_END, Phase.GAME_OVER: pb.PHASE_GAME_OVER,
+           Phase.DEALING: pb.PHASE_DEALING, Phase.TURN_OVER: pb.PHASE_TURN_OVER,
+           Phase.ROUND_OVER: pb.PHASE_ROUND_OVER, Phase.ROUND_SCORED: pb.PHASE_ROUND_SCORED}
+assert set(_PHASES) == set(Phase)
 _ACTIONS = {"draw": pb.ACTION_DRAW, "meld": pb.ACTION_MELD, "pass": pb.ACTION_PASS,
             "knock": pb.ACTION_KNOCK, "end_turn": pb.ACTION_END_TURN}
 ACTION_NAMES = {v: k for k, v in _ACTIONS.items()}

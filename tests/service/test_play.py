@@ -126,3 +126,22 @@ async def test_health_and_reflection(running):
         assert "rummy_api.v1.GameService" in names
         break
     await asyncio.sleep(0)
+
+
+async def test_every_past_version_has_a_phase(running):
+    # issue 19 item 1 / issue 11 "enums, not strings": the core's transient phases map one
+    # to one to proto values, so no version of a game answers PHASE_UNSPECIFIED
+    stub = running.stub
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        seats=bots("random", "random"), variants={"target_score": "20"}, seed=9))
+    async for _ in stub.StreamEvents(pb.StreamEventsRequest(game_id=created.game_id)):
+        pass
+    last = await stub.GetState(pb.GetStateRequest(game_id=created.game_id,
+                                                  admin_token=ADMIN_TOKEN))
+    phases = set()
+    for v in range(1, last.version + 1):
+        at = await stub.GetState(pb.GetStateRequest(game_id=created.game_id, version=v,
+                                                    admin_token=ADMIN_TOKEN))
+        assert at.view.phase != pb.PHASE_UNSPECIFIED, f"version {v}"
+        phases.add(at.view.phase)
+    assert {pb.PHASE_DEALING, pb.PHASE_ROUND_SCORED, pb.PHASE_GAME_OVER} <= phases
