@@ -282,12 +282,17 @@ def failure_text(error: BaseException) -> str:
 
 
 def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: int, *,
-                 record: bool = False) -> GameResult | Aggregate:
+                 record: bool = False,
+                 passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | Aggregate:
     """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
     :meth:`Aggregate.of_failure` of game ``index``: one game's failure never loses a
-    batch (issue 10). Only ``Exception`` is caught; ``KeyboardInterrupt`` still stops."""
+    batch (issue 10). Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
+    and not the ``passthrough`` types: a runner's own signals, such as Celery's soft
+    time limit, which must stop the chunk."""
     try:
         return play_game(bots, seed, rules, record=record)
+    except passthrough:
+        raise
     except Exception as e:  # noqa: BLE001 - recorded as a failed game, with its error
         return Aggregate.of_failure(len(bots), index, e)
 

@@ -96,6 +96,8 @@ COMMANDS: dict[str, str] = {
     "rummy batch submit --games 2000 --players 4 --bots basic,random --seed 7": "parse",
     "rummy batch status BATCH_ID --wait": "parse",
     "rummy batch report BATCH_ID --html report.html": "parse",
+    "rummy batch report": "help",
+    "python -m tests.solver.fuzz_edges": "fuzz",
     # 6. metrics
     "curl -s localhost:9100/metrics | grep '^rummy_commands_total'": "live",
     "curl -s localhost:9101/metrics | grep '^rummy_sim_games_total'": "parse",
@@ -475,3 +477,14 @@ def test_every_rpc_and_status_of_the_proto_is_in_the_api_reference() -> None:
     reference = _section("The gRPC API")
     assert [r for r in rpcs if f"`{r}`" not in reference] == []
     assert [s for s in statuses if f"`{s}`" not in reference] == []
+
+
+@pytest.mark.parametrize("command", [c for c, k in COMMANDS.items() if k == "fuzz"])
+def test_fuzz_command_runs_a_short_fuzz(command: str) -> None:
+    """The solver fuzz of the README (CI runs 20,000 positions; here 14, one process)."""
+    pytest.importorskip("highspy")
+    args = command.split()[1:] + ["--positions", "14", "--jobs", "1"]
+    out = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1].startswith("14 positions, 0 crashes, 0 wrong")

@@ -45,7 +45,8 @@ def play_indexed(spec: BatchSpec, index: int, variant: str = "a", *,
 
 
 def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = None,
-                  recorder: Recorder | None = None) -> dict[str, Any]:
+                  recorder: Recorder | None = None,
+                  passthrough: tuple[type[BaseException], ...] = ()) -> dict[str, Any]:
     """Play chunk ``index`` of a batch and return its JSON-ready result.
 
     Returns:
@@ -55,7 +56,8 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
 
     A game in which a bot raises is not an error of the chunk: it is counted in the
     aggregate's ``failed`` (index and error) and left out of every figure, and, in an A/B
-    batch, out of the paired comparison (issue 10).
+    batch, out of the paired comparison (issue 10). Exceptions of the ``passthrough``
+    types (the runner's own, e.g. Celery's soft time limit) propagate.
 
     Raises:
         IndexError: no such chunk. ValueError: an invalid spec. Whatever a hook raises.
@@ -74,7 +76,7 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
         for v in variants:
             t0 = time.perf_counter()
             r = play_or_fail(lineup_for(lineups[v], i, spec.rotate), seed, rules[v], i,
-                             record=record)
+                             record=record, passthrough=passthrough)
             if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost chunk
                 aggs[v] = aggs[v].merge(r)
                 continue

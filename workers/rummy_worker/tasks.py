@@ -77,7 +77,8 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
     recorder = (GameRecorder(batch_id, config.event_store_url(), config.event_store_prefix())
                 if batch.record_every else None)
     try:
-        result = compute_chunk(batch, index, on_game=metrics.observe_game, recorder=recorder)
+        result = compute_chunk(batch, index, on_game=metrics.observe_game, recorder=recorder,
+                               passthrough=(SoftTimeLimitExceeded, TimeLimitExceeded))
         if recorder is not None:
             recorder.flush()
         stored = store.put_chunk(batch_id, index, result)
