@@ -144,6 +144,18 @@ class EventStore(Protocol):
         """
         ...
 
+    async def get_request(
+        self, game_id: str, request_id: str, request_hash: str | None = None
+    ) -> AppendResult | None:
+        """The original result of ``request_id`` if an append with it was applied to this
+        game (``duplicate=True``, its events and response), else ``None``. Reads only.
+
+        Raises:
+            RequestIdReused: the request id was applied with another ``request_hash``.
+            ValueError: a bad game id or request id.
+        """
+        ...
+
     async def read(
         self, game_id: str, after_version: int = 0, to_version: int | None = None
     ) -> list[StoredEvent]:

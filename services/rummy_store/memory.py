@@ -106,6 +106,21 @@ class MemoryEventStore:
             version=last, events=new, duplicate=False, response=json.loads(response_json)
         )
 
+    async def get_request(
+        self, game_id: str, request_id: str, request_hash: str | None = None
+    ) -> AppendResult | None:
+        check_game_id(game_id)
+        check_request_id(request_id)
+        game = self._games.get(game_id)
+        prior = game.requests.get(request_id) if game is not None else None
+        if game is None or prior is None:
+            return None
+        if prior.hash != (request_hash or ""):
+            raise RequestIdReused(game_id, request_id)
+        return AppendResult(version=prior.last,
+                            events=tuple(game.events[prior.first - 1 : prior.last]),
+                            duplicate=True, response=json.loads(prior.response))
+
     async def read(
         self, game_id: str, after_version: int = 0, to_version: int | None = None
     ) -> list[StoredEvent]:

@@ -195,6 +195,21 @@ class RedisEventStore:
             )
         raise StoreError(f"unexpected reply from the append script: {status!r}")
 
+    async def get_request(
+        self, game_id: str, request_id: str, request_hash: str | None = None
+    ) -> AppendResult | None:
+        check_request_id(request_id)
+        raw = await self._r.hget(self.key(game_id, "requests"), request_id)
+        if raw is None:
+            return None
+        prior = json.loads(_s(raw))
+        if prior["hash"] != (request_hash or ""):
+            raise RequestIdReused(game_id, request_id)
+        first, last = int(prior["first"]), int(prior["last"])
+        original = await self.read(game_id, first - 1, last) if last >= first else []
+        return AppendResult(version=last, events=tuple(original), duplicate=True,
+                            response=prior["response"])
+
     async def read(
         self, game_id: str, after_version: int = 0, to_version: int | None = None
     ) -> list[StoredEvent]:

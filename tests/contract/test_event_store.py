@@ -229,6 +229,25 @@ async def test_retried_request_id_returns_the_original_result(store: EventStore)
     assert await store.version("g1") == 6  # nothing appended by the retry
 
 
+async def test_get_request_reads_the_original_result_without_appending(
+        store: EventStore) -> None:
+    # issue 11: replaces the "append nothing at version 2**40" probe
+    assert await store.get_request("g1", "req-1") is None  # no such game yet
+    await store.append("g1", numbered(1), 0)
+    assert await store.get_request("g1", "req-1", "h") is None  # no such request
+    first = await store.append("g1", turn(0), 1, request_id="req-1", request_hash="h",
+                               response={"seat": 0})
+    await store.append("g1", numbered(2, 10), first.version)
+    got = await store.get_request("g1", "req-1", "h")
+    assert got is not None and got.duplicate
+    assert (got.version, got.events, got.response) == (first.version, first.events,
+                                                       {"seat": 0})
+    with pytest.raises(RequestIdReused):
+        await store.get_request("g1", "req-1", "another body")
+    assert await store.get_request("g2", "req-1", "h") is None  # per game
+    assert await store.version("g1") == 6  # reads only
+
+
 async def test_retry_is_recognised_before_the_version_check(store: EventStore) -> None:
     # a client whose append timed out retries with its stale expected_version: it must get
     # the original outcome, not a VersionConflict

@@ -1,0 +1,87 @@
+"""The values the application layer hands to the servicer, and the limits it enforces
+(no gRPC, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rummy.commands import COMMAND_KINDS
+from rummy.events import Event
+from rummy.views import PlayerView
+
+MAX_REQUEST_ID = 128  #: longest client request id (ids are kept with the game's stream)
+MAX_MELDS = 60
+"""Most melds a Meld request may carry (106 cards make at most 35 melds)."""
+MAX_TABLE_CARDS = 120
+"""Most card tokens a Meld request may carry (the deck has 106)."""
+MAX_NAME = 40
+"""Longest seat name, in characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """One seat of a new game: ``kind`` is ``"human"`` or ``"bot"``; ``strategy`` names a bot
+    of ``rummy.bots.BOTS``; ``name`` labels the seat (default: ``seatN`` / the strategy)."""
+
+    kind: str
+    name: str = ""
+    strategy: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """A new game: its id, one secret token per human seat (``{seat: token}``) and version."""
+
+    game_id: str
+    tokens: dict[int, str]
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """An event as a caller may see it: stream ``version`` (1-based), the (redacted) event
+    and its append time ``ts`` (seconds since the epoch)."""
+
+    version: int
+    event: Event
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command did, as the caller may see it.
+
+    Attributes:
+        seat: the caller's seat.
+        version: the game's version after the command and the bot moves that followed it
+            (for a duplicate: after the original append).
+        events: the events appended (the command's, then the bots'), redacted for ``seat``.
+        view: the caller's view afterwards.
+        turn_deadline: when the seat to act times out (epoch seconds; 0: no time limit).
+        duplicate: the ``request_id`` had been applied before; nothing new was appended.
+    """
+
+    seat: int
+    version: int
+    events: list[Timed]
+    view: PlayerView
+    turn_deadline: float
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StateAt:
+    """A game's state at a version for replays: ``view`` is the caller's (the spectator's
+    when ``full``); ``hands`` (by seat), ``stock`` (top first) and ``seed`` only when
+    ``full``."""
+
+    version: int
+    full: bool
+    view: PlayerView
+    hands: tuple[tuple[int, ...], ...] | None
+    stock: tuple[int, ...] | None
+    seed: int | None
+
+
+__all__ = ["COMMAND_KINDS", "MAX_MELDS", "MAX_NAME", "MAX_REQUEST_ID", "MAX_TABLE_CARDS",
+           "Created", "Outcome", "SeatSpec", "StateAt", "Timed"]

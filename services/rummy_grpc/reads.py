@@ -1,0 +1,126 @@
+"""Read models: what a caller may see of a game (views, events, the state at a version,
+the live stream). Everything a player receives goes through ``rummy.views.view`` /
+``rummy.views.redact`` (I3); full information only for the admin or once the game is over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from rummy.events import Event, GameEnded
+from rummy.state import GAME_OVER
+from rummy.views import PlayerView, redact, view
+from rummy_grpc.auth import authenticate
+from rummy_grpc.errors import BadRequest
+from rummy_grpc.model import StateAt, Timed
+from rummy_grpc.repository import GameRepository
+from rummy_grpc.timers import deadline
+
+
+def redact_for(meta: dict[str, Any], seat: int | None, event: Event) -> Event:
+    """``event`` as ``seat`` (``None``: a spectator) may see it (I3)."""
+    return redact(event, seat, players=meta["players"], hand_size=meta["hand_size"])
+
+
+class ReadModels:
+    """The read side of the game service.
+
+    Args:
+        repo: the games' repository.
+        admin_secret: the server's admin token ("" : no admin access).
+    """
+
+    def __init__(self, repo: GameRepository, admin_secret: str) -> None:
+        self._repo = repo
+        self._admin = admin_secret
+
+    async def get_view(self, game_id: str, token: str) -> tuple[PlayerView, float]:
+        """The caller's view (a spectator's without a token) and the turn deadline.
+
+        Raises:
+            GameNotFound, PermissionDenied.
+        """
+        meta = await self._repo.meta(game_id)
+        caller = authenticate(meta, token)
+        state, ts = await self._repo.load(game_id)
+        return view(state, caller.seat), deadline(meta, state, ts)
+
+    async def get_events(self, game_id: str, token: str, admin_token: str = "",
+                         after_version: int = 0,
+                         to_version: int | None = None) -> tuple[list[Timed], bool]:
+        """Events ``after_version < v <= to_version`` and whether they are full information
+        (admin, or the game is over); otherwise redacted for the caller's seat / spectator.
+
+        Raises:
+            GameNotFound, PermissionDenied, BadRequest (negative versions).
+        """
+        if after_version < 0 or (to_version is not None and to_version < 0):
+            raise BadRequest("versions must be >= 0")
+        meta = await self._repo.meta(game_id)
+        caller = authenticate(meta, token, admin_token, self._admin)
+        state, _ = await self._repo.load(game_id)
+        full = caller.admin or state.phase == GAME_OVER
+        return [Timed(se.version, ev if full else redact_for(meta, caller.seat, ev), se.ts)
+                for se, ev in await self._repo.events(game_id, after_version, to_version)
+                ], full
+
+    async def get_state(self, game_id: str, token: str, admin_token: str = "",
+                        version: int = 0) -> StateAt:
+        """The state at ``version`` (0: latest): full information for an admin or once the
+        game is over, else the caller's view at that version.
+
+        Raises:
+            GameNotFound, PermissionDenied, BadRequest (version out of range).
+        """
+        meta = await self._repo.meta(game_id)
+        caller = authenticate(meta, token, admin_token, self._admin)
+        latest, _ = await self._repo.load(game_id)
+        if version < 0 or version > latest.version:
+            raise BadRequest(f"version must be 0..{latest.version}, got {version}")
+        if version == 0 or version == latest.version:
+            state = latest
+        else:
+            state = await self._repo.state_at(game_id, version)
+        if caller.admin or latest.phase == GAME_OVER:
+            return StateAt(state.version, True, view(state, None), state.hands,
+                           state.deck[state.stock_pos:], state.seed)
+        return StateAt(state.version, False, view(state, caller.seat), None, None, None)
+
+    async def stream(self, game_id: str, token: str, admin_token: str = "",
+                     after_version: int = 0) -> AsyncIterator[Timed]:
+        """Events after ``after_version``, catch-up then live, redacted for the caller's seat
+        (full information for an admin, or if the game was over when the stream started);
+        ends after ``GameEnded``.
+
+        Raises:
+            GameNotFound, PermissionDenied, BadRequest (negative version).
+        """
+        if after_version < 0:
+            raise BadRequest("after_version must be >= 0")
+        meta = await self._repo.meta(game_id)
+        caller = authenticate(meta, token, admin_token, self._admin)
+        state, _ = await self._repo.load(game_id)
+        if after_version > state.version:
+            raise BadRequest(f"after_version {after_version} is beyond the stream's version "
+                             f"{state.version}")
+        full = caller.admin or state.phase == GAME_OVER
+        if state.phase == GAME_OVER and after_version >= state.version:
+            return
+        sub = self._repo.store.subscribe(game_id, after_version)
+        try:
+            async for se in sub:
+                ev = self._repo.mapper.to_event(se)
+                yield Timed(se.version, ev if full else redact_for(meta, caller.seat, ev),
+                            se.ts)
+                if isinstance(ev, GameEnded):
+                    return
+        finally:
+            aclose = getattr(sub, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+
+__all__ = ["ReadModels", "redact_for"]

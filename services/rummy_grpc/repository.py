@@ -1,0 +1,174 @@
+"""The games' repository: the event store behind one mapper and a bounded state cache.
+
+Every event goes through :class:`EventMapper` on its way in and out (core event ⇄ stored
+record, upcasting old schema versions on read, ``docs/events.md``); nothing else in the
+service converts events. A game's latest state is kept in an LRU cache (game id -> state at
+its latest known version and the ``ts`` of its last event); a cache hit reads only the
+newer events.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from rummy_store.base import AppendResult, EventStore, StoredEvent
+
+from rummy.events import Event, from_dict, to_dict
+from rummy.evolve import evolve
+from rummy.state import GameState
+from rummy_grpc import metrics
+from rummy_grpc.errors import GameNotFound
+
+
+class EventMapper:
+    """Core events ⇄ stored records (JSON-ready dicts, ``rummy.events.to_dict``)."""
+
+    @staticmethod
+    def to_record(event: Event) -> dict[str, Any]:
+        """The stored record of an event (written at its current schema version)."""
+        return to_dict(event)
+
+    @staticmethod
+    def to_event(stored: StoredEvent) -> Event:
+        """The core event of a stored record, upcast to the current schema version.
+
+        Raises:
+            rummy.errors.NotationError: a malformed or unknown record.
+        """
+        return from_dict(stored.data)
+
+
+class GameRepository:
+    """Games from an :class:`~rummy_store.base.EventStore`, as core states and events.
+
+    Args:
+        store: the event store.
+        cache_size: games whose latest state is kept in memory (LRU).
+        mapper: the event mapper (default :class:`EventMapper`).
+    """
+
+    def __init__(self, store: EventStore, *, cache_size: int = 4096,
+                 mapper: EventMapper | None = None) -> None:
+        self.store = store
+        self.mapper = mapper or EventMapper()
+        self._cache: OrderedDict[str, tuple[GameState, float]] = OrderedDict()
+        self._cache_size = cache_size
+        self._meta: dict[str, dict[str, Any]] = {}
+
+    async def meta(self, game_id: str) -> dict[str, Any]:
+        """The game's meta (seats, token digests, players, hand size, turn seconds).
+
+        Raises:
+            GameNotFound: no such game (or an id the store cannot hold).
+        """
+        meta = self._meta.get(game_id)
+        if meta is None:
+            try:
+                meta = await self.store.get_meta(game_id)
+            except ValueError:  # a game id the store cannot hold: no such game
+                meta = None
+            if meta is None or "seats" not in meta:
+                raise GameNotFound(f"no game {game_id!r}")
+            self._meta[game_id] = meta
+        return meta
+
+    async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
+        """Store a new game's meta (and keep it cached)."""
+        await self.store.put_meta(game_id, meta)
+        self._meta[game_id] = meta
+
+    def cached(self, game_id: str) -> tuple[GameState, float] | None:
+        """The cached latest state and ``ts`` of a game, without asking the store."""
+        return self._cache.get(game_id)
+
+    async def load(self, game_id: str, *, fresh: bool = True) -> tuple[GameState, float]:
+        """The latest state of a game and the ``ts`` of its last event.
+
+        With ``fresh=False`` a cached state is returned without asking the store (commands
+        do this: their append carries the cached version as ``expected_version``, so a stale
+        cache costs a retry, never a wrong append).
+
+        Raises:
+            GameNotFound: the game has no events.
+        """
+        cached = self._cache.get(game_id)
+        if cached is not None and not fresh:
+            self._cache.move_to_end(game_id)
+            return cached
+        after = cached[0].version if cached else 0
+        new = await self.store.read(game_id, after_version=after)
+        if cached is None and not new:
+            raise GameNotFound(f"no game {game_id!r}")
+        state: GameState | None = cached[0] if cached else None
+        ts = cached[1] if cached else 0.0
+        for se in new:
+            state = evolve(state, self.mapper.to_event(se))
+            ts = se.ts
+        assert state is not None
+        self.remember(game_id, state, ts)
+        return state, ts
+
+    def remember(self, game_id: str, state: GameState, ts: float) -> None:
+        """Cache ``state`` as the game's latest (unless a newer one is cached)."""
+        cached = self._cache.get(game_id)
+        if cached is not None and cached[0].version > state.version:
+            return
+        self._cache[game_id] = (state, ts)
+        self._cache.move_to_end(game_id)
+        while len(self._cache) > self._cache_size:
+            old, _ = self._cache.popitem(last=False)
+            self._meta.pop(old, None)
+
+    async def state_at(self, game_id: str, version: int) -> GameState:
+        """The state after the first ``version`` events (``version`` >= 1).
+
+        Raises:
+            GameNotFound: the game has no events.
+        """
+        state: GameState | None = None
+        for se in await self.store.read(game_id, 0, version):
+            state = evolve(state, self.mapper.to_event(se))
+        if state is None:
+            raise GameNotFound(f"no game {game_id!r}")
+        return state
+
+    async def events(self, game_id: str, after_version: int = 0,
+                     to_version: int | None = None) -> list[tuple[StoredEvent, Event]]:
+        """The stored events ``after_version < v <= to_version`` with their core events."""
+        return [(se, self.mapper.to_event(se))
+                for se in await self.store.read(game_id, after_version, to_version)]
+
+    async def append(self, game_id: str, events: Sequence[Event], expected: int, *,
+                     request_id: str | None, request_hash: str | None,
+                     response: dict[str, Any] | None) -> AppendResult:
+        """Append core events atomically at ``expected`` (see ``EventStore.append``),
+        timing the append and counting the events appended.
+
+        Raises:
+            VersionConflict, RequestIdReused: as ``EventStore.append``.
+        """
+        t0 = time.perf_counter()
+        result = await self.store.append(game_id, [self.mapper.to_record(e) for e in events],
+                                         expected, request_id=request_id,
+                                         request_hash=request_hash, response=response)
+        metrics.EVENT_APPEND_SECONDS.observe(time.perf_counter() - t0)
+        if not result.duplicate:
+            for se in result.events:
+                metrics.EVENTS_APPENDED_TOTAL.labels(se.type).inc()
+        return result
+
+    async def get_request(self, game_id: str, request_id: str,
+                          request_hash: str | None) -> AppendResult | None:
+        """The original result of ``request_id`` if it was applied, else ``None`` (reads
+        only; ``EventStore.get_request``).
+
+        Raises:
+            RequestIdReused: the id was applied with another request body.
+        """
+        return await self.store.get_request(game_id, request_id, request_hash)
+
+
+__all__ = ["EventMapper", "GameRepository"]
