@@ -28,6 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 from rummy_store.base import RequestIdReused, StoreError, VersionConflict
 
 from rummy.errors import (
@@ -38,12 +41,6 @@ from rummy.errors import (
     NotYourTurnError,
     RummyError,
 )
-
-try:  # rich error details (grpcio-status, same release train as grpcio)
-    from google.protobuf import any_pb2
-    from google.rpc import error_details_pb2, status_pb2
-except ImportError:  # pragma: no cover - fall back to the rummy-rule trailer alone
-    status_pb2 = None
 
 DOMAIN = "rummy"
 RULE_KEY = "rummy-rule"
@@ -88,21 +85,24 @@ class Mapped:
         if len(self.message) > MAX_MESSAGE:
             object.__setattr__(self, "message", self.message[:MAX_MESSAGE] + "…")
 
+    def status(self) -> grpc.Status:
+        """The rich status (``google.rpc.Status`` with one ``ErrorInfo``: reason, domain
+        ``rummy``, ``metadata["rule"]``), built by grpcio-status's ``rpc_status.to_status``,
+        which puts it in the ``grpc-status-details-bin`` trailer."""
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
+        if self.rule:
+            info.metadata["rule"] = self.rule
+        detail = any_pb2.Any()
+        detail.Pack(info)
+        return rpc_status.to_status(status_pb2.Status(
+            code=self.code.value[0], message=self.message, details=[detail]))
+
     def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         """``rummy-reason``, ``rummy-rule`` (if any) and ``grpc-status-details-bin``."""
         md: list[tuple[str, str | bytes]] = [(REASON_KEY, self.reason)]
         if self.rule:
             md.append((RULE_KEY, self.rule))
-        if status_pb2 is not None:
-            info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
-            if self.rule:
-                info.metadata["rule"] = self.rule
-            detail = any_pb2.Any()
-            detail.Pack(info)
-            status = status_pb2.Status(code=self.code.value[0], message=self.message,
-                                       details=[detail])
-            md.append(("grpc-status-details-bin", status.SerializeToString()))
-        return tuple(md)
+        return (*md, *self.status().trailing_metadata)
 
 
 def map_error(exc: BaseException) -> Mapped | None:
