@@ -96,7 +96,7 @@ COMMANDS: dict[str, str] = {
     "rummy batch submit --games 2000 --players 4 --bots basic,random --seed 7": "parse",
     "rummy batch status BATCH_ID --wait": "parse",
     "rummy batch report BATCH_ID --html report.html": "parse",
-    "rummy batch report": "help",
+    "rummy batch report BATCH_ID": "parse",
     "python -m tests.solver.fuzz_edges": "fuzz",
     # 6. metrics
     "curl -s localhost:9100/metrics | grep '^rummy_commands_total'": "live",
