@@ -22,7 +22,7 @@ import contextlib
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Sequence
 from typing import Any
 
 from rummy_store.base import AppendResult, EventStore, StoredEvent, VersionConflict, request_digest
@@ -342,7 +342,7 @@ class GameApp:
         return await self.reads.get_state(game_id, token, admin_token, version)
 
     def stream(self, game_id: str, token: str, admin_token: str = "",
-               after_version: int = 0) -> AsyncIterator[Timed]:
+               after_version: int = 0) -> AsyncGenerator[Timed, None]:
         """:meth:`rummy_grpc.reads.ReadModels.stream`."""
         return self.reads.stream(game_id, token, admin_token, after_version)
 

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from rummy.events import Event, dumps, from_dict
 
@@ -47,7 +47,7 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="seconds between two server-bot commands (default 0)")
     p.add_argument("--port-file", help="write the bound port to this file once serving")
     p.set_defaults(func=cmd_serve)
-    return p
+    return cast(argparse.ArgumentParser, p)
 
 
 def add_export_parser(sub: Any) -> argparse.ArgumentParser:
@@ -62,7 +62,7 @@ def add_export_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_export)
-    return p
+    return cast(argparse.ArgumentParser, p)
 
 
 def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
@@ -76,7 +76,7 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--step", action="store_true", help="print each event and the state after it")
     p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
     p.set_defaults(func=cmd_replay)
-    return p
+    return cast(argparse.ArgumentParser, p)
 
 
 def add_parsers(sub: Any) -> None:

@@ -26,7 +26,7 @@ _PAYLOAD_FIELD = {
     "GameEnded": "game_ended",
 }
 #: every core phase (rummy.state.Phase) and its proto value, one to one
-_PHASES = {Phase.DRAW: pb.PHASE_DRAW, Phase.MELD_OR_PASS: pb.PHASE_MELD_OR_PASS,
+_PHASES: dict[str, Any] = {Phase.DRAW: pb.PHASE_DRAW, Phase.MELD_OR_PASS: pb.PHASE_MELD_OR_PASS,
            Phase.KNOCK_OR_END: pb.PHASE_KNOCK_OR_END, Phase.GAME_OVER: pb.PHASE_GAME_OVER,
            Phase.DEALING: pb.PHASE_DEALING, Phase.TURN_OVER: pb.PHASE_TURN_OVER,
            Phase.ROUND_OVER: pb.PHASE_ROUND_OVER, Phase.ROUND_SCORED: pb.PHASE_ROUND_SCORED}

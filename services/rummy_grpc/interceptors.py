@@ -25,7 +25,7 @@ def _code(context: grpc.aio.ServicerContext, exc: BaseException | None) -> str:
     except Exception:  # noqa: BLE001 - not every context implementation has it
         code = None
     if isinstance(code, grpc.StatusCode):
-        return code.name
+        return str(code.name)
     if isinstance(exc, grpc.aio.AbortError):
         return "ABORTED_CALL"
     if isinstance(exc, BaseException) and type(exc).__name__ == "CancelledError":

@@ -6,7 +6,7 @@ the live stream). Everything a player receives goes through ``rummy.views.view``
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from rummy.events import Event, GameEnded
@@ -89,7 +89,7 @@ class ReadModels:
         return StateAt(state.version, False, view(state, caller.seat), None, None, None)
 
     async def stream(self, game_id: str, token: str, admin_token: str = "",
-                     after_version: int = 0) -> AsyncIterator[Timed]:
+                     after_version: int = 0) -> AsyncGenerator[Timed, None]:
         """Events after ``after_version``, catch-up then live, redacted for the caller's seat
         (full information for an admin, or if the game was over when the stream started);
         ends after ``GameEnded``.

@@ -28,7 +28,8 @@ async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoRet
     if mapped is None:
         log.exception("internal error", exc_info=exc)
         await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
-    await context.abort(mapped.code, mapped.message, mapped.trailing_metadata())
+    else:
+        await context.abort(mapped.code, mapped.message, mapped.trailing_metadata())
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -173,7 +173,7 @@ class EventStore(Protocol):
 
     def subscribe(
         self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
-    ) -> AsyncIterator[StoredEvent]:
+    ) -> AsyncGenerator[StoredEvent, None]:
         """Every event after ``after_version``, in order and without gaps, then each new one
         as it is appended; never ends by itself (cancel the consuming task or ``aclose()``).
         ``block_ms`` is how long one blocking wait lasts before it is renewed (milliseconds)."""

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
@@ -43,20 +45,24 @@ from rummy_store import (
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
 
+StoreFactory = Callable[[], EventStore]
+"""The ``store_factory`` fixture: a function returning stores on one backend."""
 
-def turn(seat: int) -> list[dict]:
+
+def turn(seat: int) -> list[dict[str, Any]]:
     """The dicts of one short turn of ``seat``: draw, pass, end."""
     return encode_events(
         [CardDrawn(seat=seat, card=parse_card("7S"), draw=1), Passed(seat=seat), TurnEnded(seat)]
     )
 
 
-def numbered(n: int, start: int = 1) -> list[dict]:
+def numbered(n: int, start: int = 1) -> list[dict[str, Any]]:
     """``n`` distinct event dicts (Knocked with points start, start+1, ...)."""
     return [to_dict(Knocked(seat=0, points=p)) for p in range(start, start + n)]
 
 
-async def take(iterator, n: int, timeout: float = 10.0) -> list[StoredEvent]:
+async def take(iterator: AsyncIterator[StoredEvent], n: int,
+               timeout: float = 10.0) -> list[StoredEvent]:
     """The next ``n`` items of an async iterator (fails the test if they do not come)."""
     return [await asyncio.wait_for(anext(iterator), timeout) for _ in range(n)]
 
@@ -130,7 +136,8 @@ async def test_games_are_separate_streams(store: EventStore) -> None:
 
 
 async def test_stored_data_is_a_json_copy(store: EventStore) -> None:
-    event = {"type": "Custom", "v": 1, "cards": ("7S", "*8H"), "nested": {"a": [1, 2.5, None]}}
+    event: dict[str, Any] = {"type": "Custom", "v": 1, "cards": ("7S", "*8H"),
+                             "nested": {"a": [1, 2.5, None]}}
     result = await store.append("g1", [event], 0)
     event["nested"]["a"].append("mutated after the append")
     expected = {"type": "Custom", "v": 1, "cards": ["7S", "*8H"], "nested": {"a": [1, 2.5, None]}}
@@ -170,7 +177,8 @@ async def test_first_append_to_an_unknown_game_needs_version_zero(store: EventSt
     assert await store.list_games() == []
 
 
-async def test_fifty_concurrent_appenders_exactly_one_wins(store_factory) -> None:
+async def test_fifty_concurrent_appenders_exactly_one_wins(
+        store_factory: StoreFactory) -> None:
     stores = [store_factory() for _ in range(5)]  # Redis: five clients, like five servers
     await stores[0].append("race", numbered(1), 0)
 
@@ -192,7 +200,8 @@ async def test_fifty_concurrent_appenders_exactly_one_wins(store_factory) -> Non
     assert stored[1].data["points"] == wins[0].events[0].data["points"]
 
 
-async def test_concurrent_appenders_that_retry_build_one_gapless_stream(store_factory) -> None:
+async def test_concurrent_appenders_that_retry_build_one_gapless_stream(
+        store_factory: StoreFactory) -> None:
     stores = [store_factory() for _ in range(4)]
 
     async def writer(w: int) -> None:
@@ -300,7 +309,8 @@ async def test_empty_append_with_request_id_records_the_request(store: EventStor
     assert await store.version("g1") == 3
 
 
-async def test_fifty_concurrent_retries_of_one_request_append_once(store_factory) -> None:
+async def test_fifty_concurrent_retries_of_one_request_append_once(
+        store_factory: StoreFactory) -> None:
     stores = [store_factory() for _ in range(5)]
     results = await asyncio.gather(
         *(
@@ -392,7 +402,7 @@ async def test_subscribe_from_a_version_and_before_the_game_exists(store: EventS
 
 
 async def test_subscribe_is_in_order_without_gaps_under_concurrent_appends(
-    store_factory,
+    store_factory: StoreFactory,
 ) -> None:
     writer_store, reader_store = store_factory(), store_factory()
     sub = reader_store.subscribe("g1", block_ms=20)

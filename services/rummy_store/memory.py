@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,7 +145,7 @@ class MemoryEventStore:
 
     async def subscribe(
         self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
-    ) -> AsyncIterator[StoredEvent]:
+    ) -> AsyncGenerator[StoredEvent, None]:
         check_game_id(game_id)
         check_version("after_version", after_version)
         last = after_version

@@ -25,7 +25,7 @@ its ``request_id`` (the original result comes back) or, without one, fails with
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -238,7 +238,7 @@ class RedisEventStore:
 
     async def subscribe(
         self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
-    ) -> AsyncIterator[StoredEvent]:
+    ) -> AsyncGenerator[StoredEvent, None]:
         stream = self.key(game_id, "events")
         check_version("after_version", after_version)
         check_version("block_ms", block_ms)
