@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any, TextIO, cast
 
-from rummy.events import Event, dumps, from_dict
+from rummy.events import Event, dumps
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
@@ -125,10 +125,11 @@ async def read_game(redis_url: str, game_id: str, prefix: str = "rummy") -> list
         rummy.errors.NotationError: a stored event cannot be decoded.
         redis.exceptions.ConnectionError: Redis is unreachable.
     """
+    from rummy_store.mapper import MAPPER
     from rummy_store.redis_store import RedisEventStore
     store = RedisEventStore.from_url(redis_url, prefix=prefix)
     try:
-        return [from_dict(se.data) for se in await store.read(game_id)]
+        return MAPPER.to_events(await store.read(game_id))
     finally:
         await store.close()
 

@@ -1,8 +1,9 @@
 """The games' repository: the event store behind one mapper and a bounded state cache.
 
-Every event goes through :class:`EventMapper` on its way in and out (core event ⇄ stored
-record, upcasting old schema versions on read, ``docs/events.md``); nothing else in the
-service converts events. A game's latest state is kept in an LRU cache (game id -> state at
+Every event goes through the one mapper of the store package
+(:class:`rummy_store.mapper.EventMapper`) on its way in and out (core event ⇄ stored record,
+upcasting old schema versions on read, ``docs/events.md``); nothing else in the service
+converts events for the store. A game's latest state is kept in an LRU cache (game id -> state at
 its latest known version and the ``ts`` of its last event); a cache hit reads only the
 newer events.
 """
@@ -15,30 +16,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from rummy_store.base import AppendResult, EventStore, StoredEvent
+from rummy_store.mapper import MAPPER, EventMapper
 
-from rummy.events import Event, from_dict, to_dict
+from rummy.events import Event
 from rummy.evolve import evolve
 from rummy.state import GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameNotFound
-
-
-class EventMapper:
-    """Core events ⇄ stored records (JSON-ready dicts, ``rummy.events.to_dict``)."""
-
-    @staticmethod
-    def to_record(event: Event) -> dict[str, Any]:
-        """The stored record of an event (written at its current schema version)."""
-        return to_dict(event)
-
-    @staticmethod
-    def to_event(stored: StoredEvent) -> Event:
-        """The core event of a stored record, upcast to the current schema version.
-
-        Raises:
-            rummy.errors.NotationError: a malformed or unknown record.
-        """
-        return from_dict(stored.data)
 
 
 class GameRepository:
@@ -47,13 +31,13 @@ class GameRepository:
     Args:
         store: the event store.
         cache_size: games whose latest state is kept in memory (LRU).
-        mapper: the event mapper (default :class:`EventMapper`).
+        mapper: the event mapper (default ``rummy_store.MAPPER``).
     """
 
     def __init__(self, store: EventStore, *, cache_size: int = 4096,
                  mapper: EventMapper | None = None) -> None:
         self.store = store
-        self.mapper = mapper or EventMapper()
+        self.mapper = mapper or MAPPER
         self._cache: OrderedDict[str, tuple[GameState, float]] = OrderedDict()
         self._cache_size = cache_size
         self._meta: dict[str, dict[str, Any]] = {}
@@ -171,4 +155,4 @@ class GameRepository:
         return await self.store.get_request(game_id, request_id, request_hash)
 
 
-__all__ = ["EventMapper", "GameRepository"]
+__all__ = ["EventMapper", "GameRepository"]  # EventMapper re-exported from rummy_store

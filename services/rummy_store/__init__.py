@@ -2,8 +2,9 @@
 
 One port, :class:`EventStore`, and two implementations that pass one contract suite:
 :class:`MemoryEventStore` (demos, tests) and :class:`RedisEventStore` (Redis Streams, one
-stream per game, appends through one Lua script). Imports ``rummy`` only for the helpers
-below; the store itself keeps plain JSON dicts.
+stream per game, appends through one Lua script). The stores keep plain JSON records;
+:class:`EventMapper` (:data:`MAPPER`) is the one mapper between those records and core
+events, used by every adapter (upcasting old schema versions on read).
 
 >>> import asyncio
 >>> store = MemoryEventStore()
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rummy.events import Event, from_dict, to_dict
+from rummy.events import Event
 from rummy_store.base import (
     AppendResult,
     EventStore,
@@ -26,13 +27,16 @@ from rummy_store.base import (
     VersionConflict,
     request_digest,
 )
+from rummy_store.mapper import MAPPER, EventMapper
 from rummy_store.memory import MemoryEventStore
 from rummy_store.redis_store import RedisEventStore
 from rummy_store.sync import append_sync, open_store, read_all_sync, run_sync, with_store_sync
 
 __all__ = [
     "AppendResult",
+    "EventMapper",
     "EventStore",
+    "MAPPER",
     "MemoryEventStore",
     "RedisEventStore",
     "RequestIdReused",
@@ -51,8 +55,8 @@ __all__ = [
 
 
 def encode_events(events: Iterable[Event]) -> list[dict[str, Any]]:
-    """Core events -> the dicts :meth:`EventStore.append` takes (``rummy.events.to_dict``)."""
-    return [to_dict(event) for event in events]
+    """Core events -> the dicts :meth:`EventStore.append` takes (:data:`MAPPER`)."""
+    return MAPPER.to_records(events)
 
 
 def decode_events(stored: Iterable[StoredEvent]) -> list[Event]:
@@ -62,4 +66,4 @@ def decode_events(stored: Iterable[StoredEvent]) -> list[Event]:
     Raises:
         rummy.errors.NotationError: a stored payload is malformed or of an unknown type.
     """
-    return [from_dict(event.data) for event in stored]
+    return MAPPER.to_events(stored)
