@@ -230,6 +230,10 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                     case = json.loads(line)
                     if not isinstance(case, dict):
                         raise ValueError("a case must be a JSON object")
+                except RecursionError:
+                    print(f"FAIL {path}:{n}: malformed line: JSON nested too deeply")
+                    failed += 1
+                    continue
                 except ValueError as e:
                     print(f"FAIL {path}:{n}: malformed line: {e}")
                     failed += 1

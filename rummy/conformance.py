@@ -22,6 +22,31 @@ def _best_points(table: Any, hand: Any) -> int:
     return int(best_points(table, hand))
 
 
+#: the type of each expected value of a case (``bool`` is not an ``int`` here)
+_EXPECTED: dict[str, dict[str, str]] = {
+    "meld": {"valid": "bool"}, "action": {"valid": "bool"}, "best_play": {"best_points": "int"},
+    "round_score": {"scores": "ints", "winners": "ints"},
+    "hand_value": {"points": "int", "may_knock": "bool"},
+    "game_end": {"final": "ints", "winners": "ints"},
+}
+
+
+def _malformed(case: dict[str, Any]) -> str | None:
+    """Why a case's expected values are malformed (wrong JSON type), or ``None``."""
+    for key, kind in _EXPECTED.get(str(case.get("kind")), {}).items():
+        if key not in case:
+            return f"missing field {key!r}"
+        v = case[key]
+        ok = (isinstance(v, bool) if kind == "bool" else
+              type(v) is int if kind == "int" else
+              isinstance(v, list) and all(type(x) is int for x in v))
+        if not ok:
+            want = {"bool": "true or false", "int": "an integer",
+                    "ints": "a list of integers"}[kind]
+            return f"field {key!r} must be {want}, got {v!r}"
+    return None
+
+
 def run_case(case: dict[str, Any]) -> tuple[bool, str]:
     """Run one case. Returns ``(passed, message)``; the message explains a failure.
 
@@ -30,6 +55,9 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
     (``rummy conformance`` goes on with the next one and always prints its summary).
     """
     kind = case.get("kind")
+    problem = _malformed(case)
+    if problem is not None:
+        return False, f"malformed case: {problem}"
     try:
         if kind == "meld":
             got = is_valid_meld(parse_meld(case["cards"]))
@@ -54,8 +82,9 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
                 f"best_points={points}, expected {case['best_points']}"
         if kind == "round_score":
             k = case["knocker"]
-            if not case["hands"] or not (k is None or (type(k) is int
-                                                    and 0 <= k < len(case["hands"]))):
+            if not isinstance(case["hands"], list) or not 2 <= len(case["hands"]) <= 5:
+                return False, "malformed case: a round has 2 to 5 hands (R1.1)"
+            if not (k is None or (type(k) is int and 0 <= k < len(case["hands"]))):
                 return False, f"malformed case: knocker {k!r} is not a seat of the hands"
             r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], RuleSet())
             ok = list(r.scores) == case["scores"] and list(r.winners) == case["winners"]
@@ -69,8 +98,10 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
             return ok, f"points={pts} may_knock={may}, expected {case['points']} " \
                        f"{case['may_knock']}"
         if kind == "game_end":
-            if not all(type(x) is int for x in case["totals"] + case["rounds_won"]):
-                return False, "malformed case: totals and rounds_won must be integers"
+            if not all(type(x) is int and x >= 0 for x in case["totals"] + case["rounds_won"]):
+                return False, "malformed case: totals and rounds_won must be integers >= 0"
+            if not 2 <= len(case["totals"]) <= 5:
+                return False, "malformed case: a game has 2 to 5 players (R1.1)"
             g = final_scores(case["totals"], case["rounds_won"], RuleSet())
             ok = list(g.final) == case["final"] and list(g.winners) == case["winners"]
             return ok, f"final={list(g.final)} winners={list(g.winners)}, expected " \

@@ -25,7 +25,13 @@ from rummy.commands import (
     Pass,
     make_command,
 )
-from rummy.errors import GameOverError, IllegalMoveError, NotationError, NotYourTurnError
+from rummy.errors import (
+    CommandError,
+    GameOverError,
+    IllegalMoveError,
+    NotationError,
+    NotYourTurnError,
+)
 from rummy.events import (
     CardDrawn,
     Event,
@@ -131,7 +137,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
             raise _phase_error(s, "meld")
         hand = s.hands[cmd.seat]
         added = check_action(s.table, hand, cmd.table, table_is_legal=True)  # I2
-        _check_opening(s, cmd, added)
+        check_opening(s, cmd, added)
         return [Melded(cmd.seat, added, canonical_table(cmd.table, s.table))]
     if isinstance(cmd, Knock):
         s = _check_seat(state, cmd.seat)
@@ -164,13 +170,13 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
             raise NotationError(f"{len(names)} names for {cmd.players} seats")
         if isinstance(cmd.turn_seconds, bool) or not isinstance(cmd.turn_seconds, int) \
                 or not 0 <= cmd.turn_seconds <= 86_400:
-            raise NotationError(f"turn_seconds must be 0..86400, got {cmd.turn_seconds!r}")
+            raise CommandError(f"turn_seconds must be 0..86400, got {cmd.turn_seconds!r}")
         return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
                             cmd.seed, names, cmd.turn_seconds)]
     raise NotationError(f"unknown command {cmd!r}")
 
 
-def _check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
+def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
     """The opening variants of R5.5 as RULES.md §11 defines them (no-ops by default).
 
     * ``opening_meld_per_player``: a seat's first meld action of the round must contain at
@@ -193,7 +199,8 @@ def _check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
             raise IllegalMoveError(
                 "R5.5", "a seat's first meld action of the round (variant "
                 "opening_meld_per_player) must contain at least one complete meld made only "
-                "of cards from the hand; this action only adds cards to the table's melds")
+                "of cards from the hand; no meld of the new table is made only of cards this "
+                "action adds")
     if (per_player or not s.table) and rules.opening_meld_min_points:
         points = sum(POINTS[c] for c in added)
         if points < rules.opening_meld_min_points:

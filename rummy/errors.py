@@ -41,6 +41,17 @@ class NotationError(RummyError):
         self.token = token
 
 
+class CommandError(NotationError):
+    """A malformed command field that is not card notation and breaks no rule of the game
+    (e.g. a ``turn_seconds`` out of range): no rule id."""
+
+    rule = ""
+
+    def __init__(self, message: str, *, token: object = None) -> None:
+        super().__init__(message, token=token)
+        self.rule = ""
+
+
 class InvalidRuleSetError(RummyError):
     """An unknown rule variant or a value out of range (RULES.md §11)."""
 

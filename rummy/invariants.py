@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from rummy.cards import decks_for, hand_points, new_deck, physical
-from rummy.decide import _automatic
+from rummy.commands import Meld
+from rummy.decide import _automatic, check_opening
 from rummy.errors import RummyError
 from rummy.events import (
     CardDrawn,
@@ -45,8 +46,8 @@ from rummy.views import view
 class ReplayError(RummyError):
     """A recorded event log is inconsistent; ``index`` is the 1-based event number."""
 
-    def __init__(self, index: int, message: str, unit: str = "event") -> None:
-        super().__init__(f"{unit} {index}: {message}", rule="I4")
+    def __init__(self, index: int, message: str, unit: str = "event", sep: str = ":") -> None:
+        super().__init__(f"{unit} {index}{sep} {message}", rule="I4")
         self.index = index
 
 
@@ -137,6 +138,10 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
             raise ReplayError(i, f"illegal meld action: {err}") from None
         _expect(tuple(sorted(added)) == tuple(sorted(e.cards)), i, "the cards from the hand do "
                 "not match the new table")
+        try:  # the opening variants of R5.5 (§11), as the engine checks them
+            check_opening(state, Meld(e.seat, e.table), added)
+        except RummyError as err:
+            raise ReplayError(i, f"illegal meld action: {err}") from None
     elif isinstance(e, Knocked):
         _expect(phase == KNOCK_OR_END, i, "a knock only after the turn is over (R6.1)")
         _expect(e.points == hand_points(state.hands[e.seat]), i, "wrong knock points")

@@ -33,15 +33,16 @@ def read_log(path: str) -> list[Event]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise ReplayError(n, f"of {path} is not UTF-8 text", unit="line") from None
+                raise ReplayError(n, f"{path} is not UTF-8 text", unit="line", sep=" of") from None
             if not line.strip():
                 continue
             try:
                 events.append(loads(line))
-            except (NotationError, TypeError, ValueError, AttributeError) as e:
-                msg = e.message if isinstance(e, NotationError) else str(e)
-                raise ReplayError(n, f"of {path} (event {len(events) + 1}): {msg}",
-                                  unit="line") from None
+            except (NotationError, TypeError, ValueError, AttributeError, RecursionError) as e:
+                msg = e.message if isinstance(e, NotationError) else (
+                    "nested too deeply" if isinstance(e, RecursionError) else str(e))
+                raise ReplayError(n, f"{path} (event {len(events) + 1}): {msg}",
+                                  unit="line", sep=" of") from None
     if not events:
         raise ReplayError(0, f"{path} holds no events", unit="file")
     return events

@@ -7,11 +7,14 @@ the game is created (§11), never ignored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from rummy.errors import InvalidRuleSetError
+
+_INTEGER = re.compile(r"[+-]?[0-9]{1,9}")  #: an integer variant written as text (ASCII)
 
 #: (minimum, maximum) of each integer variant (RULES.md §11 "Ranges"); booleans are listed
 #: with ``None``. ``opening_meld_min_points``, for which §11 gives no range, is capped at 500
@@ -102,27 +105,38 @@ class RuleSet:
     def from_dict(cls, variants: Mapping[str, Any] | None = None) -> RuleSet:
         """Build and validate a rule set from ``{variant: value}`` (missing = default).
 
-        Accepts ``"true"``/``"false"`` and integer strings, so CLI ``key=value`` pairs work.
+        Accepts the strings ``"true"``/``"false"`` (any case) for booleans and decimal
+        integers written in ASCII digits (``"-3"``, ``"150"``) for integers, so that CLI
+        ``key=value`` pairs and the gRPC ``variants`` map work; nothing else is converted.
 
         Raises:
             InvalidRuleSetError: an unknown variant, a value of the wrong type, or a value
                 out of range (§11), naming the variant.
         """
+        if variants is None:
+            variants = {}
+        if not isinstance(variants, Mapping):
+            raise InvalidRuleSetError(f"rule variants must be a mapping of variant to value, "
+                                      f"got {type(variants).__name__} (R11)")
         values: dict[str, Any] = {}
-        for key, raw in (variants or {}).items():
-            if key not in _RANGES:
+        for key, raw in variants.items():
+            if not isinstance(key, str) or key not in _RANGES:
                 raise InvalidRuleSetError(
                     f"unknown rule variant {key!r}; known variants: {', '.join(_RANGES)} (R11)")
             rng = _RANGES[key]
-            if rng is None:
-                if isinstance(raw, str) and raw.lower() in ("true", "false", "1", "0"):
-                    raw = raw.lower() in ("true", "1")
-            elif isinstance(raw, str):
-                try:
-                    raw = int(raw)
-                except ValueError:
-                    raise InvalidRuleSetError(f"rule variant {key} must be an integer in "
-                                              f"{rng[0]}..{rng[1]}, got {raw!r} (R11)") from None
+            if isinstance(raw, str):
+                text = raw.strip()
+                if rng is None:
+                    if text.lower() not in ("true", "false"):
+                        raise InvalidRuleSetError(f"rule variant {key} must be true or false, "
+                                                  f"got {raw!r} (R11)")
+                    raw = text.lower() == "true"
+                else:
+                    if not _INTEGER.fullmatch(text):
+                        raise InvalidRuleSetError(
+                            f"rule variant {key} must be an integer in {rng[0]}..{rng[1]}, "
+                            f"got {raw!r} (R11)")
+                    raw = int(text)
             values[key] = raw
         return cls(**values)  # __post_init__ checks types and ranges
 

@@ -151,7 +151,8 @@ class GameApp:
         """
         try:
             if not 2 <= len(seats) <= 5:
-                raise BadRequest(f"a game has 2 to 5 seats, got {len(seats)} (R1.1)")
+                raise BadRequest(f"a game has 2 to 5 seats, got {len(seats)} (R1.1)",
+                                 rule="R1.1")
             names = []
             for i, s in enumerate(seats):
                 if s.kind == "bot":

@@ -64,7 +64,12 @@ class PermissionDenied(ServiceError):
 
 
 class BadRequest(ServiceError):
-    """A malformed request that is not a card-notation problem (bad seat list, size caps)."""
+    """A malformed request that is not a card-notation problem (bad seat list, size caps);
+    ``rule`` is the rule it breaks, if any (``"R1.1"`` for a seat count)."""
+
+    def __init__(self, message: str, *, rule: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 MAX_MESSAGE = 1000  #: characters of an error message sent to a client
@@ -120,7 +125,7 @@ def map_error(exc: BaseException) -> Mapped | None:
     if isinstance(exc, RummyError):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
     if isinstance(exc, BadRequest):
-        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST")
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST", exc.rule)
     if isinstance(exc, Unauthenticated):
         return Mapped(grpc.StatusCode.UNAUTHENTICATED, str(exc), "NO_TOKEN")
     if isinstance(exc, PermissionDenied):

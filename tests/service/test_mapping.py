@@ -78,3 +78,12 @@ def test_views_and_events_round_trip_through_protobuf():
                 assert payload.HasField("card") == (d["card"] is not None)
             if "seed" in d:
                 assert payload.HasField("seed") == (d["seed"] is not None)
+
+
+def test_rule_ids_only_where_a_rule_is_broken():
+    # review of issue 10: a bad turn_seconds was sent as R1.4; a bad seat count had no rule
+    from rummy.errors import CommandError
+    assert map_error(CommandError("turn_seconds must be 0..86400, got -5")).rule == ""
+    m = map_error(BadRequest("a game has 2 to 5 seats, got 6 (R1.1)", rule="R1.1"))
+    assert (m.code, m.reason, m.rule) == (C.INVALID_ARGUMENT, "BAD_REQUEST", "R1.1")
+    assert ("rummy-rule", "R1.1") in m.trailing_metadata()
