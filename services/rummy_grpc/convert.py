@@ -13,7 +13,7 @@ from google.protobuf import json_format
 from rummy_api.v1 import game_service_pb2 as pb
 
 from rummy.cards import format_card
-from rummy.events import Event, to_dict
+from rummy.events import Event, RoundEndReason, to_dict
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
 from rummy.state import Phase
@@ -34,6 +34,13 @@ assert set(_PHASES) == set(Phase)
 _ACTIONS = {"draw": pb.ACTION_DRAW, "meld": pb.ACTION_MELD, "pass": pb.ACTION_PASS,
             "knock": pb.ACTION_KNOCK, "end_turn": pb.ACTION_END_TURN}
 ACTION_NAMES = {v: k for k, v in _ACTIONS.items()}
+
+#: every core round-end reason and its proto value, one to one
+REASON_CODES: dict[str, Any] = {
+    RoundEndReason.KNOCK: pb.ROUND_END_REASON_KNOCK,
+    RoundEndReason.GOING_OUT: pb.ROUND_END_REASON_GOING_OUT,
+    RoundEndReason.STOCK: pb.ROUND_END_REASON_STOCK}
+assert set(REASON_CODES) == set(RoundEndReason)
 """Proto ``Action`` value -> the core's action kind (``"draw"``, ...)."""
 
 
@@ -47,6 +54,8 @@ def _payload_kwargs(data: dict[str, Any]) -> dict[str, Any]:
             value = [pb.Cards(cards=m) for m in value]
         elif key == "rules":
             value = pb.RuleSet(**value)
+        elif key == "reason":
+            out["reason_code"] = REASON_CODES[RoundEndReason(value)]
         out[key] = value
     return out
 

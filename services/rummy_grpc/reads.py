@@ -62,9 +62,9 @@ class ReadModels:
         caller = authenticate(meta, token, admin_token, self._admin)
         state, _ = await self._repo.load(game_id)
         full = caller.admin or state.phase == GAME_OVER
-        return [Timed(se.version, ev if full else redact_for(meta, caller.seat, ev), se.ts)
-                for se, ev in await self._repo.events(game_id, after_version, to_version)
-                ], full
+        return [Timed(r.version, r.event if full else redact_for(meta, caller.seat, r.event),
+                      r.ts)
+                for r in await self._repo.read(game_id, after_version, to_version)], full
 
     async def get_state(self, game_id: str, token: str, admin_token: str = "",
                         version: int = 0) -> StateAt:
@@ -108,19 +108,16 @@ class ReadModels:
         full = caller.admin or state.phase == GAME_OVER
         if state.phase == GAME_OVER and after_version >= state.version:
             return
-        sub = self._repo.store.subscribe(game_id, after_version)
+        sub = self._repo.subscribe(game_id, after_version)
         try:
-            async for se in sub:
-                ev = self._repo.mapper.to_event(se)
-                yield Timed(se.version, ev if full else redact_for(meta, caller.seat, ev),
-                            se.ts)
-                if isinstance(ev, GameEnded):
+            async for r in sub:
+                yield Timed(r.version,
+                            r.event if full else redact_for(meta, caller.seat, r.event), r.ts)
+                if isinstance(r.event, GameEnded):
                     return
         finally:
-            aclose = getattr(sub, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
+            with contextlib.suppress(Exception):
+                await sub.aclose()
 
 
 __all__ = ["ReadModels", "redact_for"]

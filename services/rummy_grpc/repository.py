@@ -15,8 +15,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from rummy_store.base import AppendResult, EventStore, StoredEvent
-from rummy_store.mapper import MAPPER, EventMapper
+from rummy_store.base import AppendResult, EventStore
+from rummy_store.mapper import EventMapper
+from rummy_store.repository import EventRepository
 
 from rummy.events import Event
 from rummy.evolve import evolve
@@ -25,8 +26,10 @@ from rummy_grpc import metrics
 from rummy_grpc.errors import GameNotFound
 
 
-class GameRepository:
-    """Games from an :class:`~rummy_store.base.EventStore`, as core states and events.
+class GameRepository(EventRepository):
+    """Games from an :class:`~rummy_store.base.EventStore`, as core states and events: the
+    store's :class:`~rummy_store.repository.EventRepository` plus the games' meta and a
+    state cache.
 
     Args:
         store: the event store.
@@ -36,8 +39,7 @@ class GameRepository:
 
     def __init__(self, store: EventStore, *, cache_size: int = 4096,
                  mapper: EventMapper | None = None) -> None:
-        self.store = store
-        self.mapper = mapper or MAPPER
+        super().__init__(store, mapper)
         self._cache: OrderedDict[str, tuple[GameState, float]] = OrderedDict()
         self._cache_size = cache_size
         self._meta: dict[str, dict[str, Any]] = {}
@@ -83,14 +85,14 @@ class GameRepository:
             self._cache.move_to_end(game_id)
             return cached
         after = cached[0].version if cached else 0
-        new = await self.store.read(game_id, after_version=after)
+        new = await self.read(game_id, after_version=after)
         if cached is None and not new:
             raise GameNotFound(f"no game {game_id!r}")
         state: GameState | None = cached[0] if cached else None
         ts = cached[1] if cached else 0.0
-        for se in new:
-            state = evolve(state, self.mapper.to_event(se))
-            ts = se.ts
+        for r in new:
+            state = evolve(state, r.event)
+            ts = r.ts
         assert state is not None
         self.remember(game_id, state, ts)
         return state, ts
@@ -113,46 +115,30 @@ class GameRepository:
             GameNotFound: the game has no events.
         """
         state: GameState | None = None
-        for se in await self.store.read(game_id, 0, version):
-            state = evolve(state, self.mapper.to_event(se))
+        for r in await self.read(game_id, 0, version):
+            state = evolve(state, r.event)
         if state is None:
             raise GameNotFound(f"no game {game_id!r}")
         return state
 
-    async def events(self, game_id: str, after_version: int = 0,
-                     to_version: int | None = None) -> list[tuple[StoredEvent, Event]]:
-        """The stored events ``after_version < v <= to_version`` with their core events."""
-        return [(se, self.mapper.to_event(se))
-                for se in await self.store.read(game_id, after_version, to_version)]
-
-    async def append(self, game_id: str, events: Sequence[Event], expected: int, *,
-                     request_id: str | None, request_hash: str | None,
-                     response: dict[str, Any] | None) -> AppendResult:
-        """Append core events atomically at ``expected`` (see ``EventStore.append``),
-        timing the append and counting the events appended.
+    async def append(self, game_id: str, events: Sequence[Event], expected_version: int, *,
+                     request_id: str | None = None, request_hash: str | None = None,
+                     response: dict[str, Any] | None = None) -> AppendResult:
+        """:meth:`EventRepository.append`, timing the append and counting the events
+        appended (metrics).
 
         Raises:
             VersionConflict, RequestIdReused: as ``EventStore.append``.
         """
         t0 = time.perf_counter()
-        result = await self.store.append(game_id, [self.mapper.to_record(e) for e in events],
-                                         expected, request_id=request_id,
-                                         request_hash=request_hash, response=response)
+        result = await super().append(game_id, events, expected_version,
+                                      request_id=request_id, request_hash=request_hash,
+                                      response=response)
         metrics.EVENT_APPEND_SECONDS.observe(time.perf_counter() - t0)
         if not result.duplicate:
             for se in result.events:
                 metrics.EVENTS_APPENDED_TOTAL.labels(se.type).inc()
         return result
 
-    async def get_request(self, game_id: str, request_id: str,
-                          request_hash: str | None) -> AppendResult | None:
-        """The original result of ``request_id`` if it was applied, else ``None`` (reads
-        only; ``EventStore.get_request``).
 
-        Raises:
-            RequestIdReused: the id was applied with another request body.
-        """
-        return await self.store.get_request(game_id, request_id, request_hash)
-
-
-__all__ = ["EventMapper", "GameRepository"]  # EventMapper re-exported from rummy_store
+__all__ = ["GameRepository"]

@@ -30,14 +30,17 @@ from rummy_store.base import (
 from rummy_store.mapper import MAPPER, EventMapper
 from rummy_store.memory import MemoryEventStore
 from rummy_store.redis_store import RedisEventStore
+from rummy_store.repository import EventRepository, RecordedEvent
 from rummy_store.sync import append_sync, open_store, read_all_sync, run_sync, with_store_sync
 
 __all__ = [
     "AppendResult",
     "EventMapper",
+    "EventRepository",
     "EventStore",
     "MAPPER",
     "MemoryEventStore",
+    "RecordedEvent",
     "RedisEventStore",
     "RequestIdReused",
     "StoreError",

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from rummy.cards import parse_card
-from rummy.events import CardDrawn, Knocked, Passed, TurnEnded, to_dict
+from rummy.events import CardDrawn, Event, Knocked, Passed, TurnEnded, to_dict
 from rummy_store import (
     AppendResult,
     EventStore,
@@ -502,3 +502,28 @@ async def test_set_active_on_a_game_outside_the_index_enters_it(store: EventStor
     await store.set_active("x", True)
     assert await store.list_games() == ["x"]
     assert await store.list_games(active_only=True) == ["x"]
+
+
+# -- the event repository (core events through the one mapper) ------------------------------
+
+
+async def test_the_repository_appends_and_reads_core_events(store: EventStore) -> None:
+    from rummy_store import EventRepository
+
+    repo = EventRepository(store)
+    events: list[Event] = [CardDrawn(seat=1, card=parse_card("*"), draw=1), Passed(seat=1),
+                           TurnEnded(1)]
+    result = await repo.append("g1", events, 0, request_id="r1", request_hash="h")
+    assert result.version == 3 and [e.data["type"] for e in result.events] == \
+        ["CardDrawn", "Passed", "TurnEnded"]
+    back = await repo.read("g1")
+    assert [r.event for r in back] == events and [r.version for r in back] == [1, 2, 3]
+    assert (await repo.read("g1", 1, 2))[0].event == Passed(seat=1)
+    again = await repo.get_request("g1", "r1", "h")
+    assert again is not None and again.duplicate and again.version == 3
+    sub = repo.subscribe("g1", 1)
+    try:
+        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(2)]
+    finally:
+        await sub.aclose()
+    assert [r.event for r in got] == events[1:]

@@ -87,3 +87,15 @@ def test_rule_ids_only_where_a_rule_is_broken():
     m = map_error(BadRequest("a game has 2 to 5 seats, got 6 (R1.1)", rule="R1.1"))
     assert (m.code, m.reason, m.rule) == (C.INVALID_ARGUMENT, "BAD_REQUEST", "R1.1")
     assert ("rummy-rule", "R1.1") in m.trailing_metadata()
+
+
+def test_round_end_reasons_map_one_to_one_to_the_proto_enum():
+    from rummy_api.v1 import game_service_pb2 as pb
+    from rummy_grpc.convert import REASON_CODES
+
+    from rummy.events import RoundEndReason, RoundScored
+    assert len(set(REASON_CODES.values())) == len(RoundEndReason) == 3
+    e = RoundScored(1, RoundEndReason.GOING_OUT, 0, ((), (1,)), (0, 2), (27, 0), (0,), (27, 0))
+    msg = event_to_proto(e, 5, 0.0)
+    assert msg.round_scored.reason == "going_out"
+    assert msg.round_scored.reason_code == pb.ROUND_END_REASON_GOING_OUT
