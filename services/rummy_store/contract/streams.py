@@ -1,0 +1,207 @@
+"""The contract: subscriptions, the game index and meta, the event repository."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rummy.cards import parse_card
+from rummy.events import CardDrawn, Event, Passed, TurnEnded
+from rummy_store import (
+    EventStore,
+)
+from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark, take
+
+__all__ = [
+    "pytestmark",
+    "test_subscribe_catches_up_then_receives_live_events",
+    "test_subscribe_misses_nothing_appended_between_catch_up_and_blocking",
+    "test_subscribe_from_a_version_and_before_the_game_exists",
+    "test_subscribe_is_in_order_without_gaps_under_concurrent_appends",
+    "test_subscribe_ends_when_its_task_is_cancelled",
+    "test_first_append_enters_the_game_in_the_index_as_active",
+    "test_set_active_false_hides_a_finished_game",
+    "test_a_retried_first_append_does_not_reactivate_a_finished_game",
+    "test_meta_round_trip",
+    "test_set_active_on_a_game_outside_the_index_enters_it",
+    "test_the_repository_appends_and_reads_core_events",
+]
+
+# -- subscribe -------------------------------------------------------------------------------
+
+
+async def test_subscribe_catches_up_then_receives_live_events(store: EventStore) -> None:
+    await store.append("g1", numbered(5), 0)
+    sub = store.subscribe("g1", block_ms=50)
+    try:
+        assert [e.version for e in await take(sub, 5)] == [1, 2, 3, 4, 5]
+        pending = asyncio.ensure_future(take(sub, 4))
+        await asyncio.sleep(0.2)  # the subscriber is now blocked waiting (several rounds)
+        assert not pending.done()
+        await store.append("g1", numbered(3, 6), 5)
+        await store.append("g1", numbered(1, 9), 8)
+        live = await pending
+        assert [e.version for e in live] == [6, 7, 8, 9]
+        assert [e.data["points"] for e in live] == [6, 7, 8, 9]
+    finally:
+        await sub.aclose()
+
+
+async def test_subscribe_misses_nothing_appended_between_catch_up_and_blocking(
+    store: EventStore,
+) -> None:
+    # The subscriber is suspended right after yielding its last catch-up event, before it
+    # first blocks; whatever is appended then must still arrive (XREAD from the last id read,
+    # never from "$").
+    await store.append("g1", numbered(3), 0)
+    sub = store.subscribe("g1", block_ms=50)
+    try:
+        assert [e.version for e in await take(sub, 3)] == [1, 2, 3]
+        await store.append("g1", numbered(2, 4), 3)
+        await store.append("g1", numbered(1, 6), 5)
+        assert [e.version for e in await take(sub, 3)] == [4, 5, 6]
+    finally:
+        await sub.aclose()
+
+
+async def test_subscribe_from_a_version_and_before_the_game_exists(store: EventStore) -> None:
+    early = store.subscribe("later", block_ms=50)
+    resumed = store.subscribe("later", after_version=2, block_ms=50)
+    try:
+        pending = asyncio.ensure_future(take(early, 4))
+        await asyncio.sleep(0.1)
+        await store.append("later", numbered(4), 0)
+        assert [e.version for e in await pending] == [1, 2, 3, 4]
+        assert [e.version for e in await take(resumed, 2)] == [3, 4]
+    finally:
+        await early.aclose()
+        await resumed.aclose()
+
+
+async def test_subscribe_is_in_order_without_gaps_under_concurrent_appends(
+    store_factory: StoreFactory,
+) -> None:
+    writer_store, reader_store = store_factory(), store_factory()
+    sub = reader_store.subscribe("g1", block_ms=20)
+
+    async def write() -> None:
+        version = 0
+        for k in range(60):
+            result = await writer_store.append("g1", numbered(1 + k % 3, version + 1), version)
+            version = result.version
+            if k % 7 == 0:
+                await asyncio.sleep(0.01)
+
+    total = sum(1 + k % 3 for k in range(60))
+    try:
+        writer = asyncio.ensure_future(write())
+        got = await take(sub, total, timeout=20)
+        await writer
+        assert [e.version for e in got] == list(range(1, total + 1))
+        assert [e.data["points"] for e in got] == list(range(1, total + 1))
+    finally:
+        await sub.aclose()
+
+
+async def test_subscribe_ends_when_its_task_is_cancelled(store: EventStore) -> None:
+    await store.append("g1", numbered(1), 0)
+    seen: list[int] = []
+
+    async def consume() -> None:
+        async for event in store.subscribe("g1", block_ms=50):
+            seen.append(event.version)
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == [1]
+    # the store still works after a cancelled subscriber
+    await store.append("g1", numbered(1, 2), 1)
+    assert await store.version("g1") == 2
+
+
+# -- index and metadata ----------------------------------------------------------------------
+
+
+async def test_first_append_enters_the_game_in_the_index_as_active(store: EventStore) -> None:
+    assert await store.list_games() == []
+    for name in ("a", "b", "c"):
+        await store.append(name, numbered(1), 0)
+        await asyncio.sleep(0.002)  # distinct creation times
+    await store.append("a", numbered(1), 1)  # later appends do not move a game
+    assert await store.list_games() == ["c", "b", "a"]  # newest first
+    assert await store.list_games(limit=2) == ["c", "b"]
+    assert await store.list_games(limit=0) == []
+    assert await store.list_games(active_only=True) == ["c", "b", "a"]
+
+
+async def test_set_active_false_hides_a_finished_game(store: EventStore) -> None:
+    for name in ("a", "b", "c"):
+        await store.append(name, numbered(1), 0)
+        await asyncio.sleep(0.002)
+    await store.set_active("b", False)
+    assert await store.list_games(active_only=True) == ["c", "a"]
+    assert await store.list_games() == ["c", "b", "a"]
+    await store.set_active("b", False)  # idempotent
+    await store.set_active("b", True)
+    assert await store.list_games(active_only=True) == ["c", "b", "a"]
+
+
+async def test_a_retried_first_append_does_not_reactivate_a_finished_game(
+    store: EventStore,
+) -> None:
+    await store.append("g", numbered(1), 0, request_id="create", request_hash="h")
+    await store.set_active("g", False)
+    again = await store.append("g", numbered(1), 0, request_id="create", request_hash="h")
+    assert again.duplicate
+    assert await store.list_games() == ["g"]
+    assert await store.list_games(active_only=True) == []
+
+
+async def test_meta_round_trip(store: EventStore) -> None:
+    meta = {
+        "seats": [{"kind": "human", "token_sha256": "ab" * 32}, {"kind": "bot", "bot": "greedy"}],
+        "turn_seconds": 30,
+        "admin": None,
+    }
+    await store.put_meta("g1", meta)
+    assert await store.get_meta("g1") == meta
+    await store.put_meta("g1", {"replaced": True})
+    assert await store.get_meta("g1") == {"replaced": True}
+    assert await store.get_meta("g2") is None
+    assert "g1" in await store.list_games()  # meta enters the game in the index
+    assert not await store.exists("g1")  # but a game exists only once it has events
+
+
+async def test_set_active_on_a_game_outside_the_index_enters_it(store: EventStore) -> None:
+    await store.set_active("x", True)
+    assert await store.list_games() == ["x"]
+    assert await store.list_games(active_only=True) == ["x"]
+
+
+# -- the event repository (core events through the one mapper) ------------------------------
+
+
+async def test_the_repository_appends_and_reads_core_events(store: EventStore) -> None:
+    from rummy_store import EventRepository
+
+    repo = EventRepository(store)
+    events: list[Event] = [CardDrawn(seat=1, card=parse_card("*"), draw=1), Passed(seat=1),
+                           TurnEnded(1)]
+    result = await repo.append("g1", events, 0, request_id="r1", request_hash="h")
+    assert result.version == 3 and [e.data["type"] for e in result.events] == \
+        ["CardDrawn", "Passed", "TurnEnded"]
+    back = await repo.read("g1")
+    assert [r.event for r in back] == events and [r.version for r in back] == [1, 2, 3]
+    assert (await repo.read("g1", 1, 2))[0].event == Passed(seat=1)
+    again = await repo.get_request("g1", "r1", "h")
+    assert again is not None and again.duplicate and again.version == 3
+    sub = repo.subscribe("g1", 1)
+    try:
+        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(2)]
+    finally:
+        await sub.aclose()
+    assert [r.event for r in got] == events[1:]
