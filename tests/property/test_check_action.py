@@ -89,3 +89,18 @@ def test_the_engine_may_promise_a_legal_table():
     new = parse_table("5S 6S 7S | JD QD KD")
     assert check_action(table, parse_cards("JD QD KD"), new, table_is_legal=True) == \
         tuple(sorted(parse_cards("JD QD KD")))
+
+
+@settings(max_examples=2000, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(positions())
+def test_the_engine_path_agrees_on_legal_tables(position):
+    # table_is_legal=True (the engine's call, I2) skips unchanged melds: on a legal old
+    # table it must still give the slow check's answer
+    from hypothesis import assume
+
+    from rummy.melds import is_valid_meld
+    table, hand, new = position
+    assume(all(is_valid_meld(m) for m in table))
+    assert _outcome(check_action, table, hand, new, table_is_legal=True) == \
+        _outcome(check_action_slow, table, hand, new)
