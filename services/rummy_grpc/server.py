@@ -63,6 +63,38 @@ class RummyServer:
         await self.grpc_server.wait_for_termination()
 
 
+class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
+    """The standard health service (grpcio-health-checking) with ``List`` served: the
+    library's ``List`` answers UNIMPLEMENTED and logs a traceback on every call. The
+    statuses are the ones set through :meth:`set` (and NOT_SERVING for all after
+    :meth:`enter_graceful_shutdown`), overall status ``""`` included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._statuses: dict[str, int] = {"": health_pb2.HealthCheckResponse.SERVING}
+        self._closing = False
+
+    async def set(self, service: str, status: int) -> None:
+        """Set a service's status (ignored after a graceful shutdown began)."""
+        if not self._closing:
+            self._statuses[service] = status
+        await super().set(service, status)
+
+    async def enter_graceful_shutdown(self) -> None:
+        """Every service NOT_SERVING, for good."""
+        self._closing = True
+        for service in self._statuses:
+            self._statuses[service] = health_pb2.HealthCheckResponse.NOT_SERVING
+        await super().enter_graceful_shutdown()
+
+    async def List(self, request: health_pb2.HealthListRequest,
+                   context: grpc.aio.ServicerContext) -> health_pb2.HealthListResponse:
+        """Every known service and its status (grpc.health.v1.Health/List)."""
+        return health_pb2.HealthListResponse(statuses={
+            name: health_pb2.HealthCheckResponse(status=status)
+            for name, status in self._statuses.items()})
+
+
 def create_server(address: str, store: EventStore, *, admin_token: str | None = None,
                   max_message_bytes: int = MAX_MESSAGE_BYTES, bot_delay: float = 0.0,
                   cache_size: int = 4096) -> tuple[RummyServer, int]:
@@ -91,7 +123,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                  ("grpc.max_send_message_length", max_message_bytes),
                  ("grpc.so_reuseport", 0)])
     pb_grpc.add_GameServiceServicer_to_server(GameServicer(app), server)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = HealthService()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

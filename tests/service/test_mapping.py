@@ -99,3 +99,26 @@ def test_round_end_reasons_map_one_to_one_to_the_proto_enum():
     msg = event_to_proto(e, 5, 0.0)
     assert msg.round_scored.reason == "going_out"
     assert msg.round_scored.reason_code == pb.ROUND_END_REASON_GOING_OUT
+
+
+def test_walk_every_version_of_recorded_games_meets_no_unspecified_phase():
+    # issue 19 item 1: every version of recorded 2-5 player games, every seat's and the
+    # spectator's view, maps to a phase other than PHASE_UNSPECIFIED
+    import json
+    from pathlib import Path
+
+    from rummy_api.v1 import game_service_pb2 as pb
+
+    from rummy.events import from_dict
+    from rummy.evolve import evolve
+
+    players_seen = set()
+    for path in sorted((Path(__file__).parents[1] / "golden").glob("*.jsonl")):
+        state = None
+        for line in path.read_text().splitlines():
+            state = evolve(state, from_dict(json.loads(line)))
+            for seat in (None, *range(state.players)):
+                msg = view_to_proto(view(state, seat))
+                assert msg.phase != pb.PHASE_UNSPECIFIED, (path.name, state.version, seat)
+        players_seen.add(state.players)
+    assert players_seen == {2, 3, 4, 5}

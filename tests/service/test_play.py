@@ -145,3 +145,15 @@ async def test_every_past_version_has_a_phase(running):
         assert at.view.phase != pb.PHASE_UNSPECIFIED, f"version {v}"
         phases.add(at.view.phase)
     assert {pb.PHASE_DEALING, pb.PHASE_ROUND_SCORED, pb.PHASE_GAME_OVER} <= phases
+
+
+async def test_health_list_is_served_without_a_traceback(running, caplog):
+    # issue 19: the library's List answered UNIMPLEMENTED and logged a traceback
+    import logging
+    caplog.set_level(logging.DEBUG)
+    health = health_pb2_grpc.HealthStub(running.channel)
+    reply = await health.List(health_pb2.HealthListRequest())
+    statuses = {name: s.status for name, s in reply.statuses.items()}
+    assert statuses[""] == health_pb2.HealthCheckResponse.SERVING
+    assert statuses["rummy_api.v1.GameService"] == health_pb2.HealthCheckResponse.SERVING
+    assert not [r for r in caplog.records if r.exc_info]
