@@ -12,10 +12,10 @@ PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[service,worker,dev,fast]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast]"
 	@touch $(STAMP)
 
 setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code

@@ -24,6 +24,7 @@ its ``request_id`` (the original result comes back) or, without one, fails with
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
@@ -89,6 +90,10 @@ return {'ok', ts}
 _PAGE = 1000  # entries per XRANGE / XREAD call
 
 
+MAX_CONNECTIONS = 1024
+"""Default size of a store's connection pool (see :meth:`RedisEventStore.from_url`)."""
+
+
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -118,10 +123,16 @@ class RedisEventStore:
         self._active = f"{prefix}:games:active"
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "rummy", **kwargs: Any) -> RedisEventStore:
+    def from_url(cls, url: str, prefix: str = "rummy", *,
+                 max_connections: int = MAX_CONNECTIONS, **kwargs: Any) -> RedisEventStore:
         """A store on a new client for ``url`` (``redis://host:port/db``); extra keyword
-        arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client."""
+        arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client.
+
+        ``max_connections`` sizes the client's connection pool explicitly: redis-py's
+        default changed between releases (unbounded in 5.x, 100 in 8.x), and every open
+        subscription holds one connection while it blocks."""
         kwargs.setdefault("decode_responses", True)
+        kwargs["max_connections"] = max_connections
         return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True)
 
     @property
@@ -253,8 +264,17 @@ class RedisEventStore:
             if len(entries) < _PAGE:
                 break
         # ... then block for new entries after the last id read (never "$").
+        task = asyncio.current_task()
         while True:
-            reply = await self._r.xread({stream: f"0-{last}"}, count=_PAGE, block=block_ms)
+            try:
+                reply = await self._r.xread({stream: f"0-{last}"}, count=_PAGE, block=block_ms)
+            finally:
+                # redis-py (8.x) can swallow a cancellation that arrives inside a blocking
+                # read, and the read then returns or fails as if nothing happened: a
+                # cancelled subscriber would poll forever. A cancellation still pending on
+                # the task is honoured here (tests/contract: cancel_during_blocking_read).
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError
             if not reply:
                 continue
             batches: list[Any]

@@ -182,3 +182,17 @@ def test_open_store_chooses_by_url(redis_url: str) -> None:
     asyncio.run(store.close())
     with pytest.raises(ValueError, match="unknown event store url"):
         open_store("postgres://x")
+
+
+@pytest.mark.asyncio
+async def test_the_pool_size_is_set_explicitly(redis_url: str) -> None:
+    # issue 19: redis-py's default pool changed (unbounded in 5.x, 100 in 8.x); the store
+    # sets its own, so the service does not depend on the installed release
+    from rummy_store.redis_store import MAX_CONNECTIONS
+
+    for kwargs, expected in (({}, MAX_CONNECTIONS), ({"max_connections": 7}, 7)):
+        store = RedisEventStore.from_url(redis_url, prefix="pool-size", **kwargs)
+        try:
+            assert store.client.connection_pool.max_connections == expected
+        finally:
+            await store.close()

@@ -19,6 +19,7 @@ __all__ = [
     "test_subscribe_misses_nothing_appended_between_catch_up_and_blocking",
     "test_subscribe_from_a_version_and_before_the_game_exists",
     "test_subscribe_is_in_order_without_gaps_under_concurrent_appends",
+    "test_cancel_during_blocking_read_ends_every_subscriber",
     "test_subscribe_ends_when_its_task_is_cancelled",
     "test_first_append_enters_the_game_in_the_index_as_active",
     "test_set_active_false_hides_a_finished_game",
@@ -102,6 +103,30 @@ async def test_subscribe_is_in_order_without_gaps_under_concurrent_appends(
         assert [e.data["points"] for e in got] == list(range(1, total + 1))
     finally:
         await sub.aclose()
+
+
+async def test_cancel_during_blocking_read_ends_every_subscriber(store: EventStore) -> None:
+    # issue 19: redis-py 8 swallows some cancellations inside a blocking read; 60
+    # subscribers cancelled at random moments across several blocking reads must all end
+    import random
+
+    await store.append("quiet", numbered(1), 0)
+
+    async def consume() -> None:
+        async for _ in store.subscribe("quiet", 1, block_ms=50):
+            pass
+
+    rng = random.Random(19)
+    tasks = [asyncio.create_task(consume()) for _ in range(60)]
+
+    async def cancel_later(task: asyncio.Task[None]) -> None:
+        await asyncio.sleep(rng.uniform(0.01, 0.6))
+        task.cancel()
+
+    await asyncio.gather(*(cancel_later(t) for t in tasks))
+    done, pending = await asyncio.wait(tasks, timeout=5)
+    assert not pending, f"{len(pending)} subscribers still polling after cancel"
+    assert all(t.cancelled() for t in done)
 
 
 async def test_subscribe_ends_when_its_task_is_cancelled(store: EventStore) -> None:
