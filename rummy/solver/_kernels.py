@@ -775,6 +775,20 @@ _MAX_CARDS = 1024
 
 
 @_jit
+def _emit(out: Any, lens: Any, n_out: int, n_melds: int, run_cards: Any, run_len: Any,
+          r: int) -> Any:
+    """Append run ``r`` as one meld to ``out``/``lens``; returns the new ``(n_out,
+    n_melds)``, or ``(-1, -1)`` when the output is full."""
+    if n_out + run_len[r] > _MAX_CARDS or n_melds >= _MAX_CARDS:
+        return -1, -1
+    for x in range(run_len[r]):
+        out[n_out] = run_cards[r, x]
+        n_out += 1
+    lens[n_melds] = run_len[r]
+    return n_out, n_melds + 1
+
+
+@_jit
 def _build(rows: Any, mand: Any, kept: Any) -> Any:  # noqa: C901
     """:func:`rummy.solver._build_table`'s sweep, compiled: the traced decisions ``rows``
     (int64[56, 6]: ou, h, j, t, nb, g per step) turned into melds of table cards, in the
@@ -853,14 +867,10 @@ def _build(rows: Any, mand: Any, kept: Any) -> Any:  # noqa: C901
             stop = n_long[s] - t
             if stop > 0:
                 for q in range(stop):
-                    r = long_[s, q]
-                    if n_out + run_len[r] > _MAX_CARDS:
+                    n_out, n_melds = _emit(out, lens, n_out, n_melds, run_cards, run_len,
+                                           long_[s, q])
+                    if n_out < 0:
                         return out, lens, -1
-                    for x in range(run_len[r]):
-                        out[n_out] = run_cards[r, x]
-                        n_out += 1
-                    lens[n_melds] = run_len[r]
-                    n_melds += 1
                 for q in range(stop, n_long[s]):
                     long_[s, q - stop] = long_[s, q]
                 n_long[s] -= stop
@@ -946,20 +956,9 @@ def _build(rows: Any, mand: Any, kept: Any) -> Any:  # noqa: C901
             for s2 in range(4):
                 n_g[s2] = 0
     for s in range(4):
-        for q in range(n_short[s]):
-            r = short[s, q]
-            for x in range(run_len[r]):
-                out[n_out] = run_cards[r, x]
-                n_out += 1
-            lens[n_melds] = run_len[r]
-            n_melds += 1
-        for q in range(n_long[s]):
-            r = long_[s, q]
-            if n_out + run_len[r] > _MAX_CARDS:
+        for q in range(n_short[s] + n_long[s]):
+            r = short[s, q] if q < n_short[s] else long_[s, q - n_short[s]]
+            n_out, n_melds = _emit(out, lens, n_out, n_melds, run_cards, run_len, r)
+            if n_out < 0:
                 return out, lens, -1
-            for x in range(run_len[r]):
-                out[n_out] = run_cards[r, x]
-                n_out += 1
-            lens[n_melds] = run_len[r]
-            n_melds += 1
     return out, lens, n_melds

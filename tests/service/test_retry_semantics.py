@@ -58,3 +58,11 @@ async def test_request_ids_are_per_game_and_a_refused_command_records_nothing(ru
     gid2, tokens2, turn2 = await _game(stub)
     fresh = (await stub.Draw(_draw(gid2, tokens2[turn2], request_id="d3"))).result
     assert not fresh.duplicate
+
+
+async def test_an_enum_left_at_zero_is_refused_not_guessed(running):
+    # docs/api.md, "Enums": a name a client's loader does not know is sent as 0
+    err = await _refused(running.stub.CreateGame(pb.CreateGameRequest(seats=[
+        pb.SeatSpec(kind=pb.SEAT_KIND_UNSPECIFIED), pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)])),
+        grpc.StatusCode.INVALID_ARGUMENT)
+    assert "kind must be human or bot" in err.details()

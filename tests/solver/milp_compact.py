@@ -23,7 +23,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import highspy
-import numpy as np
+
+from tests.solver.highs_model import maximise
 
 JOKER = 52
 TJ = 53
@@ -99,36 +100,5 @@ def compact_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
     for i, (_, k) in enumerate(x_cols):  # symmetry: copy k only with copy k-1
         if k:
             rows.append((0, highspy.kHighsInf, [i - 1, i], [1.0, -1.0]))
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(rows)
-    lp.col_cost_ = np.array(cost, dtype=np.double)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.array(cols_ub, dtype=np.double)
-    lp.row_lower_ = np.array([r[0] for r in rows], dtype=np.double)
-    lp.row_upper_ = np.array([r[1] for r in rows], dtype=np.double)
-    lp.sense_ = highspy.ObjSense.kMaximize
-    starts, index, value = [0], [], []
-    for r in rows:
-        index.extend(r[2])
-        value.extend(r[3])
-        starts.append(len(index))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value, dtype=np.double)
-    lp.a_matrix_.num_col_ = n
-    lp.a_matrix_.num_row_ = len(rows)
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
-    solver.setOptionValue("threads", 1)
-    solver.setOptionValue("mip_rel_gap", 0.0)
-    solver.passModel(lp)
-    solver.run()
-    status = solver.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:
-        return 0
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"HiGHS status {solver.modelStatusToString(status)}")
-    return int(round(solver.getInfo().objective_function_value))
+    best = maximise(cost, [0.0] * n, cols_ub, rows)
+    return 0 if best is None else best

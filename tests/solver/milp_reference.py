@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import highspy
-import numpy as np
+
+from tests.solver.highs_model import maximise
 
 JOKER = 52
 TJ = 53
@@ -104,44 +105,10 @@ def milp_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
         rows.append((b - real_table[c], highspy.kHighsInf, idx, [1.0] * len(idx)))
     rows.append((1, highspy.kHighsInf, y + [h], [1.0] * 53))  # R5.1
 
-    lp = highspy.HighsLp()
-    n = len(cols_lb)
-    lp.num_col_ = n
-    lp.num_row_ = len(rows)
-    lp.col_cost_ = np.array(cost, dtype=np.double)
-    lp.col_lower_ = np.array(cols_lb, dtype=np.double)
-    lp.col_upper_ = np.array(cols_ub, dtype=np.double)
-    lp.row_lower_ = np.array([r[0] for r in rows], dtype=np.double)
-    lp.row_upper_ = np.array([r[1] for r in rows], dtype=np.double)
-    lp.sense_ = highspy.ObjSense.kMaximize
-    starts = [0]
-    index: list[int] = []
-    value: list[float] = []
-    for r in rows:
-        index.extend(r[2])
-        value.extend(r[3])
-        starts.append(len(index))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value, dtype=np.double)
-    lp.a_matrix_.num_col_ = n
-    lp.a_matrix_.num_row_ = len(rows)
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
-    solver.setOptionValue("threads", 1)
-    solver.setOptionValue("mip_rel_gap", 0.0)
-    solver.passModel(lp)
     t1 = time.perf_counter()
-    solver.run()
+    best = maximise(cost, cols_lb, cols_ub, rows)
     t2 = time.perf_counter()
     if timing is not None:
         timing["build"] = t1 - t0
         timing["solve"] = t2 - t1
-    status = solver.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:
-        return 0
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"HiGHS status {solver.modelStatusToString(status)}")
-    return int(round(solver.getInfo().objective_function_value))
+    return 0 if best is None else best
