@@ -1,10 +1,10 @@
 """Manipulation Rummy: the pure rules core (standard library only, no I/O).
 
-Public API (see DESIGN.md, "Core contract"):
+Public API (see docs/architecture.md, "Core contract"):
 
 * notation: :func:`parse_card`, :func:`format_card`, :func:`parse_cards`,
   :func:`parse_table`, :func:`format_table`
-* rules: :class:`RuleSet` (RULES.md §11)
+* rules: :class:`RuleSet` (docs/rules.md §11)
 * engine: :func:`decide`, :func:`step`, :func:`evolve`, :func:`replay`, :func:`view`,
   :func:`redact`; commands in :mod:`rummy.commands`, events in :mod:`rummy.events`
 * validation: :func:`check_action`, :func:`is_valid_meld`

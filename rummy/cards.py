@@ -1,4 +1,4 @@
-"""Cards, decks and the card notation of RULES.md §1 (R1.2–R1.5).
+"""Cards, decks and the card notation of docs/rules.md §1 (R1.2–R1.5).
 
 Cards are small integers so that the hot path (validation, solver, engine) works on ints
 and count vectors; the notation functions turn them into text and back.

@@ -258,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rummy`` with every available subcommand."""
     parser = argparse.ArgumentParser(
         prog="rummy", description="Manipulation Rummy: rules engine, bots, simulations, "
-        "replays and the game service. Rules: RULES.md (R1–R11).",
+        "replays and the game service. Rules: docs/rules.md (R1–R11).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=int, default=0, help="games per process task")
     p.add_argument("--events-dir", help="write each game's events as JSON lines to this folder")
     p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of RULES.md §11, e.g. knock_threshold=7")
+                   help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")
     p.add_argument("--no-rotate", action="store_true",
                    help="keep the line-up fixed per seat instead of rotating it every game")
     p.add_argument("--json", metavar="FILE",

@@ -1,4 +1,4 @@
-"""Runs the shared conformance case format (shared/cases/README.md).
+"""Runs the shared conformance case format (tests/conformance/cases/README.md).
 
 ``run_case(case) -> (ok, message)``; :func:`run_file` reads JSON lines. Kinds: ``meld``,
 ``action``, ``best_play``, ``round_score``, ``hand_value``, ``game_end``.

@@ -177,7 +177,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
 
 
 def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
-    """The opening variants of R5.5 as RULES.md §11 defines them (no-ops by default).
+    """The opening variants of R5.5 as docs/rules.md §11 defines them (no-ops by default).
 
     * ``opening_meld_per_player``: a seat's first meld action of the round must contain at
       least one complete legal meld made only of cards from that seat's hand; the same
@@ -278,7 +278,7 @@ def default_command(state: GameState) -> Command:
 
 
 def decide(state: GameState | None, command: Command) -> list[Event]:
-    """The events that ``command`` causes in ``state`` (DESIGN.md core contract).
+    """The events that ``command`` causes in ``state`` (docs/architecture.md core contract).
 
     Raises the same errors as :func:`step`; on error nothing is produced.
     """

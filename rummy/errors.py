@@ -20,7 +20,7 @@ class RummyError(ValueError):
     """Base class of every error raised by the core.
 
     Attributes:
-        rule: the RULES.md rule id the error cites (e.g. ``"R5.8"``), or ``""``.
+        rule: the docs/rules.md rule id the error cites (e.g. ``"R5.8"``), or ``""``.
     """
 
     rule: str = ""
@@ -53,7 +53,7 @@ class CommandError(NotationError):
 
 
 class InvalidRuleSetError(RummyError):
-    """An unknown rule variant or a value out of range (RULES.md §11)."""
+    """An unknown rule variant or a value out of range (docs/rules.md §11)."""
 
     rule = "R11"
 

@@ -1,4 +1,4 @@
-"""Events: the only source of truth of a game (DESIGN.md, core contract).
+"""Events: the only source of truth of a game (docs/architecture.md, core contract).
 
 Every event is a frozen dataclass with a stable ``TYPE`` name and a schema ``VERSION``.
 In memory, cards are the integers of :mod:`rummy.cards`; on the wire (JSON lines, the event

@@ -1,4 +1,4 @@
-"""The invariants of RULES.md §10 and the verification of a recorded event log.
+"""The invariants of docs/rules.md §10 and the verification of a recorded event log.
 
 * :func:`check_invariants` — I1 (card conservation), I2 (legal table) and I3 (views hide
   other hands and the stock order) on one state.

@@ -1,4 +1,4 @@
-"""Melds (RULES.md §4) and the whole-table meld action (§5).
+"""Melds (docs/rules.md §4) and the whole-table meld action (§5).
 
 A meld is a tuple of *table cards* (see :mod:`rummy.cards`: real cards 0..51 and declared
 jokers 53..104); a table is a tuple of melds. The fast path works on bit masks:
@@ -301,7 +301,7 @@ def check_action(
 
     Raises:
         IllegalMoveError: with the first rule broken, checked in the order R5.2, R5.1,
-            R5.4, R5.3, R5.8 (shared/cases/README.md). Nothing is changed.
+            R5.4, R5.3, R5.8 (tests/conformance/cases/README.md). Nothing is changed.
         NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
     """
     check_table_value(new_table, jokers=False)

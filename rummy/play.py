@@ -58,7 +58,7 @@ HUMAN = 0
 """The person's seat."""
 
 HELP = """\
-Commands, one per line. Cards as in RULES.md R1.4: 7S TD AH; a joker in
+Commands, one per line. Cards as in docs/rules.md R1.4: 7S TD AH; a joker in
 the hand is *; a joker on the table declares its card: *7S.
   d              draw the card that is due (R3.1-R3.3; Enter also draws)
   p              pass instead of melding; then draw again (R3.2, R3.3)
@@ -252,7 +252,7 @@ class PlaySession:
             c.print(f"[red]✗ not allowed — {escape(e.message)}[/]", highlight=False)
             if e.meld:
                 c.print(f"  offending meld: {escape(' '.join(e.meld))}", highlight=False)
-            c.print(f"  [dim](see RULES.md {escape(e.rule)}; nothing was changed)[/]",
+            c.print(f"  [dim](see docs/rules.md {escape(e.rule)}; nothing was changed)[/]",
                     highlight=False)
             return "rejected"
         except RummyError as e:
@@ -500,7 +500,7 @@ def add_parser(subparsers: Any) -> None:
                    f"other seats, cycled (default basic; known: {', '.join(sorted(BOTS))})")
     p.add_argument("--seed", type=int, help="the deal's seed (default: random, printed)")
     p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of RULES.md §11, e.g. target_score=50")
+                   help="rule variants of docs/rules.md §11, e.g. target_score=50")
     p.add_argument("--name", default="you", help="your name at the table (default you)")
     p.add_argument("--save", metavar="FILE", help="write the game's events as JSON lines "
                    "(open it later with `rummy replay FILE`)")

@@ -1,4 +1,4 @@
-"""The rule set of a game: RULES.md §11 variants as one frozen value.
+"""The rule set of a game: docs/rules.md §11 variants as one frozen value.
 
 A ``RuleSet`` is recorded in the ``GameStarted`` event, so a replay always uses the rules
 the game was played with (I4). Unknown variants and out-of-range values are refused when
@@ -16,7 +16,7 @@ from rummy.errors import InvalidRuleSetError
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,9}")  #: an integer variant written as text (ASCII)
 
-#: (minimum, maximum) of each integer variant (RULES.md §11 "Ranges"); booleans are listed
+#: (minimum, maximum) of each integer variant (docs/rules.md §11 "Ranges"); booleans are listed
 #: with ``None``. ``opening_meld_min_points``, for which §11 gives no range, is capped at 500
 #: points: no hand of 20 cards plus 10 draws is worth more.
 _RANGES: dict[str, tuple[int, int] | None] = {
@@ -36,7 +36,7 @@ _RANGES: dict[str, tuple[int, int] | None] = {
 
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """Rule variants of RULES.md §11; every default is the normative rule.
+    """Rule variants of docs/rules.md §11; every default is the normative rule.
 
     Attributes (points are R1.5 card points):
         target_score: game ends after a round in which a total reaches this (R9.1).

@@ -1,4 +1,4 @@
-"""Round scoring (RULES.md §7, §8.3) and game-end bonuses (§9). Pure functions."""
+"""Round scoring (docs/rules.md §7, §8.3) and game-end bonuses (§9). Pure functions."""
 
 from __future__ import annotations
 

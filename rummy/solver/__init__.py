@@ -1,4 +1,4 @@
-"""Exact best-play search for the meld action (RULES.md §5): ``best_play(table, hand)``.
+"""Exact best-play search for the meld action (docs/rules.md §5): ``best_play(table, hand)``.
 
 Pure standard library, deterministic, no I/O. The search itself is in
 :mod:`rummy.solver.search` (model and exactness arguments in its docstring); this module

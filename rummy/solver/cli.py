@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``solve`` on an argparse subparsers object; returns the parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
         "solve", help="find the best meld action for a table and a hand",
-        description="Find the meld action (RULES.md §5) that adds the most points (R1.5) of "
+        description="Find the meld action (docs/rules.md §5) that adds the most points (R1.5) of "
         "hand cards to the table, with every rearrangement of the table and the joker rules "
         "R5.6-R5.9. Cards in the notation of R1.4: 7S, TD, * (hand joker), *7S (table joker "
         "declared 7S). Prints the value and the whole new table. The table need not be legal "

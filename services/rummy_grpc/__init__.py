@@ -1,4 +1,4 @@
-"""``rummy_grpc``: the event-sourced gRPC game service (DESIGN.md, "Service").
+"""``rummy_grpc``: the event-sourced gRPC game service (docs/architecture.md, "Service").
 
 Layers: :mod:`~rummy_grpc.servicer` (thin: parse, call, map errors) over
 :mod:`~rummy_grpc.app` (load/decide/append, bots, turn timers) over the pure core ``rummy``

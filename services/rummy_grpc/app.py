@@ -136,7 +136,7 @@ class GameApp:
 
         Args:
             seats: 2..5 seat specs, in seat order.
-            variants: rule variants of RULES.md §11 (``{"target_score": "100"}``).
+            variants: rule variants of docs/rules.md §11 (``{"target_score": "100"}``).
             seed: the game's seed (random if ``None``).
             turn_seconds: turn time limit per decision in seconds (0: none), 0..86400.
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the game service (DESIGN.md, "Metrics").
+"""Prometheus metrics of the game service (docs/architecture.md, "Metrics").
 
 Names follow Prometheus conventions: one ``rummy_`` prefix, base units (``_seconds``),
 ``_total`` for counters, and bounded label values only (command kinds, outcomes, event types,

@@ -1,4 +1,4 @@
-"""The event store of the game service (DESIGN.md, "Event store contract").
+"""The event store of the game service (docs/architecture.md, "Event store contract").
 
 One port, :class:`EventStore`, and two implementations that pass one contract suite:
 :class:`MemoryEventStore` (demos, tests) and :class:`RedisEventStore` (Redis Streams, one

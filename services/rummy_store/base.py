@@ -107,7 +107,7 @@ class RequestIdReused(StoreError):
 
 @runtime_checkable
 class EventStore(Protocol):
-    """Append-only, versioned event streams, one per game (DESIGN.md, event store contract).
+    """Append-only, versioned event streams, one per game (docs/architecture.md).
 
     All methods are coroutines except :meth:`subscribe`, which returns an async iterator.
     A ``game_id`` is a non-empty string without ``{``, ``}`` or whitespace; any other raises

@@ -1,4 +1,4 @@
-"""The Redis Streams :class:`~rummy_store.base.EventStore` (DESIGN.md, event store contract).
+"""The Redis Streams :class:`~rummy_store.base.EventStore` (docs/architecture.md).
 
 Keys (``P`` is the prefix, default ``"rummy"``; ``{G}`` the game id in a hash tag, so all keys
 of one game live on one Redis Cluster shard):
@@ -106,7 +106,7 @@ class RedisEventStore:
         prefix: the first part of every key (no trailing colon).
         owns_client: close the client in :meth:`close`.
 
-    Create clients after a worker process forks, never before (DESIGN.md). A client's
+    Create clients after a worker process forks, never before (docs/architecture.md). A client's
     ``socket_timeout``, if set, must exceed the ``block_ms`` of :meth:`subscribe`.
     """
 

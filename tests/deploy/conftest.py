@@ -17,7 +17,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 
-#: every metric DESIGN.md ("Metrics") promises, with its Prometheus type.
+#: every metric docs/architecture.md ("Metrics") promises, with its Prometheus type.
 DESIGN_METRICS = {
     "rummy_rule_validation_seconds": "histogram",
     "rummy_commands_total": "counter",

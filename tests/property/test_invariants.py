@@ -1,5 +1,5 @@
 """Property-based tests (hypothesis) over many random games: the invariants I1–I4 of
-RULES.md §10 after every event, exact JSON round trips, and same-seed determinism."""
+docs/rules.md §10 after every event, exact JSON round trips, and same-seed determinism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A compact MILP of the best meld action (RULES.md §5), solved with HiGHS: what a user
+"""A compact MILP of the best meld action (docs/rules.md §5), solved with HiGHS: what a user
 would write first, and the fair speed reference of ``benchmarks/bench_solver.py``.
 
 One binary ``x[m, k]`` per *candidate meld* ``m`` and copy ``k``: a candidate is a group of

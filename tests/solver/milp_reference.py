@@ -1,4 +1,4 @@
-"""An independent MILP model of the best meld action (RULES.md §5), solved with HiGHS.
+"""An independent MILP model of the best meld action (docs/rules.md §5), solved with HiGHS.
 
 Used only by the differential tests and the benchmark (``highspy`` is a dev dependency; the
 core never imports it). The model is written straight from the rule text and shares no code

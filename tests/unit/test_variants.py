@@ -1,4 +1,4 @@
-"""RULES.md §11: the variants, their ranges, and the opening variants as now defined
+"""docs/rules.md §11: the variants, their ranges, and the opening variants as now defined
 (issue 10, items 4 and "opening variants")."""
 
 from __future__ import annotations

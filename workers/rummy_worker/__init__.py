@@ -1,4 +1,4 @@
-"""Bulk bot-versus-bot simulation on Celery (DESIGN.md, Simulation).
+"""Bulk bot-versus-bot simulation on Celery (docs/architecture.md, Simulation).
 
 Modules:
     batches: the batch spec, Redis key layout and batch state (chunks merged idempotently).

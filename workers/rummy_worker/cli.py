@@ -424,7 +424,7 @@ def _batch_spec_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated bot line-up, cycled over the seats (default basic,random)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of RULES.md §11, e.g. knock_threshold=7")
+                   help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")
     p.add_argument("--chunk-size", type=int, default=200,
                    help="games per chunk task (default 200)")
     p.add_argument("--no-rotate", action="store_true",
