@@ -104,7 +104,8 @@ def test_every_dashboard_metric_is_declared_in_the_code() -> None:
 @pytest.mark.parametrize("name,kind", sorted(DESIGN_METRICS.items()))
 def test_design_metric_is_declared_in_the_code(name: str, kind: str) -> None:
     declared = declared_metrics()
-    assert name in declared, f"{name} (docs/architecture.md) is not declared in services/ or workers/"
+    assert name in declared, \
+        f"{name} (docs/architecture.md) is not declared in services/ or workers/"
     assert declared[name] == kind
 
 
