@@ -309,20 +309,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: subcommands that live in an adapter package, with the extra that brings its libraries
+_ADAPTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("rummy_grpc.cli", "service", ("serve", "export")),
+    ("rummy_worker.cli", "worker", ("worker", "batch")),
+)
+
+
+def _missing_extra(name: str, extra: str, error: ImportError) -> Any:
+    """The ``func`` of a subcommand whose extra is not installed: says which to install."""
+    def run(args: argparse.Namespace) -> int:
+        print(f"error: `rummy {name}` needs the '{extra}' extra: "
+              f"pip install 'manipulation-rummy[{extra}]' ({error})", file=sys.stderr)
+        return 1
+    return run
+
+
 def _optional_commands(sub: Any) -> None:
-    """Register subcommands that live in other packages, when they are installed."""
+    """Register subcommands that live in other packages. One whose libraries are missing
+    is still listed, and says which extra to install."""
     try:
         from rummy.solver.cli import add_parser as solve_parser
         solve_parser(sub)
     except ImportError:
         pass
-    for module, fn in (("rummy_grpc.cli", "add_parsers"), ("rummy_worker.cli", "add_parsers"),
-                       ("rummy.play", "add_parser")):
+    for module, extra, names in _ADAPTERS:
         try:
-            mod = __import__(module, fromlist=[fn])
-        except ImportError:
+            mod = __import__(module, fromlist=["add_parsers"])
+        except ImportError as e:
+            for name in names:
+                # no option prefix: whatever follows (--help included) reaches the error
+                p = sub.add_parser(name, help=f"(needs the '{extra}' extra: pip install "
+                                   f"'manipulation-rummy[{extra}]')", prefix_chars="\0",
+                                   add_help=False)
+                p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+                p.set_defaults(func=_missing_extra(name, extra, e))
             continue
-        getattr(mod, fn)(sub)
+        mod.add_parsers(sub)
+    try:
+        from rummy.play import add_parser as play_parser
+        play_parser(sub)
+    except ImportError:
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -334,6 +362,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except ModuleNotFoundError as e:  # an adapter's library is missing: name the extra
+        extra = next((x for _, x, names in _ADAPTERS if args.command in names), None)
+        if extra is None or e.name is None or e.name.split(".")[0] in ("rummy", "rummy_grpc",
+                                                                        "rummy_worker"):
+            raise
+        print(f"error: `rummy {args.command}` needs the '{extra}' extra: "
+              f"pip install 'manipulation-rummy[{extra}]' (no module named {e.name!r})",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

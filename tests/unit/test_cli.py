@@ -198,3 +198,28 @@ def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0] == "FAIL b-x (best_play, R5): error: RuntimeError: no room to park a wildcard"
     assert out[-1] == "1 passed, 1 failed"
+
+
+def test_a_subcommand_whose_extra_is_missing_is_listed_and_says_which(monkeypatch, capsys):
+    # issue 13: `rummy serve` vanished from `rummy --help` when grpc was not installed
+    import sys
+
+    from rummy.cli import build_parser, main
+    monkeypatch.setitem(sys.modules, "rummy_grpc.cli", None)  # import fails
+    monkeypatch.setitem(sys.modules, "rummy_worker.cli", None)
+    help_text = build_parser().format_help()
+    assert "serve" in help_text and "needs the 'service' extra" in help_text
+    assert "batch" in help_text and "needs the 'worker' extra" in help_text
+    assert main(["serve", "--port", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'manipulation-rummy[service]'" in err
+
+
+def test_a_missing_library_at_run_time_names_the_extra(monkeypatch, capsys):
+    import sys
+
+    from rummy.cli import main
+    monkeypatch.setitem(sys.modules, "redis", None)  # `import redis` fails
+    assert main(["batch", "status", "abc"]) == 1
+    err = capsys.readouterr().err
+    assert "needs the 'worker' extra" in err and "Traceback" not in err
