@@ -38,7 +38,7 @@ conformance: setup  ## run every shared conformance case through the CLI
 	$(RUMMY) conformance tests/conformance/cases/*.jsonl
 
 lint: setup  ## ruff, mypy (strict on the core) and the import contract
-	$(VENV)/bin/ruff check rummy services/rummy_store services/rummy_grpc workers tests benchmarks
+	$(VENV)/bin/ruff check rummy rummy_cli services/rummy_store services/rummy_grpc workers tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

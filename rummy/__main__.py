@@ -1,7 +1,7 @@
-"""``python -m rummy`` runs the command line."""
+"""``python -m rummy`` runs the command line (the console layer, :mod:`rummy_cli`)."""
 
 import sys
 
-from rummy.cli import main
+from rummy_cli.main import main
 
 sys.exit(main())

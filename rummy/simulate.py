@@ -1,7 +1,7 @@
 """Bot-versus-bot games: ``play_game`` (a loop over decide/evolve) and mergeable aggregates.
 
 Everything here is pure and deterministic given the seeds: the process pool, progress bars
-and printing live in :mod:`rummy.cli` and in the workers.
+and printing live in :mod:`rummy_cli.main` and in the workers.
 
 Seeds: game ``index`` of a batch with master seed ``S`` is played with
 :func:`game_seed` ``(S, index)``, and the bot line-up is rotated by ``index % players``

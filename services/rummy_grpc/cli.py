@@ -1,4 +1,4 @@
-"""Service subcommands for the ``rummy`` console command (wired lazily by ``rummy/cli.py``,
+"""Service subcommands for the ``rummy`` console command (wired lazily by ``rummy_cli/main.py``,
 since the core never imports grpc or redis):
 
 * ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]``
@@ -163,7 +163,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """``replay --redis-url URL GAME_ID``: the file replay (``rummy.replay.replay_events``)
+    """``replay --redis-url URL GAME_ID``: the file replay (``rummy_cli.replay.replay_events``)
     on a stored game."""
-    from rummy.replay import replay_events
+    from rummy_cli.replay import replay_events
     return replay_events(_read_or_exit(args), step=args.step, at=args.at)

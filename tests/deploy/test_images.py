@@ -182,9 +182,9 @@ def test_the_image_build_recipe_makes_a_complete_wheel(name: str, tmp_path: Path
     for pkg in ("rummy", "rummy/bots", "rummy_api", "rummy_store", "rummy_grpc", "rummy_worker"):
         assert f"{pkg}/__init__.py" in names, pkg
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "rummy = rummy.cli:main" in (site / entry).read_text()
+    assert "rummy = rummy_cli.main:main" in (site / entry).read_text()
     out = subprocess.run([sys.executable, "-c", "import sys, rummy_api.v1.game_service_pb2, "
-                          "rummy_grpc, rummy_worker\nfrom rummy.cli import main\n"
+                          "rummy_grpc, rummy_worker\nfrom rummy_cli.main import main\n"
                           "print(rummy_grpc.__file__, rummy_worker.__file__)\n"
                           "sys.exit(main(['--help']))"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120, check=False,

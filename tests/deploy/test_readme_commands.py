@@ -219,7 +219,7 @@ def _run(argv: list[str], cwd: Path, *, stdin: str = "", env: dict[str, str] | N
 
 
 def _subcommands() -> set[str]:
-    from rummy.cli import build_parser
+    from rummy_cli.main import build_parser
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     return set(sub.choices)  # type: ignore[attr-defined]
@@ -300,7 +300,7 @@ def test_adapter_commands_parse(command: str, workspace: Path) -> None:
     argv = _rummy_argv(command)
     if argv[0] not in _subcommands():
         pytest.skip(f"`rummy {argv[0]}` is not registered (its extra is not installed)")
-    from rummy.cli import build_parser
+    from rummy_cli.main import build_parser
     args = build_parser().parse_args(argv)  # SystemExit on an unknown option or bad value
     assert callable(getattr(args, "func", None))
     words = [w for w in argv if not w.startswith("-")][:2]

@@ -13,7 +13,7 @@ from rummy_grpc.metrics import start_metrics_server
 from rummy_store import RedisEventStore
 
 from rummy.events import loads
-from rummy.replay import read_log, replay_events
+from rummy_cli.replay import read_log, replay_events
 
 from .conftest import REDIS_URL, delete_prefix, redis_unreachable
 

@@ -1,4 +1,4 @@
-"""``rummy solve`` (rummy/solver/cli.py): notation in, best play out."""
+"""``rummy solve`` (rummy_cli/solve.py): notation in, best play out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rummy.solver.cli import main
+from rummy_cli.solve import main
 
 
 def test_solve_prints_value_and_table(capsys) -> None:

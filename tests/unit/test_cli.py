@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rummy.cli import main
 from rummy.events import dumps
 from rummy.simulate import game_seed, lineup_for, play_game
+from rummy_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,7 +182,7 @@ def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path
                                                                         capsys):
     # issue 10: a case on which the engine raised aborted the whole file with a traceback
     import rummy.conformance
-    from rummy.cli import main
+    from rummy_cli.main import main
 
     def boom(table, hand):
         raise RuntimeError("no room to park a wildcard")
@@ -204,7 +204,7 @@ def test_a_subcommand_whose_extra_is_missing_is_listed_and_says_which(monkeypatc
     # issue 13: `rummy serve` vanished from `rummy --help` when grpc was not installed
     import sys
 
-    from rummy.cli import build_parser, main
+    from rummy_cli.main import build_parser, main
     monkeypatch.setitem(sys.modules, "rummy_grpc.cli", None)  # import fails
     monkeypatch.setitem(sys.modules, "rummy_worker.cli", None)
     help_text = build_parser().format_help()
@@ -218,7 +218,7 @@ def test_a_subcommand_whose_extra_is_missing_is_listed_and_says_which(monkeypatc
 def test_a_missing_library_at_run_time_names_the_extra(monkeypatch, capsys):
     import sys
 
-    from rummy.cli import main
+    from rummy_cli.main import main
     monkeypatch.setitem(sys.modules, "redis", None)  # `import redis` fails
     assert main(["batch", "status", "abc"]) == 1
     err = capsys.readouterr().err

@@ -7,8 +7,8 @@ import pytest
 
 from rummy.bots import BOTS
 from rummy.bots.random_bot import RandomBot
-from rummy.cli import main
 from rummy.simulate import Aggregate, report, run_games
+from rummy_cli.main import main
 
 
 class CrashyBot(RandomBot):

@@ -11,15 +11,15 @@ from rich.console import Console
 
 from rummy.bots.basic import BasicBot
 from rummy.cards import format_card
-from rummy.cli import build_parser, main
 from rummy.commands import Meld
 from rummy.evolve import replay
 from rummy.melds import is_valid_meld
-from rummy.play import PlaySession, scripted
-from rummy.replay import read_log
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy.views import view
+from rummy_cli.main import build_parser, main
+from rummy_cli.play import PlaySession, scripted
+from rummy_cli.replay import read_log
 
 
 def _console() -> tuple[Console, io.StringIO]:

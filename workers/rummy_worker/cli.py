@@ -1,6 +1,6 @@
 """``rummy worker`` and ``rummy batch submit|ab|status|report|replay-game|resume|list``.
 
-Registered by ``rummy.cli`` through :func:`add_parsers` (lazily: this module imports nothing
+Registered by ``rummy_cli.main`` through :func:`add_parsers` (lazily: this module imports nothing
 heavier than argparse at import time; Celery, Redis and Prometheus are imported inside the
 command functions, after the environment has been set from the options).
 

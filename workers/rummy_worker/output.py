@@ -103,11 +103,11 @@ def _fmt_ci(e: dict[str, Any], pct: bool) -> str:
 
 
 def render_terminal(doc: dict[str, Any], console: Any) -> None:
-    """Print the report with rich: the lead's ``rummy.report_format.render`` tables, score
+    """Print the report with rich: the lead's ``rummy_cli.report_format.render`` tables, score
     distributions per bot, and for A/B batches a table of paired differences."""
     from rich.table import Table
 
-    from rummy.report_format import render
+    from rummy_cli.report_format import render
 
     spec = doc.get("spec") or {}
     status = "" if doc.get("complete", True) else (

@@ -1,7 +1,7 @@
 """``rummy solve``: the best meld action (R5) for a position given in card notation (R1.4).
 
 This module does I/O (argparse, stdin, files, printing); the search itself is the pure
-:func:`rummy.solver.best_play`. :mod:`rummy.cli` registers it with :func:`add_parser`.
+:func:`rummy.solver.best_play`. :mod:`rummy_cli.main` registers it with :func:`add_parser`.
 
 Examples::
 
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m rummy.solver.cli``)."""
+    """Stand-alone entry point (``python -m rummy_cli.solve``)."""
     parser = argparse.ArgumentParser(prog="rummy")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -82,8 +82,8 @@ def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``rummy simulate``: bot-versus-bot games in local processes, then a balance report."""
-    from rummy.report_format import render
     from rummy.simulate import Aggregate, merge_all, report
+    from rummy_cli.report_format import render
     console = Console(stderr=False)
     if not 2 <= args.players <= 5:
         raise SystemExit(f"error: --players must be 2..5, got {args.players} (R1.1)")
@@ -181,7 +181,7 @@ def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``rummy replay``: rebuild a game from its event log, verify it, print it."""
     from rummy.invariants import ReplayError
-    from rummy.replay import read_log, replay_events
+    from rummy_cli.replay import read_log, replay_events
     if args.redis_url:
         try:
             from rummy_store import decode_events, read_all_sync
@@ -329,7 +329,7 @@ def _optional_commands(sub: Any) -> None:
     """Register subcommands that live in other packages. One whose libraries are missing
     is still listed, and says which extra to install."""
     try:
-        from rummy.solver.cli import add_parser as solve_parser
+        from rummy_cli.solve import add_parser as solve_parser
         solve_parser(sub)
     except ImportError:
         pass
@@ -347,7 +347,7 @@ def _optional_commands(sub: Any) -> None:
             continue
         mod.add_parsers(sub)
     try:
-        from rummy.play import add_parser as play_parser
+        from rummy_cli.play import add_parser as play_parser
         play_parser(sub)
     except ImportError:
         pass

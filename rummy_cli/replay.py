@@ -16,8 +16,8 @@ from rich.table import Table as RichTable
 from rummy.errors import NotationError, RummyError
 from rummy.events import Event, loads
 from rummy.invariants import ReplayError, verify_log
-from rummy.report_format import event_line, hand_text, state_text
 from rummy.state import GameState
+from rummy_cli.report_format import event_line, hand_text, state_text
 
 
 def read_log(path: str) -> list[Event]:

@@ -1,6 +1,6 @@
 """``rummy play``: a terminal game of Manipulation Rummy against bots, for a person.
 
-An adapter on top of the pure core (CLI side, like :mod:`rummy.cli`): it only calls
+An adapter on top of the pure core (CLI side, like :mod:`rummy_cli.main`): it only calls
 ``rummy.decide.step``, ``rummy.views.view`` and the bots, renders with rich, and reads one
 command per line. The person always sits at seat 0 and sees only seat 0's view (I3); the
 other seats are bots from :data:`rummy.bots.BOTS`.
