@@ -33,30 +33,37 @@ single game can be re-run alone with --replay-game i.
 """
 
 
+def _usage(message: str) -> SystemExit:
+    """Print ``message`` (an ``error: ...`` line) and return the exit of a usage error: every
+    ``rummy`` subcommand exits 0 on success, 1 on a failure, 2 on bad arguments."""
+    print(message, file=sys.stderr)
+    return SystemExit(2)
+
+
 def _parse_rules(pairs: Sequence[str]) -> Any:
     from rummy.rules import RuleSet
     variants: dict[str, str] = {}
     for p in pairs:
         if "=" not in p:
-            raise SystemExit(f"error: --rules takes variant=value pairs, got {p!r} (R11)")
+            raise _usage(f"error: --rules takes variant=value pairs, got {p!r} (R11)")
         k, v = p.split("=", 1)
         variants[k.strip()] = v.strip()
     try:
         return RuleSet.from_dict(variants)
     except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
+        raise _usage(f"error: {e}") from None
 
 
 def _lineup(bots: str, players: int) -> list[str]:
     from rummy.bots import BOTS
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if not names:
-        raise SystemExit("error: --bots needs at least one bot name")
+        raise _usage("error: --bots needs at least one bot name")
     for b in names:
         if b not in BOTS:
-            raise SystemExit(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+            raise _usage(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
     if len(names) > players:
-        raise SystemExit(f"error: {len(names)} bots for {players} players")
+        raise _usage(f"error: {len(names)} bots for {players} players")
     return [names[i % len(names)] for i in range(players)]
 
 
@@ -86,18 +93,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from rummy_cli.report_format import render
     console = Console(stderr=False)
     if not 2 <= args.players <= 5:
-        raise SystemExit(f"error: --players must be 2..5, got {args.players} (R1.1)")
+        raise _usage(f"error: --players must be 2..5, got {args.players} (R1.1)")
     if args.games < 1:
-        raise SystemExit("error: --games must be at least 1")
+        raise _usage("error: --games must be at least 1")
     if args.jobs < 0 or args.chunk_size < 0:
-        raise SystemExit("error: --jobs and --chunk-size must not be negative")
+        raise _usage("error: --jobs and --chunk-size must not be negative")
     if args.replay_game is not None and not 0 <= args.replay_game < args.games:
-        raise SystemExit(f"error: --replay-game must be a game index 0..{args.games - 1}")
+        raise _usage(f"error: --replay-game must be a game index 0..{args.games - 1}")
     rules = _parse_rules(args.rules)
     try:
         rules.check_players(args.players)
     except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
+        raise _usage(f"error: {e}") from None
     bots = _lineup(args.bots, args.players)
     if args.events_dir:
         try:

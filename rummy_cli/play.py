@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
@@ -92,6 +93,12 @@ def card_markup(card: int) -> str:
 def cards_markup(cards: Iterable[int]) -> str:
     """Rich markup of cards separated by spaces."""
     return " ".join(card_markup(c) for c in cards)
+
+
+def _usage(message: str) -> SystemExit:
+    """Print ``message`` and return the exit of a usage error (exit code 2)."""
+    print(message, file=sys.stderr)
+    return SystemExit(2)
 
 
 def scripted(lines: Iterable[str], echo: IO[str] | None = None) -> Callable[[str], str]:
@@ -538,13 +545,13 @@ def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
             raise ValueError(f"--players must be 2..5, got {args.players} (R1.1)")
         save = open(args.save, "w", encoding="utf-8") if args.save else None  # noqa: SIM115
     except (ValueError, OSError) as e:
-        raise SystemExit(f"error: {e}") from None
+        raise _usage(f"error: {e}") from None
     try:
         try:
             session = PlaySession(args.players, bots, seed, rules, console=console,
                                   input_fn=input_fn, name=args.name, save=save)
         except ValueError as e:
-            raise SystemExit(f"error: {e}") from None
+            raise _usage(f"error: {e}") from None
         code = session.run()
     finally:
         if save is not None:

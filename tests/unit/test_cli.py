@@ -223,3 +223,16 @@ def test_a_missing_library_at_run_time_names_the_extra(monkeypatch, capsys):
     assert main(["batch", "status", "abc"]) == 1
     err = capsys.readouterr().err
     assert "needs the 'worker' extra" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "--rules", "hand_size=0"],
+    ["batch", "submit", "--games", "10", "--rules", "hand_size=0"],
+    ["simulate", "--players", "9"],
+    ["batch", "submit", "--bots", "nobody"],
+])
+def test_bad_arguments_exit_2_everywhere(argv):
+    # issue 13 / review of issue 10: `simulate` exited 1 and `batch` 2 for the same error
+    res = run(*argv)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("error: ") and "Traceback" not in res.stderr

@@ -189,7 +189,8 @@ def test_cli_play_registered_and_saves_a_replayable_log(tmp_path, monkeypatch) -
     (["play", "--rules", "target_score=0"], "R11"),
     (["play", "--players", "2", "--bots", "basic,random"], "bot seat"),
 ])
-def test_cli_play_bad_options(argv: list[str], needle: str) -> None:
+def test_cli_play_bad_options(argv: list[str], needle: str, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)
-    assert needle in str(exc.value.code)
+    assert exc.value.code == 2  # bad arguments: exit code 2, as every subcommand
+    assert needle in capsys.readouterr().err

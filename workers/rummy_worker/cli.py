@@ -59,9 +59,16 @@ def _store() -> Any:
     return BatchStore(config.state_client(), config.key_prefix())
 
 
-def _die(msg: str) -> int:
+def _die(msg: str, code: int = 1) -> int:
+    """Print ``error: msg`` and return the exit code: 1 for a failure, 2 for bad usage (the
+    same codes as every ``rummy`` subcommand)."""
     print(f"error: {msg}", file=sys.stderr)
-    return 2
+    return code
+
+
+def _usage(msg: str) -> int:
+    """:func:`_die` for bad arguments (exit code 2)."""
+    return _die(msg, 2)
 
 
 def _pairs(pairs: list[str], what: str) -> dict[str, str]:
@@ -139,16 +146,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args)
     except ValueError as e:
-        return _die(str(e))
+        return _usage(str(e))
     if args.command_name == "ab" and not spec.is_ab:
-        return _die("an A/B batch needs --compare-bots and/or --compare-rules")
+        return _usage("an A/B batch needs --compare-bots and/or --compare-rules")
     from rummy_worker.tasks import limits, send_chunks
 
     store = _store()
     try:
         soft, hard = limits(args.soft_time_limit, args.time_limit)
     except ValueError as e:
-        return _die(str(e))
+        return _usage(str(e))
     batch_id = store.create(spec)
     try:
         send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
@@ -345,7 +352,7 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
     except (UnknownBatch, ValueError, KeyError) as e:
         return _die(str(e))
     if args.variant == "b" and not spec.is_ab:
-        return _die("variant b exists only in A/B batches")
+        return _usage("variant b exists only in A/B batches")
     try:
         r = play_indexed(spec, args.index, args.variant, record=bool(args.events))
     except IndexError as e:
@@ -390,7 +397,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _guarded(cmd: Any) -> Any:
-    """``cmd`` with connection failures reported in one line (exit code 2), not a trace."""
+    """``cmd`` with connection failures reported in one line (exit code 1), not a trace."""
 
     def run(args: argparse.Namespace) -> int:
         import redis
