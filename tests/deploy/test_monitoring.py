@@ -124,3 +124,14 @@ def test_alert_rules_are_loaded_and_use_declared_metrics(prometheus_config: dict
                 assert series_base(series) in declared, f"{r['alert']}: {series}"
             for job in re.findall(r'job="([^"]+)"', r["expr"]):
                 assert job in jobs, f"{r['alert']}: no scrape job {job}"
+
+
+def test_every_served_metric_is_documented_in_the_readme():
+    # issue 13: the README's metric table missed four served metrics
+    import re
+
+    from .conftest import REPO
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"`(rummy_[a-z_]+)(?:\{[^}]*\})?`", readme))
+    missing = sorted(set(declared_metrics()) - documented)
+    assert not missing, f"served but not in the README's metric tables: {missing}"
