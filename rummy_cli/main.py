@@ -189,6 +189,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """``rummy replay``: rebuild a game from its event log, verify it, print it."""
     from rummy.invariants import ReplayError
     from rummy_cli.replay import read_log, replay_events
+    if not args.redis_url and not os.path.exists(args.source):
+        # a game id, not a file: read the store named by RUMMY_REDIS_URL, as `rummy export`
+        args.redis_url = os.environ.get("RUMMY_REDIS_URL") or None
     if args.redis_url:
         try:
             from rummy_store import decode_events, read_all_sync
@@ -301,14 +304,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-incomplete", action="store_true",
                    help="accept a log that ends before the game is over (a game in progress);"
                    " by default a file must hold a whole game")
-    p.add_argument("--redis-url", help="read the game GAME_ID from this event store")
+    p.add_argument("--redis-url", help="read the game GAME_ID from this event store "
+                   "(default: $RUMMY_REDIS_URL when SOURCE is not a file)")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("conformance", help="run conformance case files (JSON lines)",
                        description="Run shared-format conformance cases; prints one line per "
                        "failing case and 'N passed, M failed'; exits 1 on any failure.")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="case files, JSON lines (e.g. tests/conformance/cases/*.jsonl)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
     p.set_defaults(func=cmd_conformance)
 

@@ -56,7 +56,7 @@ def add_export_parser(sub: Any) -> argparse.ArgumentParser:
         "export", help="write a stored game's events as JSON lines",
         description="Write the full event log of GAME_ID from the event store to stdout, one "
         "JSON line per event (the format `rummy replay FILE` reads).")
-    p.add_argument("game_id", metavar="GAME_ID")
+    p.add_argument("game_id", metavar="GAME_ID", help="the game's id (from CreateGame)")
     p.add_argument("--redis-url", default=DEFAULT_REDIS_URL,
                    help=f"event store Redis URL (default: $RUMMY_REDIS_URL or {LOCAL_REDIS})")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
@@ -69,7 +69,7 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
     """Register a store-backed ``replay`` (same options as the file replay)."""
     p = sub.add_parser(
         "replay", help="rebuild a stored game from the event store, verifying every event")
-    p.add_argument("game_id", metavar="GAME_ID")
+    p.add_argument("game_id", metavar="GAME_ID", help="the game's id (from CreateGame)")
     p.add_argument("--redis-url", default=DEFAULT_REDIS_URL,
                    help=f"event store Redis URL (default: $RUMMY_REDIS_URL or {LOCAL_REDIS})")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
@@ -157,6 +157,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             export_game(events, f)
+        print(f"wrote {len(events)} events of game {args.game_id} to {args.output}",
+              file=sys.stderr)
     else:
         export_game(events, sys.stdout)
     return 0

@@ -68,3 +68,22 @@ def test_metrics_endpoint_serves_the_rummy_metrics():
                  "rummy_games_active", "rummy_grpc_server_handling_seconds"):
         assert name in text
     assert 'le="1e-06"' in text  # microsecond buckets
+
+
+def test_replay_and_export_read_rummy_redis_url_alike(prefix, tmp_path, capsys, monkeypatch):
+    # issue 13: `rummy replay GAME_ID` ignored RUMMY_REDIS_URL; `export -o` said nothing
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    from rummy_cli.main import main as rummy_main
+    try:
+        gid, version = _bot_game(prefix)
+        monkeypatch.setenv("RUMMY_REDIS_URL", REDIS_URL)
+        out = tmp_path / "g.jsonl"
+        assert rummy_main(["export", gid, "--prefix", prefix, "-o", str(out)]) == 0
+        assert f"wrote {version} events of game {gid} to {out}" in capsys.readouterr().err
+        assert rummy_main(["replay", gid, "--prefix", prefix]) == 0
+        assert "winner" in capsys.readouterr().out
+        assert rummy_main(["replay", str(out)]) == 0  # a file is still a file
+    finally:
+        asyncio.run(delete_prefix(prefix))

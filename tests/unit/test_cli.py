@@ -236,3 +236,20 @@ def test_bad_arguments_exit_2_everywhere(argv):
     res = run(*argv)
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: ") and "Traceback" not in res.stderr
+
+
+def test_every_option_and_argument_has_a_help_text():
+    # issue 13: several options had no help
+    import argparse
+
+    from rummy_cli.main import build_parser
+
+    def walk(p, path):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sp in a.choices.items():
+                    yield from walk(sp, [*path, name])
+            elif not isinstance(a, argparse._HelpAction) and not a.help:
+                yield " ".join(path), a.option_strings or a.dest
+
+    assert list(walk(build_parser(), ["rummy"])) == []

@@ -486,7 +486,7 @@ def add_parsers(subparsers: Any) -> None:
         p.set_defaults(func=_guarded(cmd_submit), command_name=name, partial=False)
 
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
-    p.add_argument("batch_id")
+    p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
     p.add_argument("--wait", action="store_true", help="show a progress bar until done")
     p.add_argument("--timeout", type=float, help="with --wait: give up after SECONDS (exit 3)")
     p.add_argument("--json", action="store_true", help="print the status as JSON")
@@ -496,7 +496,7 @@ def add_parsers(subparsers: Any) -> None:
     p = bsub.add_parser("report", help="the balance report of a batch",
                         description="Print the balance report (rich tables) and/or write it "
                         "as JSON, CSV or a self-contained HTML file ('-' for stdout).")
-    p.add_argument("batch_id")
+    p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-': stdout)")
     p.add_argument("--csv", metavar="FILE", help="write the report as CSV ('-': stdout)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
@@ -506,10 +506,12 @@ def add_parsers(subparsers: Any) -> None:
 
     p = bsub.add_parser("replay-game", help="re-play one game of a batch alone",
                         description="Re-play game INDEX of a batch (same seed and line-up) "
-                        "and print its result as JSON; BATCH is a batch id, a JSON file "
+                        "and print its result as JSON; BATCH_ID is a batch id, a JSON file "
                         "with a spec (or a report from `batch report --json`) or inline JSON.")
-    p.add_argument("batch", metavar="BATCH")
-    p.add_argument("index", type=int, metavar="INDEX")
+    p.add_argument("batch", metavar="BATCH_ID",
+                   help="a batch id, a JSON file with a spec (or a `batch report --json` "
+                   "report), or inline JSON")
+    p.add_argument("index", type=int, metavar="INDEX", help="the game's index in the batch")
     p.add_argument("--variant", choices=("a", "b"), default="a", help="A/B variant")
     p.add_argument("--events", metavar="FILE",
                    help="write the game's events as JSON lines ('-': stdout)")
@@ -517,12 +519,13 @@ def add_parsers(subparsers: Any) -> None:
     p.set_defaults(func=_guarded(cmd_replay_game))
 
     p = bsub.add_parser("resume", help="re-send the tasks of chunks that have no result")
-    p.add_argument("batch_id")
+    p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
     _limit_options(p)
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_resume))
 
     p = bsub.add_parser("list", help="recent batches")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=int, default=20,
+                   help="most batches to list, newest first (default 20)")
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_list))
