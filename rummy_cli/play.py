@@ -170,6 +170,7 @@ class PlaySession:
         self.events: list[Event] = []
         self._bot_log: list[str] = []
         self._table_changed = self._hand_changed = False
+        self._shown: Table = ()  # the table in the order last numbered
         state, events = step(None, CreateGame(players, seed, rules, self.names))
         self.state: GameState = state
         self._record(events)
@@ -209,7 +210,7 @@ class PlaySession:
             outcome = self.handle(line)
             if outcome == "quit":
                 c.print(f"You left the game. Seed {self.seed} replays this deal.")
-                return 1
+                return 0
             if outcome == "view" or (outcome == "moved" and self._table_changed):
                 show = "full"
             elif outcome == "moved" and self._hand_changed:
@@ -292,7 +293,7 @@ class PlaySession:
                 raise NotationError(f"'{word}' takes no arguments, got {rest.strip()!r}",
                                     token=rest.strip())
             return simple[word](seat)
-        table = self.state.table
+        table = self.numbered_table()
         if word in ("m", "meld"):
             if not rest.strip():
                 raise NotationError("m needs the whole new table, e.g. 'm 5S 6S 7S | 8H 8D 8C'"
@@ -342,9 +343,23 @@ class PlaySession:
         c.print(f"[bold]Table[/] ({len(v.table)} meld(s))" if v.table
                 else "[bold]Table[/]: empty — the first meld must be a complete meld from "
                 "your hand (R5.5)", highlight=False)
-        for i, m in enumerate(v.table, 1):
+        for i, m in enumerate(self.numbered_table(), 1):
             c.print(f"  {i:>2}. {cards_markup(m)}", highlight=False)
         self.render_hand(v)
+
+    def numbered_table(self) -> Table:
+        """The table in display order, numbered from 1 for ``x``: a meld keeps its number
+        while it stays on the table unchanged; changed and new melds take the numbers at the
+        end (in the engine's order). A new round starts the numbering again."""
+        table = self.state.table
+        left = list(table)
+        kept = []
+        for m in self._shown:
+            if m in left:
+                left.remove(m)
+                kept.append(m)
+        self._shown = (*kept, *left)
+        return self._shown
 
     def render_hand(self, v: PlayerView | None = None) -> None:
         """Print the person's hand (sorted, with points) and, on their turn, the actions."""
@@ -477,10 +492,37 @@ class PlaySession:
             return
         cmd = make_bot("basic", 0).act(v)
         if isinstance(cmd, Meld):
-            text = "m " + " | ".join(" ".join(format_meld(m)) for m in cmd.table)
+            text = self.shortest_meld(cmd.table)
         else:
             text = {Draw: "d", Pass: "p", Knock: "k", EndTurn: "e"}[type(cmd)]
-        self.console.print(f"the basic bot would type: {escape(text)}", highlight=False)
+        # one line, never wrapped, so it can be pasted at the prompt
+        self.console.print(f"the basic bot would type: {escape(text)}", highlight=False,
+                           soft_wrap=True)
+
+    def shortest_meld(self, new_table: Table) -> str:
+        """The shortest input that makes ``new_table``: ``a <cards>`` when it only adds one
+        new meld, ``x <n> <cards>`` when it only extends meld n, else ``m <whole table>``."""
+        old = list(self.numbered_table())
+        new = list(new_table)
+        rest = list(new)
+        for m in old:
+            if m in rest:
+                rest.remove(m)
+        gone = [m for m in old if m not in new]
+        if not gone and len(rest) == 1:
+            return "a " + " ".join(format_meld(rest[0]))
+        if len(gone) == 1 and len(rest) == 1:
+            before, after = list(gone[0]), list(rest[0])
+            extra = list(after)
+            for card in before:
+                if card in extra:
+                    extra.remove(card)
+                else:
+                    extra = []
+                    break
+            if extra and len(after) == len(before) + len(extra):
+                return f"x {old.index(gone[0]) + 1} " + " ".join(format_meld(extra))
+        return "m " + " | ".join(" ".join(format_meld(m)) for m in new)
 
 
 # ---------------------------------------------------------------------- command line
@@ -532,7 +574,8 @@ def parse_rules(pairs: Sequence[str]) -> RuleSet:
 
 def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
              input_fn: Callable[[str], str] = input) -> int:
-    """``rummy play``: returns 0 when the game was played to the end, 1 when the person quit.
+    """``rummy play``: returns 0 when the game was played to the end or the person quit
+    (``q``), 2 on bad options.
 
     Raises:
         SystemExit: invalid options (the message names the option and the rule).
@@ -557,8 +600,10 @@ def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
         if save is not None:
             save.close()
     if args.save:
-        (console or Console()).print(f"events written to {args.save} "
-                                     f"(rummy replay {args.save})", highlight=False)
+        finished = session.state.phase == GAME_OVER
+        cmd = f"rummy replay {args.save}" + ("" if finished else " --allow-incomplete")
+        (console or Console()).print(f"events written to {args.save} ({cmd})",
+                                     highlight=False, soft_wrap=True)
     return code
 
 

@@ -13,7 +13,7 @@ from rummy.bots.basic import BasicBot
 from rummy.cards import format_card
 from rummy.commands import Meld
 from rummy.evolve import replay
-from rummy.melds import is_valid_meld
+from rummy.melds import is_valid_meld, parse_table
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy.views import view
@@ -98,7 +98,7 @@ def test_illegal_meld_cites_R5_3_and_changes_nothing() -> None:
         return "q"
 
     session.input_fn = answer
-    assert session.run() == 1
+    assert session.run() == 0  # q exits 0 (issue 13)
     assert before and before == after
     text = out.getvalue()
     assert "R5.3" in text and "nothing was changed" in text
@@ -145,7 +145,7 @@ def test_add_and_extend_shorthands_build_the_whole_new_table() -> None:
 def test_help_hint_view_and_enter() -> None:
     session, out = _session(seed=11)
     session.input_fn = scripted(["h", "hint", "v", "", "", "q"])
-    assert session.run() == 1
+    assert session.run() == 0
     text = out.getvalue()
     assert "x <n> <cards>" in text
     assert "the basic bot would type:" in text
@@ -157,7 +157,7 @@ def test_help_hint_view_and_enter() -> None:
 def test_end_of_input_quits() -> None:
     session, _out = _session(seed=11)
     session.input_fn = scripted([])
-    assert session.run() == 1
+    assert session.run() == 0
 
 
 def test_rendering_numbers_melds_and_sorts_the_hand_with_points() -> None:
@@ -194,3 +194,43 @@ def test_cli_play_bad_options(argv: list[str], needle: str, capsys) -> None:
         main(argv)
     assert exc.value.code == 2  # bad arguments: exit code 2, as every subcommand
     assert needle in capsys.readouterr().err
+
+
+def test_meld_numbers_stay_while_melds_stay():
+    # issue 13: meld numbers changed every turn (the table is kept sorted by the engine)
+    session, _out = _session(seed=11)
+    s = session.state
+    t1 = parse_table("9H 9S 9C | 2D 3D 4D")
+    session.state = s._replace(table=t1)
+    first = session.numbered_table()
+    # a new meld that sorts first in the engine's order still gets the next number
+    t2 = parse_table("AS 2S 3S | 9H 9S 9C | 2D 3D 4D")
+    session.state = s._replace(table=tuple(sorted(t2)))
+    second = session.numbered_table()
+    assert second[:2] == first and second[2] == parse_table("AS 2S 3S")[0]
+    assert isinstance(session, PlaySession)
+
+
+def test_the_hint_is_the_shortest_pasteable_input():
+    session, _out = _session(seed=11)
+    s = session.state
+    session.state = s._replace(table=parse_table("9H 9S 9C | 2D 3D 4D"))
+    session.numbered_table()
+    assert session.shortest_meld(parse_table("9H 9S 9C | 2D 3D 4D | KS KH KC")) == \
+        "a KS KH KC"
+    assert session.shortest_meld(parse_table("9H 9S 9C 9D | 2D 3D 4D")) == "x 1 9D"
+    assert session.shortest_meld(parse_table("9H 9S 9C | 2D 3D | 4D 5D 6D")).startswith("m ")
+
+
+def test_a_saved_unfinished_game_opens_with_the_printed_command(tmp_path):
+    # issue 13: the printed replay command failed on the unfinished log
+    import shlex
+
+    path = tmp_path / "left.jsonl"
+    args = build_parser().parse_args(["play", "--seed", "9", "--save", str(path)])
+    console, out = _console()
+    assert args.func(args, console=console, input_fn=scripted(["q"])) == 0  # q exits 0
+    printed = out.getvalue().split("(rummy ", 1)[1].split(")", 1)[0]
+    argv = shlex.split(printed)
+    assert argv[:2] == ["replay", str(path)] and "--allow-incomplete" in argv
+    assert main(argv) == 0
