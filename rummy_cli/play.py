@@ -450,10 +450,12 @@ class PlaySession:
                 self._round_result(e)
             elif isinstance(e, RoundStarted):
                 self._flush_bot_line()
-                c.print(f"[bold]Round {e.round}[/] is dealt; dealer "
-                        f"{escape(self.names[e.dealer])} (seat {e.dealer}); "
-                        f"{escape(self.names[(e.dealer + 1) % self.state.players])} plays "
-                        "first.", highlight=False)
+                first = (e.dealer + 1) % self.state.players
+                who = ("you play" if first == HUMAN
+                       else f"{escape(self.names[first])} plays")
+                dealer = ("you" if e.dealer == HUMAN else escape(self.names[e.dealer]))
+                c.print(f"[bold]Round {e.round}[/] is dealt; the dealer is {dealer} (seat "
+                        f"{e.dealer}); {who} first.", highlight=False)
             elif isinstance(e, GameEnded):
                 self._flush_bot_line()
                 self._game_result(e)

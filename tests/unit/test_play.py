@@ -234,3 +234,14 @@ def test_a_saved_unfinished_game_opens_with_the_printed_command(tmp_path):
     argv = shlex.split(printed)
     assert argv[:2] == ["replay", str(path)] and "--allow-incomplete" in argv
     assert main(argv) == 0
+
+
+def test_round_start_grammar():
+    # issue 13: "you plays first"
+    said = ""
+    for seed in range(12):
+        session, out = _session(seed=seed)
+        session.input_fn = scripted(["q"])
+        session.run()
+        said += out.getvalue()
+    assert "you plays" not in said and "you play first" in said
