@@ -205,7 +205,9 @@ def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
                       f"`rummy batch status {batch_id}`", file=sys.stderr)
                 return 1
             if timeout is not None and time.monotonic() - t0 > timeout:
-                return 3
+                print(f"batch {batch_id}: not complete after {timeout:g} s "
+                      f"({st.done}/{st.chunks} chunks)", file=sys.stderr)
+                return 1
             time.sleep(interval)
 
 
@@ -478,9 +480,19 @@ def add_parsers(subparsers: Any) -> None:
         epilog=EPILOG_BATCH, formatter_class=fmt)
     bsub = batch.add_subparsers(dest="batch_command", metavar="SUBCOMMAND", required=True)
 
-    for name, helptext in (("submit", "submit a batch of games; prints the batch id"),
-                           ("ab", "submit an A/B batch: two rule sets or line-ups, same seeds")):
-        p = bsub.add_parser(name, help=helptext, epilog=EPILOG_BATCH, formatter_class=fmt)
+    for name, helptext, description in (
+            ("submit", "submit a batch of games; prints the batch id",
+             "Submit a batch of bot-versus-bot games to the Celery workers, in chunks; prints "
+             "the batch id. Game i is played with a seed derived from --seed and i, and the "
+             "line-up rotated by i seats, so `rummy batch replay-game` re-plays any game "
+             "alone. Follow it with `rummy batch status BATCH_ID --wait`."),
+            ("ab", "submit an A/B batch: two rule sets or line-ups, same seeds",
+             "Submit an A/B batch: every game index is played under variant A (--rules, "
+             "--bots) and variant B (--compare-rules and/or --compare-bots) with the same "
+             "seed, and the report compares them game by game (paired 95% intervals). Needs "
+             "--compare-rules and/or --compare-bots.")):
+        p = bsub.add_parser(name, help=helptext, description=description, epilog=EPILOG_BATCH,
+                            formatter_class=fmt)
         _batch_spec_options(p)
         _connection_options(p)
         p.set_defaults(func=_guarded(cmd_submit), command_name=name, partial=False)
@@ -488,7 +500,7 @@ def add_parsers(subparsers: Any) -> None:
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
     p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
     p.add_argument("--wait", action="store_true", help="show a progress bar until done")
-    p.add_argument("--timeout", type=float, help="with --wait: give up after SECONDS (exit 3)")
+    p.add_argument("--timeout", type=float, help="with --wait: give up after SECONDS (exit 1)")
     p.add_argument("--json", action="store_true", help="print the status as JSON")
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_status))
