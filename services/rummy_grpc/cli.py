@@ -110,11 +110,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay)
 
+    import redis.exceptions
+
     try:
         asyncio.run(run())
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except (RuntimeError, OSError) as e:  # the port is taken, or the address is bad
+        print(f"error: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 1
+    except redis.exceptions.RedisError as e:  # the store is unreachable at start
+        print(f"error: the event store at {args.redis_url} is unreachable: {e}",
+              file=sys.stderr)
+        return 1
     return 0
 
 

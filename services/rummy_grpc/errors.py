@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
+import redis.exceptions
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -138,6 +139,13 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.ALREADY_EXISTS, str(exc), "REQUEST_ID_REUSED")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
+    if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
+        # an infrastructure fault, not a bug: the client may retry; a command's outcome is
+        # unknown, and retrying it with the same request_id is safe (docs/api.md)
+        return Mapped(grpc.StatusCode.UNAVAILABLE,
+                      f"event store unavailable ({type(exc).__name__}); retry later: a "
+                      "command may or may not have been applied, and retrying it with the "
+                      "same request_id is safe", "STORE_UNAVAILABLE")
     return None
 
 

@@ -172,7 +172,12 @@ async def serve(address: str, store: EventStore, *, metrics_port: int | None = N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await server.start()
+    try:
+        await server.start()
+    except BaseException:  # e.g. the store is unreachable: stop cleanly, then say why
+        await server.stop(None)
+        await store.close()
+        raise
     log.info("rummy gRPC server listening on port %d", port)
     if ready is not None:
         ready(port)
