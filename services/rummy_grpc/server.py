@@ -9,6 +9,7 @@ seconds, timers and bot tasks cancelled, the store closed).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -30,6 +31,8 @@ log = logging.getLogger("rummy_grpc")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 """``rummy_api.v1.GameService``: the name health checks and reflection report."""
 MAX_MESSAGE_BYTES = 1 << 20
+HEALTH_INTERVAL = 2.0
+"""Seconds between two pings of the event store by the health watcher."""
 """Largest request or response message accepted (1 MiB); larger requests get
 RESOURCE_EXHAUSTED before any handler runs."""
 
@@ -38,22 +41,53 @@ class RummyServer:
     """A bound, not yet started server. ``app`` is its :class:`GameApp`."""
 
     def __init__(self, server: grpc.aio.Server, app: GameApp,
-                 health_servicer: Any) -> None:
+                 health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL) -> None:
         self.grpc_server = server
         self.app = app
         self.health = health_servicer
+        self.health_interval = health_interval
+        self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Start serving, then resume the store's active games (timers, bots) and report
-        SERVING to health checks."""
+        SERVING to health checks; from then on health follows the store (:meth:`watch`)."""
         await self.grpc_server.start()
         await self.app.start()
+        await self._set_health(True)
+        self._watch = asyncio.get_running_loop().create_task(self.watch())
+
+    async def _set_health(self, serving: bool) -> None:
+        status = (health_pb2.HealthCheckResponse.SERVING if serving
+                  else health_pb2.HealthCheckResponse.NOT_SERVING)
         for name in (SERVICE_NAME, ""):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+            await self.health.set(name, status)
+
+    async def watch(self) -> None:
+        """Ping the store every ``health_interval`` seconds: health is NOT_SERVING while it
+        does not answer within that time, and SERVING again once it does (issue 12)."""
+        serving = True
+        while True:
+            await asyncio.sleep(self.health_interval)
+            try:
+                await asyncio.wait_for(self.app.store.ping(), timeout=self.health_interval)
+                up = True
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - any failure: the store is not serving
+                up = False
+            if up != serving:
+                serving = up
+                log.warning("event store %s; health %s", "answers again" if up
+                            else "does not answer", "SERVING" if up else "NOT_SERVING")
+                await self._set_health(up)
 
     async def stop(self, grace: float | None = 5.0) -> None:
         """Graceful shutdown: NOT_SERVING, refuse new calls, give in-flight calls ``grace``
         seconds (``None``: cancel at once), then cancel timers and bot tasks."""
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watch
         await self.health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
         await self.app.close()
@@ -97,7 +131,8 @@ class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
 
 def create_server(address: str, store: EventStore, *, admin_token: str | None = None,
                   max_message_bytes: int = MAX_MESSAGE_BYTES, bot_delay: float = 0.0,
-                  cache_size: int = 4096) -> tuple[RummyServer, int]:
+                  cache_size: int = 4096,
+                  health_interval: float = HEALTH_INTERVAL) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -107,6 +142,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         max_message_bytes: the receive and send message size limit.
         bot_delay: seconds between two bot commands (demo pacing; 0 in tests).
         cache_size: games whose latest state stays in memory.
+        health_interval: seconds between two pings of the store by the health watcher.
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -130,7 +166,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     port = server.add_insecure_port(address)
     if port == 0:
         raise RuntimeError(f"could not bind {address}")
-    return RummyServer(server, app, health_servicer), port
+    return RummyServer(server, app, health_servicer, health_interval=health_interval), port
 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy") -> EventStore:

@@ -144,6 +144,11 @@ class EventStore(Protocol):
         """
         ...
 
+    async def ping(self) -> None:
+        """Return once the store answers; raise (a connection error, a timeout) when it does
+        not. Health checks call it."""
+        ...
+
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:

@@ -106,6 +106,9 @@ class MemoryEventStore:
             version=last, events=new, duplicate=False, response=json.loads(response_json)
         )
 
+    async def ping(self) -> None:
+        return None
+
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:

@@ -206,6 +206,9 @@ class RedisEventStore:
             )
         raise StoreError(f"unexpected reply from the append script: {status!r}")
 
+    async def ping(self) -> None:
+        await self._r.ping()
+
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:

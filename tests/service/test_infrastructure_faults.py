@@ -70,3 +70,73 @@ def test_serve_on_a_taken_port_says_so():
                              capture_output=True, text=True, timeout=60)
     assert res.returncode == 1
     assert "cannot serve on" in res.stderr and "Traceback" not in res.stderr
+
+
+def _start_redis(port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import time
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
+
+
+@pytest.mark.asyncio
+async def test_health_follows_the_store_through_a_killed_redis():
+    # issue 12 item 4: with Redis down, health stayed SERVING and calls said INTERNAL.
+    # A private redis-server is SIGKILLed and started again on the same port.
+    import asyncio
+    import shutil
+    import signal
+
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+    from rummy_grpc.server import create_server
+    from rummy_store import RedisEventStore
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    port = _free_port()
+    redis_proc = _start_redis(port)
+    store = RedisEventStore.from_url(f"redis://127.0.0.1:{port}/0", prefix="health-test",
+                                     socket_timeout=0.5, socket_connect_timeout=0.5)
+    server, grpc_port = create_server("127.0.0.1:0", store, health_interval=0.2)
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
+    health = health_pb2_grpc.HealthStub(channel)
+    stub = pb_grpc.GameServiceStub(channel)
+
+    async def status() -> int:
+        return (await health.Check(health_pb2.HealthCheckRequest(service=""))).status
+
+    async def wait_for(want: int) -> float:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        while await status() != want:
+            assert loop.time() - t0 < 5, f"health did not become {want}"
+            await asyncio.sleep(0.05)
+        return loop.time() - t0
+
+    try:
+        created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
+        assert await status() == health_pb2.HealthCheckResponse.SERVING
+        redis_proc.send_signal(signal.SIGKILL)
+        redis_proc.wait()
+        await wait_for(health_pb2.HealthCheckResponse.NOT_SERVING)
+        server.app.repo._cache.clear()
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await stub.GetView(pb.GetViewRequest(game_id=created.game_id))
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
+        redis_proc = _start_redis(port)
+        await wait_for(health_pb2.HealthCheckResponse.SERVING)
+    finally:
+        await channel.close()
+        await server.stop(None)
+        await store.close()
+        redis_proc.kill()
+        redis_proc.wait()

@@ -20,6 +20,7 @@ from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark, tu
 
 __all__ = [
     "pytestmark",
+    "test_ping_answers",
     "test_the_store_implements_the_port",
     "test_append_then_read_round_trips_the_event_dicts",
     "test_versions_are_consecutive_over_many_appends",
@@ -36,6 +37,10 @@ __all__ = [
 ]
 
 # -- append / read ---------------------------------------------------------------------------
+
+
+async def test_ping_answers(store: EventStore) -> None:
+    assert await store.ping() is None
 
 
 async def test_the_store_implements_the_port(store: EventStore) -> None:
