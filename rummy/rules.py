@@ -8,7 +8,7 @@ the game is created (§11), never ignored.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -155,6 +155,22 @@ class RuleSet:
             raise InvalidRuleSetError(
                 f"hand_size={self.hand_size} with {players} players leaves no stock "
                 f"({deck} cards, R2.2)", rule="R2.2")
+
+
+def parse_rule_pairs(pairs: Sequence[str], what: str = "--rules") -> dict[str, str]:
+    """``{variant: value}`` from ``variant=value`` strings (a command line's ``--rules``);
+    the values stay strings for :meth:`RuleSet.from_dict` to check.
+
+    Raises:
+        InvalidRuleSetError: a pair without ``=`` (``what`` names the option, R11).
+    """
+    out: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise InvalidRuleSetError(f"{what} takes variant=value pairs, got {p!r} (R11)")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
 
 
 DEFAULT_RULES = RuleSet()

@@ -41,15 +41,9 @@ def _usage(message: str) -> SystemExit:
 
 
 def _parse_rules(pairs: Sequence[str]) -> Any:
-    from rummy.rules import RuleSet
-    variants: dict[str, str] = {}
-    for p in pairs:
-        if "=" not in p:
-            raise _usage(f"error: --rules takes variant=value pairs, got {p!r} (R11)")
-        k, v = p.split("=", 1)
-        variants[k.strip()] = v.strip()
+    from rummy.rules import RuleSet, parse_rule_pairs
     try:
-        return RuleSet.from_dict(variants)
+        return RuleSet.from_dict(parse_rule_pairs(pairs))
     except ValueError as e:
         raise _usage(f"error: {e}") from None
 

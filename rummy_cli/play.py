@@ -564,14 +564,8 @@ def parse_rules(pairs: Sequence[str]) -> RuleSet:
     Raises:
         InvalidRuleSetError: a pair without ``=``, an unknown variant or a bad value (R11).
     """
-    from rummy.errors import InvalidRuleSetError
-    variants: dict[str, str] = {}
-    for p in pairs:
-        if "=" not in p:
-            raise InvalidRuleSetError(f"--rules takes variant=value pairs, got {p!r} (R11)")
-        k, v = p.split("=", 1)
-        variants[k.strip()] = v.strip()
-    return RuleSet.from_dict(variants)
+    from rummy.rules import parse_rule_pairs
+    return RuleSet.from_dict(parse_rule_pairs(pairs))
 
 
 def cmd_play(args: argparse.Namespace, *, console: Console | None = None,

@@ -72,13 +72,8 @@ def _usage(msg: str) -> int:
 
 
 def _pairs(pairs: list[str], what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for p in pairs:
-        if "=" not in p:
-            raise ValueError(f"{what} takes variant=value pairs, got {p!r} (R11)")
-        k, v = p.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
+    from rummy.rules import parse_rule_pairs
+    return parse_rule_pairs(pairs, what)
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
