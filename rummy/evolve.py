@@ -185,8 +185,6 @@ def _handler(cls: type) -> Callable[[Any, Any], GameState]:
 
 def replay(events: Iterable[Event], state: GameState | None = None) -> GameState | None:
     """Fold ``evolve`` over ``events`` from ``state`` (default: an empty stream)."""
-    handlers = _HANDLERS
     for e in events:
-        h = handlers.get(type(e))
-        state = (h if h is not None else _handler(type(e)))(state, e)
+        state = _handler(type(e))(state, e)
     return state

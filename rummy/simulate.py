@@ -176,13 +176,12 @@ class Aggregate:
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players)
 
     @classmethod
-    def of_failure(cls, players: int, index: int, error: BaseException | str) -> Aggregate:
+    def of_failure(cls, players: int, index: int, error: BaseException) -> Aggregate:
         """The aggregate of game ``index`` that failed (a bot raised or sent an illegal
         command): it counts in no statistic, only in :attr:`failed`, with the error in one
         line (``"RuntimeError: ..."``) so that the game can be re-run alone."""
-        text = error if isinstance(error, str) else failure_text(error)
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players,
-                   failed={index: text})
+                   failed={index: failure_text(error)})
 
     @classmethod
     def of_game(cls, r: GameResult) -> Aggregate:

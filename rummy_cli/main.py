@@ -33,7 +33,7 @@ single game can be re-run alone with --replay-game i.
 """
 
 
-def _usage(message: str) -> SystemExit:
+def usage_error(message: str) -> SystemExit:
     """Print ``message`` (an ``error: ...`` line) and return the exit of a usage error: every
     ``rummy`` subcommand exits 0 on success, 1 on a failure, 2 on bad arguments."""
     print(message, file=sys.stderr)
@@ -45,19 +45,19 @@ def _parse_rules(pairs: Sequence[str]) -> Any:
     try:
         return RuleSet.from_dict(parse_rule_pairs(pairs))
     except ValueError as e:
-        raise _usage(f"error: {e}") from None
+        raise usage_error(f"error: {e}") from None
 
 
 def _lineup(bots: str, players: int) -> list[str]:
     from rummy.bots import BOTS
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if not names:
-        raise _usage("error: --bots needs at least one bot name")
+        raise usage_error("error: --bots needs at least one bot name")
     for b in names:
         if b not in BOTS:
-            raise _usage(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+            raise usage_error(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
     if len(names) > players:
-        raise _usage(f"error: {len(names)} bots for {players} players")
+        raise usage_error(f"error: {len(names)} bots for {players} players")
     return [names[i % len(names)] for i in range(players)]
 
 
@@ -87,18 +87,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from rummy_cli.report_format import render
     console = Console(stderr=False)
     if not 2 <= args.players <= 5:
-        raise _usage(f"error: --players must be 2..5, got {args.players} (R1.1)")
+        raise usage_error(f"error: --players must be 2..5, got {args.players} (R1.1)")
     if args.games < 1:
-        raise _usage("error: --games must be at least 1")
+        raise usage_error("error: --games must be at least 1")
     if args.jobs < 0 or args.chunk_size < 0:
-        raise _usage("error: --jobs and --chunk-size must not be negative")
+        raise usage_error("error: --jobs and --chunk-size must not be negative")
     if args.replay_game is not None and not 0 <= args.replay_game < args.games:
-        raise _usage(f"error: --replay-game must be a game index 0..{args.games - 1}")
+        raise usage_error(f"error: --replay-game must be a game index 0..{args.games - 1}")
     rules = _parse_rules(args.rules)
     try:
         rules.check_players(args.players)
     except ValueError as e:
-        raise _usage(f"error: {e}") from None
+        raise usage_error(f"error: {e}") from None
     bots = _lineup(args.bots, args.players)
     if args.events_dir:
         try:

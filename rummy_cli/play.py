@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
@@ -54,6 +53,7 @@ from rummy.melds import Table, format_meld, parse_meld, parse_table
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, view
+from rummy_cli.main import usage_error
 
 HUMAN = 0
 """The person's seat."""
@@ -93,12 +93,6 @@ def card_markup(card: int) -> str:
 def cards_markup(cards: Iterable[int]) -> str:
     """Rich markup of cards separated by spaces."""
     return " ".join(card_markup(c) for c in cards)
-
-
-def _usage(message: str) -> SystemExit:
-    """Print ``message`` and return the exit of a usage error (exit code 2)."""
-    print(message, file=sys.stderr)
-    return SystemExit(2)
 
 
 def scripted(lines: Iterable[str], echo: IO[str] | None = None) -> Callable[[str], str]:
@@ -584,13 +578,13 @@ def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
             raise ValueError(f"--players must be 2..5, got {args.players} (R1.1)")
         save = open(args.save, "w", encoding="utf-8") if args.save else None  # noqa: SIM115
     except (ValueError, OSError) as e:
-        raise _usage(f"error: {e}") from None
+        raise usage_error(f"error: {e}") from None
     try:
         try:
             session = PlaySession(args.players, bots, seed, rules, console=console,
                                   input_fn=input_fn, name=args.name, save=save)
         except ValueError as e:
-            raise _usage(f"error: {e}") from None
+            raise usage_error(f"error: {e}") from None
         code = session.run()
     finally:
         if save is not None:

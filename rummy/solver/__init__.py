@@ -106,11 +106,7 @@ def _prune_dead(mand: list[int], opt: list[int], wild: int) -> list[int]:
         changed = False
         for c in range(52):
             if opt[c] and not mand[c]:
-                if wild:
-                    alive = any((pm & absent).bit_count() <= wild for pm in _PARTNER_MASKS[c])
-                else:
-                    alive = any(not pm & absent for pm in _PARTNER_MASKS[c])
-                if not alive:
+                if not any((pm & absent).bit_count() <= wild for pm in _PARTNER_MASKS[c]):
                     dead[c] += opt[c]
                     opt[c] = 0
                     absent |= 1 << c

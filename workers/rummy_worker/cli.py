@@ -71,28 +71,23 @@ def _usage(msg: str) -> int:
     return _die(msg, 2)
 
 
-def _pairs(pairs: list[str], what: str) -> dict[str, str]:
-    from rummy.rules import parse_rule_pairs
-    return parse_rule_pairs(pairs, what)
-
-
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The :class:`BatchSpec` of ``batch submit``/``ab`` options (validated).
 
     Raises:
         ValueError: bad options (message for the user).
     """
-    from rummy.rules import RuleSet
+    from rummy.rules import RuleSet, parse_rule_pairs
     from rummy_worker.batches import BatchSpec, expand_bots
 
     bots = expand_bots(args.bots.split(","), args.players)
-    rules = RuleSet.from_dict(_pairs(args.rules, "--rules")).changed()
+    rules = RuleSet.from_dict(parse_rule_pairs(args.rules)).changed()
     compare_bots = (expand_bots(args.compare_bots.split(","), args.players)
                     if args.compare_bots else None)
     compare_rules = None
     if args.compare_rules:
         merged = {**RuleSet.from_dict(rules).to_dict(),
-                  **_pairs(args.compare_rules, "--compare-rules")}
+                  **parse_rule_pairs(args.compare_rules, "--compare-rules")}
         compare_rules = RuleSet.from_dict(merged).changed()
     return BatchSpec(games=args.games, bots=bots, seed=args.seed, rules=rules,
                      chunk_size=args.chunk_size, rotate=not args.no_rotate,
