@@ -74,10 +74,15 @@ async def _send(stub: pb_grpc.GameServiceStub, gid: str, token: str, cmd, versio
     raise TypeError(cmd)
 
 
+ADMIN_TOKEN = "bench-admin-token"
+"""The benchmark server's admin token: it lets the benchmark choose seeds (reproducible
+games) for games with human seats."""
+
+
 async def play_game(stub, seed: int, stop_at: float, latencies: list[float],
                     view_rtts: list[float]) -> int:
     """Play one two-seat game until it ends or ``stop_at`` (monotonic); returns commands."""
-    created = await stub.CreateGame(pb.CreateGameRequest(
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
         seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)] * 2, seed=seed))
     tokens = {t.seat: t.token for t in created.tokens}
     agents = {s: make_bot("basic", seed + s) for s in tokens}
@@ -174,7 +179,7 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         port_file = Path(tmp) / "port"
         env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
-                   RUMMY_LOG_LEVEL="WARNING")
+                   RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN_TOKEN)
         server = subprocess.Popen(
             [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
              "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",

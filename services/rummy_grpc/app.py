@@ -6,7 +6,8 @@ each:
 * :mod:`rummy_grpc.repository` — the event store behind one mapper, and the state cache;
 * :mod:`rummy_grpc.auth` — who is calling (seat token, spectator, admin);
 * :mod:`rummy_grpc.bot_driver` — the server's bot seats;
-* :mod:`rummy_grpc.timers` — turn timers (the default move when a seat runs out of time);
+* :mod:`rummy_grpc.timers` — due games (bot turns, turn deadlines) held in the store and
+  claimed by any replica; the default move when a seat runs out of time;
 * :mod:`rummy_grpc.reads` — views, events, the state at a version, the live stream.
 
 A command is decided with the pure core (``rummy.decide.step``) on the game's latest state
@@ -19,17 +20,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import logging
 import secrets
 import time
 import uuid
 from collections.abc import AsyncGenerator, Coroutine, Sequence
 from typing import Any
 
-from rummy_store.base import AppendResult, EventStore, StoredEvent, VersionConflict, request_digest
+from rummy_store.base import (
+    AppendResult,
+    EventStore,
+    RequestIdReused,
+    StoredEvent,
+    VersionConflict,
+    request_digest,
+)
 
 from rummy.bots import BOTS
-from rummy.commands import CreateGame, make_command
-from rummy.decide import step
+from rummy.commands import CreateGame, command_kind, make_command
+from rummy.decide import default_command, step
 from rummy.errors import RummyError
 from rummy.melds import parse_table
 from rummy.rules import RuleSet
@@ -38,13 +48,22 @@ from rummy.views import PlayerView, view
 from rummy_grpc import metrics
 from rummy_grpc.auth import authenticate, hash_token
 from rummy_grpc.bot_driver import BotDriver
-from rummy_grpc.errors import BadRequest, GameNotFound, outcome
+from rummy_grpc.errors import (
+    BadRequest,
+    GameLimitReached,
+    GameNotFound,
+    SeedNotAllowed,
+    outcome,
+)
 from rummy_grpc.model import (
     COMMAND_KINDS,
+    LEASE_SECONDS,
     MAX_MELDS,
     MAX_NAME,
     MAX_REQUEST_ID,
     MAX_TABLE_CARDS,
+    POLL_SECONDS,
+    REQUEST_WINDOW,
     Created,
     Outcome,
     SeatSpec,
@@ -53,7 +72,9 @@ from rummy_grpc.model import (
 )
 from rummy_grpc.reads import ReadModels, redact_for
 from rummy_grpc.repository import GameRepository
-from rummy_grpc.timers import TurnTimers, deadline
+from rummy_grpc.timers import Scheduler, deadline, pending
+
+log = logging.getLogger("rummy_grpc")
 
 
 class GameApp:
@@ -65,55 +86,57 @@ class GameApp:
             or empty: no admin access.
         cache_size: games whose latest state is kept in memory (LRU).
         bot_delay: seconds to wait between two bot commands (0: none; a demo pacing knob).
-        clock: wall clock in epoch seconds (timers compare it to stored ``ts``).
+        clock: wall clock in epoch seconds (deadlines compare it to stored ``ts``).
+        lease: seconds a replica reserves a due game it claimed (``timers.LEASE_SECONDS``).
+        poll: seconds between two polls of the store's due games (``timers.POLL_SECONDS``).
+        max_events: cap of events per game (``repository.MAX_EVENTS``).
+        request_window: seconds a ``CreateGame`` request id is remembered.
     """
 
     def __init__(self, store: EventStore, *, admin_token: str | None = None,
                  cache_size: int = 4096, bot_delay: float = 0.0,
-                 clock: Any = time.time) -> None:
+                 clock: Any = time.time, lease: float = LEASE_SECONDS,
+                 poll: float = POLL_SECONDS, max_events: int = 0,
+                 request_window: float = REQUEST_WINDOW) -> None:
         self.store = store
-        self.repo = GameRepository(store, cache_size=cache_size)
+        self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
+        self._admin = admin_token or ""
         self._clock = clock
+        self._request_window = request_window
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
-        self.timers = TurnTimers(self.repo, clock=clock, spawn=self._spawn, after=self._after,
-                                 closing=lambda: self._closing)
-        self.bots = BotDriver(self.repo, arm=self.timers.arm, finish=self._finish,
-                              closing=lambda: self._closing, bot_delay=bot_delay)
-        self.reads = ReadModels(self.repo, admin_token or "")
+        self._poller: asyncio.Task[None] | None = None
+        self.scheduler = Scheduler(store, process=self._process, clock=clock,
+                                   spawn=self._spawn, closing=lambda: self._closing,
+                                   lease=lease, poll=poll)
+        self.bots = BotDriver(self.repo, scheduler=self.scheduler, finish=self._finish,
+                              stop=self._stop, closing=lambda: self._closing,
+                              bot_delay=bot_delay)
+        self.reads = ReadModels(self.repo, self._admin)
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, *, limit: int = 100_000) -> int:
-        """Resume the active games after a (re)start: re-arm their turn timers from the last
-        event's ``ts`` (an overdue timer fires at once) and resume bot seats that are due.
+    async def start(self) -> int:
+        """Start acting on due games: bot turns and turn deadlines are held in the store
+        (``timers``), and this replica polls them from now on, with every other replica.
 
         Returns:
-            The number of active games found.
+            The number of active games in the store's index (for the gauge).
         """
-        games = await self.store.list_games(limit=limit, active_only=True)
-        active = 0
-        for game_id in games:
-            try:
-                meta = await self.repo.meta(game_id)
-                state, ts = await self.repo.load(game_id)
-            except GameNotFound:
-                continue
-            if state.phase == GAME_OVER:
-                await self.store.set_active(game_id, False)
-                continue
-            active += 1
-            if meta["seats"][state.turn]["kind"] == "bot":
-                self._spawn(self.bots.drive(game_id))
-            else:
-                self.timers.arm(game_id, meta, state, ts)
+        active = len(await self.store.list_games(limit=1_000_000, active_only=True))
         metrics.GAMES_ACTIVE.set(active)
+        self._poller = asyncio.get_running_loop().create_task(self.scheduler.run())
         return active
 
     async def close(self) -> None:
-        """Cancel timers and background bot tasks (the store is left open)."""
+        """Stop polling; cancel timers and background bot tasks (the store is left open).
+        Due games stay due in the store: another replica, or this one restarted, goes on."""
         self._closing = True
-        self.timers.cancel_all()
+        self.scheduler.cancel_all()
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(BaseException):
+                await self._poller
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -128,28 +151,88 @@ class GameApp:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    # ------------------------------------------------------------------ due games
+
+    async def _process(self, game_id: str) -> None:
+        """Act on a due game this replica claimed: drive its bots, apply a timeout whose
+        deadline passed, or write its exact next due time (none when nothing is due)."""
+        try:
+            meta = await self.repo.meta(game_id)
+            state, ts = await self.repo.load(game_id)
+        except GameNotFound:  # expired, or meta without events: nothing to act on
+            await self.store.unschedule(game_id)
+            return
+        if state.phase == GAME_OVER:
+            await self._finish(game_id)
+            return
+        due = pending(meta, state)
+        if due == 0.0:
+            await self.bots.drive(game_id)
+        elif due is not None and self._clock() + 0.001 >= ts + due:
+            await self._timeout(game_id, meta, state)
+        else:  # not due yet (an early due time) or nothing to do
+            await self.scheduler.after_append(game_id, meta, state, ts)
+
+    async def _timeout(self, game_id: str, meta: dict[str, Any], state: GameState) -> None:
+        """The seat to act ran out of time: apply the phase's default move with
+        ``expected_version`` = this version and request id ``timeout:<version>`` (exactly
+        once, even with several replicas; a move that came first makes this a no-op)."""
+        cmd = default_command(state)
+        kind = command_kind(cmd)
+        t0 = time.perf_counter()
+        new_state, events = step(state, cmd)
+        metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
+        await self.scheduler.before_append(game_id, meta, new_state)
+        try:
+            result = await self.repo.append(game_id, events, state.version,
+                                            request_id=f"timeout:{state.version}",
+                                            request_hash="timeout", response=None)
+        except VersionConflict:  # the seat moved first: it rescheduled the game
+            metrics.COMMANDS_TOTAL.labels(kind, "timeout_lost").inc()
+            return
+        except GameLimitReached:
+            await self._stop(game_id)
+            return
+        if result.duplicate:
+            return
+        metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
+        self.repo.remember(game_id, new_state, result.events[-1].ts)
+        await self._after(game_id, meta, new_state, result.events[-1].ts)
+
     # ------------------------------------------------------------------ create
 
     async def create_game(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
-                          seed: int | None = None, turn_seconds: int = 0) -> Created:
+                          seed: int | None = None, turn_seconds: int = 0, *,
+                          admin_token: str = "", request_id: str = "") -> Created:
         """Create and deal a game; bot seats that are due start playing at once.
 
         Args:
             seats: 2..5 seat specs, in seat order.
             variants: rule variants of docs/rules.md §11 (``{"target_score": "100"}``).
-            seed: the game's seed (random if ``None``).
+            seed: the game's seed; ``None``: drawn from a CSPRNG (``secrets``). A chosen
+                seed gives away every hand and the stock order, so it is accepted only with
+                the admin token or for a game without human seats.
             turn_seconds: turn time limit per decision in seconds (0: none), 0..86400.
+            admin_token: the admin token (needed for a chosen seed with human seats).
+            request_id: idempotency key: a retry within the request window returns the
+                original game and tokens (``""``: none).
 
         Returns:
             The game id, ``{seat: token}`` for the human seats, and the version (2: the
             ``GameStarted`` and ``RoundStarted`` events).
 
         Raises:
-            BadRequest: a bad seat list (count, kind, unknown bot strategy, long name).
+            BadRequest: a bad seat list (count, kind, unknown bot strategy, long name), or a
+                bad request id.
+            SeedNotAllowed: a chosen seed for a game with a human seat, without the admin
+                token.
+            PermissionDenied: a wrong admin token.
+            RequestIdReused: the request id was used for a different CreateGame.
             InvalidRuleSetError: an unknown variant or a value out of range.
             NotationError: a bad ``turn_seconds`` or seed.
         """
         try:
+            self._check_request_id(request_id)
             if not 2 <= len(seats) <= 5:
                 raise BadRequest(f"a game has 2 to 5 seats, got {len(seats)} (R1.1)",
                                  rule="R1.1")
@@ -164,18 +247,40 @@ class GameApp:
                 if len(s.name) > MAX_NAME:
                     raise BadRequest(f"seat {i}: name longer than {MAX_NAME} characters")
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
+            admin = self._check_admin(admin_token)
+            if seed is not None and not admin and any(s.kind == "human" for s in seats):
+                raise SeedNotAllowed(
+                    "a client-chosen seed lets the creator compute every hand and the stock "
+                    "order; omit the seed (the server draws a secret one) or send the admin "
+                    "token (seeds are accepted without it only for games with no human seat)")
             rules = RuleSet.from_dict(variants)
+            game_id = uuid.uuid4().hex
+            tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats)
+                      if s.kind == "human"}
             if seed is None:
                 seed = secrets.randbits(62)
+            if request_id:  # a retry gets the original game id, tokens and seed
+                body = {"seats": [[s.kind, s.name, s.strategy] for s in seats],
+                        "variants": {str(k): str(v) for k, v in variants.items()},
+                        "seed": seed if admin or not tokens else None,
+                        "turn_seconds": turn_seconds}
+                digest = request_digest(body)
+                record = await self.store.put_if_absent(
+                    f"create:{request_id}",
+                    {"hash": digest, "game_id": game_id, "seed": seed,
+                     "tokens": {str(k): v for k, v in tokens.items()}},
+                    self._request_window)
+                if record["hash"] != digest:
+                    raise RequestIdReused("(CreateGame)", request_id)
+                game_id, seed = record["game_id"], int(record["seed"])
+                tokens = {int(k): v for k, v in record["tokens"].items()}
             t0 = time.perf_counter()
             state, events = step(None, CreateGame(len(seats), seed, rules, tuple(names),
                                                   turn_seconds))
             metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
-        except (RummyError, BadRequest) as exc:
+        except (RummyError, BadRequest, SeedNotAllowed, RequestIdReused) as exc:
             metrics.COMMANDS_TOTAL.labels("create_game", outcome(exc)).inc()
             raise
-        game_id = uuid.uuid4().hex
-        tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats) if s.kind == "human"}
         meta = {
             "seats": [{"kind": s.kind, "name": n, "strategy": s.strategy}
                       for s, n in zip(seats, names, strict=True)],
@@ -184,17 +289,39 @@ class GameApp:
             "turn_seconds": turn_seconds, "created": self._clock(),
         }
         await self.repo.put_meta(game_id, meta)
+        await self.scheduler.before_append(game_id, meta, state)
         result = await self.repo.append(game_id, events, 0, request_id="create",
                                         request_hash="create", response=None)
-        metrics.COMMANDS_TOTAL.labels("create_game", "ok").inc()
-        metrics.GAMES_ACTIVE.inc()
+        metrics.COMMANDS_TOTAL.labels("create_game",
+                                      "duplicate" if result.duplicate else "ok").inc()
+        if not result.duplicate:
+            metrics.GAMES_ACTIVE.inc()
         ts = result.events[-1].ts if result.events else self._clock()
         self.repo.remember(game_id, state, ts)
         if all(s.kind == "bot" for s in seats):
             self._spawn(self.bots.drive(game_id))
-        else:
-            await self.bots.drive(game_id)
+        elif not result.duplicate:
+            await self._after(game_id, meta, state, ts)
         return Created(game_id, tokens, result.version)
+
+    def _check_admin(self, admin_token: str) -> bool:
+        """True for the right admin token, False for none.
+
+        Raises:
+            PermissionDenied: a wrong admin token (or none is configured)."""
+        if not admin_token:
+            return False
+        from rummy_grpc.errors import PermissionDenied
+        if not self._admin or not hmac.compare_digest(admin_token, self._admin):
+            raise PermissionDenied("wrong admin token")
+        return True
+
+    @staticmethod
+    def _check_request_id(request_id: str) -> None:
+        if request_id and (len(request_id) > MAX_REQUEST_ID or not request_id.isprintable()
+                           or any(c.isspace() for c in request_id)):
+            raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
+                             "characters without spaces")
 
     # ------------------------------------------------------------------ commands
 
@@ -270,6 +397,7 @@ class GameApp:
                     new_state, events = step(state, cmd)
                 finally:
                     metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
+                await self.scheduler.before_append(game_id, meta, new_state)
                 result = await self.repo.append(
                     game_id, events, state.version, request_id=request_id or None,
                     request_hash=rhash, response={"seat": seat, "command": kind})
@@ -277,6 +405,7 @@ class GameApp:
                 if request_id:  # a retry of a command that was applied: its original outcome
                     original = await self.repo.get_request(game_id, request_id, rhash)
                     if original is not None:
+                        await self._redrive(game_id)
                         return await self._outcome(game_id, meta, seat, original, [], True)
                 if isinstance(exc, VersionConflict) and attempt < 4 and (
                         expected_version is None or exc.actual == expected_version):
@@ -288,9 +417,11 @@ class GameApp:
                         continue
                 raise
             if result.duplicate:
+                await self._redrive(game_id)
                 return await self._outcome(game_id, meta, seat, result, [], True)
             self.repo.remember(game_id, new_state, result.events[-1].ts)
-            more = await self._after(game_id, meta, new_state, result.events[-1].ts)
+            more = await self._after(game_id, meta, new_state, result.events[-1].ts,
+                                     previous=state)
             return await self._outcome(game_id, meta, seat, result, more, False)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -308,21 +439,40 @@ class GameApp:
                        deadline(meta, state, ts), duplicate)
 
     async def _after(self, game_id: str, meta: dict[str, Any], state: GameState,
-                     ts: float) -> list[StoredEvent]:
-        """After an append: finish the game, or let bots play (returning their events), and
-        arm the timer of the seat to act."""
+                     ts: float, previous: GameState | None = None) -> list[StoredEvent]:
+        """After an append that led to ``state``: finish the game, or let bots play
+        (returning their events), or write the next due time (a turn deadline; none for an
+        untimed seat, skipped when ``previous`` had nothing due either)."""
         if state.phase == GAME_OVER:
             await self._finish(game_id)
             return []
         if meta["seats"][state.turn]["kind"] == "bot":
             return await self.bots.drive(game_id)
-        self.timers.arm(game_id, meta, state, ts)
+        if previous is None or pending(meta, previous) is not None \
+                or pending(meta, state) is not None:
+            await self.scheduler.after_append(game_id, meta, state, ts)
         return []
 
+    async def _redrive(self, game_id: str) -> None:
+        """A retried command: if bots are due (their driving was cut short, e.g. by a store
+        outage after the original append), drive them now."""
+        meta = await self.repo.meta(game_id)
+        state, _ = await self.repo.load(game_id)
+        if state.phase != GAME_OVER and meta["seats"][state.turn]["kind"] == "bot":
+            await self.bots.drive(game_id)
+
     async def _finish(self, game_id: str) -> None:
-        self.timers.cancel(game_id)
+        self.scheduler.cancel(game_id)
+        await self.store.unschedule(game_id)
         await self.store.set_active(game_id, False)
         metrics.GAMES_ACTIVE.dec()
+
+    async def _stop(self, game_id: str) -> None:
+        """The game reached the cap of events: nothing more is due on it, and it leaves the
+        active games (its log stays readable)."""
+        log.warning("game %s reached the cap of %d events; it is no longer active",
+                    game_id, self.repo.max_events)
+        await self._finish(game_id)
 
     # ------------------------------------------------------------------ reads
 

@@ -24,7 +24,9 @@ from rummy.events import Event
 from rummy.state import GAME_OVER, GameState
 from rummy.views import view
 from rummy_grpc import metrics
+from rummy_grpc.errors import GameLimitReached
 from rummy_grpc.repository import GameRepository
+from rummy_grpc.timers import Scheduler
 
 log = logging.getLogger("rummy_grpc")
 
@@ -44,30 +46,40 @@ class BotDriver:
 
     Args:
         repo: the games' repository.
-        arm: called when a human seat is to act: ``(game_id, meta, state, ts)`` (the turn
-            timer).
+        scheduler: the due games: the driver renews its lease while it drives, and writes
+            the next due time (a turn deadline, or none) when a human seat is to act.
         finish: awaited when a bot move ended the game.
+        stop: awaited when the game reached the cap of events (``GameLimitReached``).
         closing: returns True once the server is shutting down (stop driving).
         bot_delay: seconds between two bot commands (0: none; a demo pacing knob).
     """
 
     def __init__(self, repo: GameRepository, *,
-                 arm: Callable[[str, dict[str, Any], GameState, float], None],
-                 finish: Callable[[str], Awaitable[None]], closing: Callable[[], bool],
+                 scheduler: Scheduler,
+                 finish: Callable[[str], Awaitable[None]],
+                 stop: Callable[[str], Awaitable[None]], closing: Callable[[], bool],
                  bot_delay: float = 0.0) -> None:
         self._repo = repo
-        self._arm = arm
+        self._sched = scheduler
         self._finish = finish
         self._closing = closing
+        self._stop = stop
         self._bot_delay = bot_delay
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def drive(self, game_id: str) -> list[StoredEvent]:
         """Play bot seats while one is to act; each bot command is one append with
-        ``expected_version`` (another server that moved first simply wins).
+        ``expected_version`` (another server that moved first simply wins). While driving,
+        the game's lease in the store is renewed (another replica takes over if this one
+        dies); when a human seat is to act, its due time is written.
 
         Returns:
             The events appended by this call, in order.
+
+        Raises:
+            GameNotFound: no such game.
+            Store errors (``redis.exceptions.ConnectionError`` ...): the game stays due, and
+                a replica's poll resumes it after the lease.
         """
         lock = self._locks.setdefault(game_id, asyncio.Lock())
         out: list[StoredEvent] = []
@@ -81,12 +93,13 @@ class BotDriver:
                     break
                 spec = meta["seats"][state.turn]
                 if spec["kind"] != "bot":
-                    self._arm(game_id, meta, state, ts)
+                    await self._sched.after_append(game_id, meta, state, ts)
                     break
                 seat = state.turn
                 bot = make_bot(spec["strategy"], bot_seed(game_id, seat, state.version))
                 new_state, events, kind = await self._move(game_id, spec["strategy"], bot,
                                                            state)
+                await self._sched.renew(game_id)
                 try:
                     result = await self._repo.append(game_id, events, state.version,
                                                      request_id=f"bot:{state.version}",
@@ -94,6 +107,11 @@ class BotDriver:
                 except VersionConflict:
                     first = True  # another server moved: reload from the store
                     continue
+                except GameLimitReached:
+                    log.warning("game %s reached the cap of %d events; its bots stop",
+                                game_id, self._repo.max_events)
+                    await self._stop(game_id)
+                    break
                 if result.duplicate:  # another server played this very bot move first
                     first = True
                     continue

@@ -21,6 +21,7 @@ import sys
 from typing import Any, TextIO, cast
 
 from rummy.events import Event, dumps
+from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
@@ -46,6 +47,18 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--bot-delay", type=float, default=0.0,
                    help="seconds between two server-bot commands (default 0)")
     p.add_argument("--port-file", help="write the bound port to this file once serving")
+    p.add_argument("--lease", type=float, default=LEASE_SECONDS, metavar="SECONDS",
+                   help="seconds a replica reserves a due game (bot turn, turn deadline) it "
+                   "claimed; a dead replica's games go on through another after at most "
+                   f"this long (default {LEASE_SECONDS:g})")
+    p.add_argument("--poll", type=float, default=POLL_SECONDS, metavar="SECONDS",
+                   help=f"seconds between two polls of the due games (default {POLL_SECONDS:g})")
+    p.add_argument("--max-events", type=int, default=MAX_EVENTS, metavar="N",
+                   help="cap of events per game; commands past it get FAILED_PRECONDITION "
+                   f"GAME_LIMIT and the game stops (default {MAX_EVENTS})")
+    p.add_argument("--request-window", type=float, default=REQUEST_WINDOW, metavar="SECONDS",
+                   help="seconds a CreateGame request id is remembered "
+                   f"(default {REQUEST_WINDOW:g})")
     p.set_defaults(func=cmd_serve)
     return cast(argparse.ArgumentParser, p)
 
@@ -108,7 +121,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def run() -> None:
         store = make_store(kind, args.redis_url, args.prefix)
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
-                    grace=args.grace, ready=ready, bot_delay=args.bot_delay)
+                    grace=args.grace, ready=ready, bot_delay=args.bot_delay,
+                    lease=args.lease, poll=args.poll, max_events=args.max_events,
+                    request_window=args.request_window)
 
     import redis.exceptions
 

@@ -12,6 +12,8 @@ exception                         status               details
 ``Unauthenticated``               UNAUTHENTICATED      reason ``NO_TOKEN``
 ``PermissionDenied``              PERMISSION_DENIED    reason ``BAD_TOKEN``
 ``GameNotFound``                  NOT_FOUND            reason ``GAME_NOT_FOUND``
+``GameLimitReached``              FAILED_PRECONDITION  reason ``GAME_LIMIT``
+``SeedNotAllowed``                PERMISSION_DENIED    reason ``SEED_NEEDS_ADMIN``
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
@@ -62,6 +64,21 @@ class Unauthenticated(ServiceError):
 
 class PermissionDenied(ServiceError):
     """The token is not a token of this game (or the admin token is wrong)."""
+
+
+class GameLimitReached(ServiceError):
+    """The game reached the server's cap of events per game (``--max-events``); no command
+    can be appended to it any more. ``limit`` is the cap."""
+
+    def __init__(self, game_id: str, limit: int) -> None:
+        super().__init__(f"game {game_id!r} reached the cap of {limit} events per game; "
+                         "no further command is accepted (a server limit, docs/api.md)")
+        self.limit = limit
+
+
+class SeedNotAllowed(ServiceError):
+    """A client chose the seed of a game with a human seat without the admin token: the
+    seed gives away every hand and the stock order."""
 
 
 class BadRequest(ServiceError):
@@ -131,6 +148,10 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.UNAUTHENTICATED, str(exc), "NO_TOKEN")
     if isinstance(exc, PermissionDenied):
         return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "BAD_TOKEN")
+    if isinstance(exc, GameLimitReached):
+        return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_LIMIT")
+    if isinstance(exc, SeedNotAllowed):
+        return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "SEED_NEEDS_ADMIN")
     if isinstance(exc, GameNotFound):
         return Mapped(grpc.StatusCode.NOT_FOUND, str(exc), "GAME_NOT_FOUND")
     if isinstance(exc, VersionConflict):

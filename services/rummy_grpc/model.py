@@ -16,6 +16,15 @@ MAX_TABLE_CARDS = 120
 """Most card tokens a Meld request may carry (the deck has 106)."""
 MAX_NAME = 40
 """Longest seat name, in characters."""
+LEASE_SECONDS = 3.0
+"""How long a claimed due game is reserved for the replica that claimed it (seconds)."""
+POLL_SECONDS = 0.25
+"""How often every replica polls the store for due games (seconds)."""
+MAX_EVENTS = 100_000
+"""Default cap of events per game (a 4-player game to 100 points takes a few hundred)."""
+REQUEST_WINDOW = 3600.0
+"""How long a ``CreateGame`` request id is remembered (seconds): a retry within it returns
+the original game."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,5 +92,6 @@ class StateAt:
     seed: int | None
 
 
-__all__ = ["COMMAND_KINDS", "MAX_MELDS", "MAX_NAME", "MAX_REQUEST_ID", "MAX_TABLE_CARDS",
+__all__ = ["COMMAND_KINDS", "LEASE_SECONDS", "MAX_EVENTS", "MAX_MELDS", "MAX_NAME",
+           "MAX_REQUEST_ID", "MAX_TABLE_CARDS", "POLL_SECONDS", "REQUEST_WINDOW",
            "Created", "Outcome", "SeatSpec", "StateAt", "Timed"]

@@ -23,7 +23,8 @@ from rummy.events import Event
 from rummy.evolve import evolve
 from rummy.state import GameState
 from rummy_grpc import metrics
-from rummy_grpc.errors import GameNotFound
+from rummy_grpc.errors import GameLimitReached, GameNotFound
+from rummy_grpc.model import MAX_EVENTS
 
 
 class GameRepository(EventRepository):
@@ -35,11 +36,14 @@ class GameRepository(EventRepository):
         store: the event store.
         cache_size: games whose latest state is kept in memory (LRU).
         mapper: the event mapper (default ``rummy_store.MAPPER``).
+        max_events: the cap of events per game (:data:`MAX_EVENTS`); an append past it
+            raises :class:`~rummy_grpc.errors.GameLimitReached`.
     """
 
     def __init__(self, store: EventStore, *, cache_size: int = 4096,
-                 mapper: EventMapper | None = None) -> None:
+                 mapper: EventMapper | None = None, max_events: int = 0) -> None:
         super().__init__(store, mapper)
+        self.max_events = max_events or MAX_EVENTS
         self._cache: OrderedDict[str, tuple[GameState, float]] = OrderedDict()
         self._cache_size = cache_size
         self._meta: dict[str, dict[str, Any]] = {}
@@ -129,7 +133,10 @@ class GameRepository(EventRepository):
 
         Raises:
             VersionConflict, RequestIdReused: as ``EventStore.append``.
+            GameLimitReached: the append would take the game past :attr:`max_events`.
         """
+        if expected_version + len(events) > self.max_events:
+            raise GameLimitReached(game_id, self.max_events)
         t0 = time.perf_counter()
         result = await super().append(game_id, events, expected_version,
                                       request_id=request_id, request_hash=request_hash,

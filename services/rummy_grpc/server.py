@@ -24,6 +24,7 @@ from rummy_store.base import EventStore
 
 from rummy_grpc.app import GameApp
 from rummy_grpc.interceptors import MetricsInterceptor
+from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
 from rummy_grpc.servicer import GameServicer
 
 log = logging.getLogger("rummy_grpc")
@@ -132,7 +133,9 @@ class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
 def create_server(address: str, store: EventStore, *, admin_token: str | None = None,
                   max_message_bytes: int = MAX_MESSAGE_BYTES, bot_delay: float = 0.0,
                   cache_size: int = 4096,
-                  health_interval: float = HEALTH_INTERVAL) -> tuple[RummyServer, int]:
+                  health_interval: float = HEALTH_INTERVAL, lease: float = LEASE_SECONDS,
+                  poll: float = POLL_SECONDS, max_events: int = MAX_EVENTS,
+                  request_window: float = REQUEST_WINDOW) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -143,6 +146,11 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         bot_delay: seconds between two bot commands (demo pacing; 0 in tests).
         cache_size: games whose latest state stays in memory.
         health_interval: seconds between two pings of the store by the health watcher.
+        lease: seconds a replica reserves a due game it claimed (a dead replica's games go
+            on through another one after at most this long).
+        poll: seconds between two polls of the store's due games.
+        max_events: cap of events per game (commands past it: FAILED_PRECONDITION).
+        request_window: seconds a CreateGame request id is remembered.
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -152,7 +160,9 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     """
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
-    app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size)
+    app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
+                  lease=lease, poll=poll, max_events=max_events,
+                  request_window=request_window)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor()],
         options=[("grpc.max_receive_message_length", max_message_bytes),

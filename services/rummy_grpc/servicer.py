@@ -68,7 +68,8 @@ class GameServicer(pb_grpc.GameServiceServicer):
                  for s in request.seats]
         seed = request.seed if request.HasField("seed") else None
         created = await _call(context, lambda: self.app.create_game(
-            seats, dict(request.variants), seed, request.turn_seconds))
+            seats, dict(request.variants), seed, request.turn_seconds,
+            admin_token=request.admin_token, request_id=request.request_id))
         return pb.CreateGameResponse(
             game_id=created.game_id, version=created.version,
             tokens=[pb.SeatToken(seat=s, token=t) for s, t in sorted(created.tokens.items())])

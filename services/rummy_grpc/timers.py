@@ -1,29 +1,49 @@
-"""Turn timers: a seat that has not acted ``turn_seconds`` after the last event gets the
-phase's default move (draw, pass, end the turn; ``rummy.decide.default_command``).
+"""Due games: bot turns and turn deadlines, held in the event store so that any replica can
+act on them (issue 12).
 
-The move is appended with ``expected_version`` = the version the timer was armed at and the
-request id ``timeout:<version>``, so a late move and the timeout can never both win, and
-two servers apply a timeout once. Timers are re-armed from the stored events when a server
-starts (``GameApp.start``).
+A game is *due* when the server must act on it without a client: a server bot is to act, or
+a seat with a turn time limit has run out of time (it then gets the phase's default move,
+``rummy.decide.default_command``). The store keeps one due time per game
+(``EventStore.schedule``); every replica polls the due games (``EventStore.claim_due``),
+which atomically leases each one to the replica that claims it. A replica that dies while
+driving bots or before a deadline simply lets its lease lapse, and another replica claims
+the game: nothing waits for a restart.
+
+The invariant kept: *every game on which the server has something to do has a due time no
+later than when it must act* (earlier is harmless: the claimer reloads the game and
+reschedules it). Writers:
+
+* before an append whose new state is due (a bot is to act, or a timed seat), the due time
+  is moved *earlier* only (``only_earlier``), so a crash right after the append loses
+  nothing (:meth:`Scheduler.before_append`);
+* after an append, the exact next due time is written, or the game is unscheduled when
+  nothing is due (:meth:`Scheduler.after_append`);
+* a replica driving bots renews its lease every third of it (:meth:`Scheduler.renew`).
+
+Besides polling, a replica that knows a deadline arms a local timer for it, so a timeout is
+applied on time (within milliseconds) without waiting for the next poll. Every background
+step retries store failures with exponential backoff and jitter: a store outage pauses
+games, it never stops them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from rummy_store.base import StoredEvent, VersionConflict
+from rummy_store.base import EventStore
 
-from rummy.commands import command_kind
-from rummy.decide import default_command, step
 from rummy.state import GAME_OVER, GameState
-from rummy_grpc import metrics
-from rummy_grpc.repository import GameRepository
+from rummy_grpc.model import LEASE_SECONDS, POLL_SECONDS
 
 log = logging.getLogger("rummy_grpc")
+
+MAX_BACKOFF = 2.0
+"""Longest wait between two retries of a failing store (seconds)."""
 
 
 def deadline(meta: dict[str, Any], state: GameState, ts: float) -> float:
@@ -34,88 +54,177 @@ def deadline(meta: dict[str, Any], state: GameState, ts: float) -> float:
     return float(ts + seconds)
 
 
-class TurnTimers:
-    """The turn timers of the games a server knows.
+def pending(meta: dict[str, Any], state: GameState) -> float | None:
+    """Seconds after the state's last event at which the server must act on the game:
+    ``0.0`` when a server bot is to act, the turn time limit when a timed seat is to act,
+    ``None`` when nothing is due (an untimed human seat, or the game is over)."""
+    if state.phase == GAME_OVER:
+        return None
+    if meta["seats"][state.turn]["kind"] == "bot":
+        return 0.0
+    seconds = meta.get("turn_seconds", 0)
+    return float(seconds) if seconds else None
+
+
+def backoff(attempt: int, *, first: float = 0.1, cap: float = MAX_BACKOFF) -> float:
+    """Exponential backoff with full jitter: a random wait in ``[d/2, d]`` seconds where
+    ``d = min(cap, first * 2**attempt)``."""
+    d = min(cap, first * (2 ** min(attempt, 16)))
+    return random.uniform(d / 2, d)
+
+
+class Scheduler:
+    """The due games of one replica: store-held due times, local deadline timers and the
+    poll loop that claims due games.
 
     Args:
-        repo: the games' repository.
-        clock: wall clock in epoch seconds (compared to the stored ``ts``).
+        store: the event store (holds the due times).
+        process: awaited with a claimed game id: act on the game (drive its bots, apply a
+            timeout) and reschedule it. Errors are logged; the lease retries it.
+        clock: wall clock in epoch seconds.
         spawn: starts a background task (the server's task set).
-        after: awaited after a timeout's append: ``(game_id, meta, state, ts)`` (finish the
-            game, or let bots play and arm the next timer).
-        closing: returns True once the server is shutting down (arm nothing).
+        closing: returns True once the server is shutting down.
+        lease: seconds a claim reserves a game (:data:`LEASE_SECONDS`).
+        poll: seconds between two polls (:data:`POLL_SECONDS`).
     """
 
-    def __init__(self, repo: GameRepository, *, clock: Callable[[], float],
+    def __init__(self, store: EventStore, *,
+                 process: Callable[[str], Awaitable[None]],
+                 clock: Callable[[], float],
                  spawn: Callable[[Coroutine[Any, Any, None]], None],
-                 after: Callable[[str, dict[str, Any], GameState, float],
-                                 Awaitable[list[StoredEvent]]],
-                 closing: Callable[[], bool]) -> None:
-        self._repo = repo
+                 closing: Callable[[], bool],
+                 lease: float = LEASE_SECONDS, poll: float = POLL_SECONDS) -> None:
+        self._store = store
+        self._process = process
         self._clock = clock
         self._spawn = spawn
-        self._after = after
         self._closing = closing
+        self.lease = lease
+        self.poll = poll
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._inflight: set[str] = set()
+        self._renewed: dict[str, float] = {}
 
-    def arm(self, game_id: str, meta: dict[str, Any], state: GameState, ts: float) -> None:
-        """(Re)arm the turn timer of the seat to act at ``ts + turn_seconds``."""
+    # ------------------------------------------------------------------ due times
+
+    async def before_append(self, game_id: str, meta: dict[str, Any],
+                            state: GameState) -> None:
+        """Before appending the events that lead to ``state``: if ``state`` is due, make
+        sure the store's due time is no later than it must be (a bot: one lease from now,
+        since this replica drives it at once; a timed seat: its turn limit)."""
+        due = pending(meta, state)
+        if due is None:
+            return
+        if due == 0.0:
+            self._renewed[game_id] = time.monotonic()
+        await self._store.schedule(game_id, due if due else self.lease, only_earlier=True)
+
+    async def after_append(self, game_id: str, meta: dict[str, Any], state: GameState,
+                           ts: float) -> None:
+        """After an append that led to ``state`` (last event at ``ts``): write the exact
+        next due time (and arm the local timer of a deadline), or unschedule the game."""
+        due = pending(meta, state)
+        if due is None:
+            self.cancel(game_id)
+            self._renewed.pop(game_id, None)
+            await self._store.unschedule(game_id)
+        elif due > 0.0:
+            self._renewed.pop(game_id, None)
+            when = ts + due
+            await self._store.schedule(game_id, max(0.0, when - self._clock()))
+            self.arm(game_id, when)
+
+    async def renew(self, game_id: str) -> None:
+        """While driving a game's bots: extend this replica's lease when a third of it has
+        passed since the last renewal (one store call per ``lease / 3`` seconds)."""
+        now = time.monotonic()
+        if now - self._renewed.get(game_id, 0.0) >= self.lease / 3:
+            self._renewed[game_id] = now
+            await self._store.schedule(game_id, self.lease)
+
+    async def resume(self, game_id: str) -> None:
+        """Mark a game due now (a retried command found bots to drive, or a game found
+        active at start): the next poll of any replica acts on it."""
+        await self._store.schedule(game_id, 0.0, only_earlier=True)
+
+    # ------------------------------------------------------------------ local timers
+
+    def arm(self, game_id: str, when: float) -> None:
+        """Arm this replica's timer for a deadline at ``when`` (epoch seconds): at that time
+        it claims the game (if no other replica did) and processes it."""
         self.cancel(game_id)
-        when = deadline(meta, state, ts)
-        if not when or self._closing():
+        if self._closing():
             return
         loop = asyncio.get_running_loop()
-        delay = max(0.0, when - self._clock())
-        version = state.version
+        delay = max(0.0, when - self._clock()) + 0.005
         self._timers[game_id] = loop.call_later(
-            delay, lambda: self._spawn(self.expire(game_id, version)))
+            delay, lambda: self._spawn(self._fire(game_id)))
 
     def cancel(self, game_id: str) -> None:
-        """Cancel the game's timer, if any."""
+        """Cancel the game's local timer, if any."""
         handle = self._timers.pop(game_id, None)
         if handle:
             handle.cancel()
 
     def cancel_all(self) -> None:
-        """Cancel every timer (shutdown)."""
+        """Cancel every local timer (shutdown)."""
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
 
-    async def expire(self, game_id: str, version: int) -> None:
-        """A turn timer fired for ``version``: apply the phase's default move with
-        ``expected_version=version`` and request id ``timeout:<version>`` (exactly once, even
-        with several servers; a move that came first makes this a no-op)."""
+    async def _fire(self, game_id: str) -> None:
         self._timers.pop(game_id, None)
         try:
-            meta = await self._repo.meta(game_id)
-            state, ts = await self._repo.load(game_id)
-            if state.version != version or state.phase == GAME_OVER:
-                return  # someone moved; the mover re-armed the timer
-            if self._clock() < ts + meta.get("turn_seconds", 0) - 0.001:
-                self.arm(game_id, meta, state, ts)  # woke early (clock skew)
-                return
-            cmd = default_command(state)
-            kind = command_kind(cmd)
-            t0 = time.perf_counter()
-            new_state, events = step(state, cmd)
-            metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
-            try:
-                result = await self._repo.append(game_id, events, version,
-                                                 request_id=f"timeout:{version}",
-                                                 request_hash="timeout", response=None)
-            except VersionConflict:
-                metrics.COMMANDS_TOTAL.labels(kind, "timeout_lost").inc()
-                return
-            if result.duplicate:
-                return
-            metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
-            self._repo.remember(game_id, new_state, result.events[-1].ts)
-            await self._after(game_id, meta, new_state, result.events[-1].ts)
+            claimed = await self._store.claim_due(self.lease, game_id=game_id)
         except asyncio.CancelledError:
             raise
-        except Exception:  # a timer must never crash the server
-            log.exception("turn timer of game %s failed", game_id)
+        except Exception:  # noqa: BLE001 - the store is down: the poll loop retries
+            log.warning("could not claim the due game %s; the poll loop will retry", game_id)
+            return
+        if claimed:
+            await self._run(game_id)
+
+    # ------------------------------------------------------------------ polling
+
+    async def run(self) -> None:
+        """Poll the store for due games until cancelled: claim up to 64 at a time and
+        process each one (once per replica at a time). A failing store is retried with
+        exponential backoff and jitter, logged once per outage."""
+        failures = 0
+        while not self._closing():
+            try:
+                claimed = await self._store.claim_due(self.lease, limit=64)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an outage: wait and retry
+                if failures == 0:
+                    log.warning("cannot poll due games (%s: %s); retrying with backoff",
+                                type(exc).__name__, exc)
+                await asyncio.sleep(backoff(failures))
+                failures += 1
+                continue
+            if failures:
+                log.warning("polling due games again after %d failed attempts", failures)
+                failures = 0
+            for game_id in claimed:
+                if game_id not in self._inflight:
+                    self._spawn(self._run(game_id))
+            if len(claimed) < 64:
+                await asyncio.sleep(self.poll * random.uniform(0.8, 1.2))
+
+    async def _run(self, game_id: str) -> None:
+        if game_id in self._inflight:
+            return
+        self._inflight.add(game_id)
+        try:
+            await self._process(game_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a background step must never crash the server
+            log.exception("acting on due game %s failed; it is retried after its lease "
+                          "(%.1f s)", game_id, self.lease)
+        finally:
+            self._inflight.discard(game_id)
 
 
-__all__ = ["TurnTimers", "deadline"]
+__all__ = ["LEASE_SECONDS", "POLL_SECONDS", "Scheduler", "backoff", "deadline", "pending"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -184,6 +185,50 @@ class EventStore(Protocol):
         ``block_ms`` is how long one blocking wait lasts before it is renewed (milliseconds)."""
         ...
 
+    async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
+        """Record that the service must act on the game ``delay`` seconds from now (store
+        clock): a bot's turn (due at once) or a turn deadline. One due time per game; with
+        ``only_earlier`` an existing earlier due time is kept. Every replica polls the due
+        games (:meth:`claim_due`), so a game goes on when the replica that served it dies.
+
+        Raises:
+            ValueError: a bad game id, or a negative or non-finite ``delay``.
+        """
+        ...
+
+    async def unschedule(self, game_id: str) -> None:
+        """Forget the game's due time (nothing for the service to do on it)."""
+        ...
+
+    async def claim_due(self, lease: float, *, limit: int = 64,
+                        game_id: str | None = None) -> list[str]:
+        """Atomically take up to ``limit`` games whose due time has come (store clock),
+        oldest first, and move each one's due time ``lease`` seconds ahead, so that another
+        replica claims it again only if this one does not act (or reschedule) in time. With
+        ``game_id``, claim that game only, if it is due. Returns the claimed ids.
+
+        Raises:
+            ValueError: ``lease`` not > 0, ``limit`` not >= 1, a bad ``game_id``.
+        """
+        ...
+
+    async def due(self, game_id: str) -> float | None:
+        """The game's due time in epoch seconds (store clock), or None."""
+        ...
+
+    async def put_if_absent(self, name: str, value: dict[str, Any],
+                            ttl: float) -> dict[str, Any]:
+        """Store the JSON dict ``value`` under ``name`` for ``ttl`` seconds unless a value is
+        stored there already; return the value stored (``value`` itself, or the earlier
+        one). Atomic: of concurrent callers exactly one value wins. ``CreateGame`` request
+        ids use it (an idempotency window of ``ttl``).
+
+        Raises:
+            ValueError: an empty or whitespace-containing ``name``; ``ttl`` not > 0.
+            TypeError: ``value`` is not a JSON-serialisable dict.
+        """
+        ...
+
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
         """Replace the game's small JSON metadata (seat kinds, token hashes, ...); also enters
         the game in the index (as active) if it is not there yet. ``TypeError`` if ``meta``
@@ -229,6 +274,29 @@ def check_version(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return value
+
+
+def check_delay(name: str, value: float) -> float:
+    """Return ``value`` as a float if it is a finite number >= 0; raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def check_claim(lease: float, limit: int) -> None:
+    """Raise ``ValueError`` unless ``lease`` > 0 seconds and ``limit`` is an int >= 1."""
+    if check_delay("lease", lease) <= 0:
+        raise ValueError(f"lease must be > 0 seconds, got {lease!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be an integer >= 1, got {limit!r}")
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if it is a non-empty string without whitespace; raise ``ValueError``."""
+    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        raise ValueError(f"bad name {name!r}: need a non-empty string without spaces")
+    return name
 
 
 def check_request_id(request_id: str | None) -> str | None:

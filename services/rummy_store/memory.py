@@ -19,7 +19,10 @@ from rummy_store.base import (
     RequestIdReused,
     StoredEvent,
     VersionConflict,
+    check_claim,
+    check_delay,
     check_game_id,
+    check_name,
     check_request_id,
     check_version,
     dumps,
@@ -52,6 +55,8 @@ class MemoryEventStore:
         self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
         self._active: set[str] = set()
         self._changed = asyncio.Condition()
+        self._due: dict[str, float] = {}  # game id -> due time (epoch s)
+        self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
 
     async def append(
         self,
@@ -160,6 +165,51 @@ class MemoryEventStore:
             for event in batch:
                 last = event.version
                 yield event
+
+    async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
+        check_game_id(game_id)
+        when = time.time() + check_delay("delay", delay)
+        prior = self._due.get(game_id)
+        if not (only_earlier and prior is not None and prior <= when):
+            self._due[game_id] = when
+
+    async def unschedule(self, game_id: str) -> None:
+        check_game_id(game_id)
+        self._due.pop(game_id, None)
+
+    async def claim_due(self, lease: float, *, limit: int = 64,
+                        game_id: str | None = None) -> list[str]:
+        check_claim(lease, limit)
+        now = time.time()
+        if game_id is not None:
+            check_game_id(game_id)
+            when = self._due.get(game_id)
+            ids = [game_id] if when is not None and when <= now else []
+        else:
+            ids = sorted((g for g, w in self._due.items() if w <= now),
+                         key=lambda g: (self._due[g], g))[:limit]
+        for g in ids:
+            self._due[g] = now + lease
+        return ids
+
+    async def due(self, game_id: str) -> float | None:
+        check_game_id(game_id)
+        return self._due.get(game_id)
+
+    async def put_if_absent(self, name: str, value: dict[str, Any],
+                            ttl: float) -> dict[str, Any]:
+        check_name(name)
+        if check_delay("ttl", ttl) <= 0:
+            raise ValueError(f"ttl must be > 0 seconds, got {ttl!r}")
+        if not isinstance(value, dict):
+            raise TypeError(f"value must be a dict, got {value!r}")
+        text = dumps(value)
+        now = time.time()
+        prior = self._once.get(name)
+        if prior is not None and prior[0] > now:
+            return dict(json.loads(prior[1]))
+        self._once[name] = (now + ttl, text)
+        return dict(json.loads(text))
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
         check_game_id(game_id)

@@ -9,6 +9,12 @@ of one game live on one Redis Cluster shard):
 - ``P:{G}:meta``     string: the game's metadata as JSON.
 - ``P:games``        sorted set: game id -> time it entered the index (seconds, Redis clock).
 - ``P:games:active`` sorted set: the active subset, same scores.
+- ``P:once:<name>``  string: a JSON value kept for an idempotency window (``put_if_absent``;
+  ``CreateGame`` request ids).
+- ``P:due``          sorted set: game id -> when the service must act on it (epoch seconds,
+  Redis clock): a bot's turn or a turn deadline. Every replica polls it and claims due games
+  with a lease (:data:`CLAIM_LUA`), so deadlines and bot turns survive the replica that
+  armed them.
 
 Appends go only through one Lua script (:data:`APPEND_LUA`) that checks the request id, checks
 the version against the stream's last id and XADDs with explicit ids, atomically; Redis refuses
@@ -37,14 +43,17 @@ from rummy_store.base import (
     StoredEvent,
     StoreError,
     VersionConflict,
+    check_claim,
+    check_delay,
     check_game_id,
+    check_name,
     check_request_id,
     check_version,
     dumps,
     serialise_events,
 )
 
-__all__ = ["APPEND_LUA", "RedisEventStore"]
+__all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
 
 #: The append script. KEYS: stream, requests hash. ARGV: expected version, request id ("" for
 #: none), request hash, request record JSON, n, then type and data JSON of each event.
@@ -87,6 +96,37 @@ end
 return {'ok', ts}
 """
 
+#: Record a due time. KEYS: due set. ARGV: game id, delay (s), "1" to keep an earlier one.
+SCHEDULE_LUA = r"""
+local t = redis.call('TIME')
+local when = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[2])
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], 'LT', when, ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], when, ARGV[1])
+end
+return 1
+"""
+
+#: Claim due games. KEYS: due set. ARGV: lease (s), limit, one game id ("" for any).
+#: Returns the claimed ids; each one's due time becomes now + lease.
+CLAIM_LUA = r"""
+local key = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local ids = {}
+if ARGV[3] ~= '' then
+  local score = redis.call('ZSCORE', key, ARGV[3])
+  if score and tonumber(score) <= now then ids = {ARGV[3]} end
+else
+  ids = redis.call('ZRANGEBYSCORE', key, '-inf', string.format('%.6f', now),
+                   'LIMIT', 0, tonumber(ARGV[2]))
+end
+local until_ = string.format('%.6f', now + tonumber(ARGV[1]))
+for _, g in ipairs(ids) do redis.call('ZADD', key, until_, g) end
+return ids
+"""
+
 _PAGE = 1000  # entries per XRANGE / XREAD call
 
 
@@ -121,6 +161,9 @@ class RedisEventStore:
         self._append = client.register_script(APPEND_LUA)
         self._index = f"{prefix}:games"
         self._active = f"{prefix}:games:active"
+        self._due = f"{prefix}:due"
+        self._schedule = client.register_script(SCHEDULE_LUA)
+        self._claim = client.register_script(CLAIM_LUA)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "rummy", *,
@@ -290,6 +333,41 @@ class RedisEventStore:
                     event = self._decode(entry)
                     last = event.version
                     yield event
+
+    async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
+        check_game_id(game_id)
+        seconds = check_delay("delay", delay)
+        await self._schedule(keys=[self._due],
+                             args=[game_id, repr(seconds), "1" if only_earlier else "0"])
+
+    async def unschedule(self, game_id: str) -> None:
+        await self._r.zrem(self._due, check_game_id(game_id))
+
+    async def claim_due(self, lease: float, *, limit: int = 64,
+                        game_id: str | None = None) -> list[str]:
+        check_claim(lease, limit)
+        one = "" if game_id is None else check_game_id(game_id)
+        ids = await self._claim(keys=[self._due], args=[repr(float(lease)), limit, one])
+        return [_s(g) for g in ids]
+
+    async def due(self, game_id: str) -> float | None:
+        score = await self._r.zscore(self._due, check_game_id(game_id))
+        return None if score is None else float(score)
+
+    async def put_if_absent(self, name: str, value: dict[str, Any],
+                            ttl: float) -> dict[str, Any]:
+        key = f"{self._prefix}:once:{check_name(name)}"
+        if check_delay("ttl", ttl) <= 0:
+            raise ValueError(f"ttl must be > 0 seconds, got {ttl!r}")
+        if not isinstance(value, dict):
+            raise TypeError(f"value must be a dict, got {value!r}")
+        text = dumps(value)
+        if await self._r.set(key, text, nx=True, px=max(1, int(ttl * 1000))):
+            return dict(json.loads(text))
+        prior = await self._r.get(key)
+        if prior is None:  # expired between the two calls: try once more
+            return await self.put_if_absent(name, value, ttl)
+        return dict(json.loads(_s(prior)))
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
         key = self.key(game_id, "meta")

@@ -9,13 +9,13 @@ import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
-from .conftest import humans, rpc_error_rule
+from .conftest import ADMIN_TOKEN, humans, rpc_error_rule
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
 async def _game(stub, **kw):
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=21, **kw))
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=21, **kw))
     tokens = {t.seat: t.token for t in created.tokens}
     view = (await stub.GetView(pb.GetViewRequest(game_id=created.game_id,
                                                  token=tokens[0]))).view

@@ -53,7 +53,8 @@ async def _play_and_check(seed: int, players: int, lineup: list[str]) -> None:
     store = MemoryEventStore()
     app = GameApp(store, admin_token=ADMIN_TOKEN)
     created = await app.create_game([SeatSpec("human") for _ in range(players)],
-                                    {"target_score": "30"}, seed=seed)
+                                    {"target_score": "30"}, seed=seed,
+                                    admin_token=ADMIN_TOKEN)
     gid, tokens = created.game_id, created.tokens
 
     async def collect(seat):
@@ -111,7 +112,7 @@ async def test_grpc_streams_and_views_leak_nothing(running, store, seed):
     """The same property on the wire: real server, real Redis, three seats streaming."""
     stub = running.stub
     players = 3
-    created = await stub.CreateGame(pb.CreateGameRequest(
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
         seats=humans(players), variants={"target_score": "30"}, seed=seed))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}

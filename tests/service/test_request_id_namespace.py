@@ -8,7 +8,7 @@ import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
-from .conftest import bots, humans
+from .conftest import ADMIN_TOKEN, bots, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -23,7 +23,7 @@ async def _wait_version(store, gid, version, timeout=8.0):
 async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
     # a client used to be able to take the bot's own id "bot:<v>" and stall the game
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
         seats=humans(1) + bots("basic"), seed=7, variants={"knock_threshold": "0"}))
     gid, token = created.game_id, created.tokens[0].token
     view = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
@@ -51,7 +51,7 @@ async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
 
 async def test_client_request_id_cannot_disable_the_turn_timer(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=3,
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=3,
                                                          turn_seconds=1))
     gid = created.game_id
     v0 = await store.version(gid)
@@ -73,7 +73,7 @@ async def test_client_request_id_cannot_disable_the_turn_timer(running, store):
 ])
 async def test_malformed_options_are_invalid_argument(running, store, options):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=5))
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
     gid = created.game_id
     before = await store.version(gid)
     for t in created.tokens:
@@ -86,9 +86,9 @@ async def test_malformed_options_are_invalid_argument(running, store, options):
 
 async def test_huge_malformed_token_gets_invalid_argument_not_resource_exhausted(running):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=5))
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
     with pytest.raises(grpc.aio.AioRpcError) as e:
-        await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=5,
+        await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5,
                                                    variants={"x" * 50_000: "1"}))
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert len(e.value.details()) < 2000

@@ -16,7 +16,7 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
-from .conftest import REDIS_URL, bots, humans, play_turns
+from .conftest import ADMIN_TOKEN, REDIS_URL, bots, humans, play_turns
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.slow]
 
@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _start(prefix: str, tmp_path: Path, n: int) -> tuple[subprocess.Popen, int]:
     port_file = tmp_path / f"port{n}"
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}")
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
+               RUMMY_ADMIN_TOKEN=ADMIN_TOKEN)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", REDIS_URL,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
@@ -46,7 +47,7 @@ async def test_sigkill_mid_game_then_restart_continues_from_the_same_version(
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.GameServiceStub(channel)
-            duel = await stub.CreateGame(pb.CreateGameRequest(
+            duel = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
                 seats=humans(2), variants={"target_score": "40"}, seed=17))
             tokens = {t.seat: t.token for t in duel.tokens}
             watched = await stub.CreateGame(pb.CreateGameRequest(

@@ -11,7 +11,7 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_grpc.server import create_server
 
-from .conftest import humans
+from .conftest import ADMIN_TOKEN, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -25,7 +25,7 @@ async def _wait_version(store, gid, version, timeout=5.0):
 
 async def test_turn_timer_applies_the_default_move_exactly_once(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=9,
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
                                                          turn_seconds=1))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}
@@ -55,7 +55,7 @@ async def test_turn_timer_applies_the_default_move_exactly_once(running, store):
 
 async def test_a_move_before_the_limit_wins_and_rearms_the_timer(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), seed=9,
+    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
                                                          turn_seconds=2))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}
@@ -70,12 +70,12 @@ async def test_a_move_before_the_limit_wins_and_rearms_the_timer(running, store)
 
 
 async def test_timers_survive_a_restart(store):
-    server, port = create_server("127.0.0.1:0", store)
+    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN)
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
     created = await pb_grpc.GameServiceStub(channel).CreateGame(
-        pb.CreateGameRequest(seats=humans(2), seed=9, turn_seconds=1))
+        pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=9, turn_seconds=1))
     await channel.close()
     await server.stop(None)  # the timer dies with the server
     await asyncio.sleep(1.2)

@@ -12,7 +12,7 @@ from rummy_grpc.server import create_server
 from rummy.events import from_dict
 from rummy.invariants import verify_log
 
-from .conftest import bots, humans, play_turns
+from .conftest import ADMIN_TOKEN, bots, humans, play_turns
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -23,7 +23,7 @@ async def test_players_alternating_between_two_servers(running, store):
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         stub_b = pb_grpc.GameServiceStub(channel)
-        created = await running.stub.CreateGame(pb.CreateGameRequest(
+        created = await running.stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
             seats=humans(2), variants={"target_score": "30"}, seed=31))
         tokens = {t.seat: t.token for t in created.tokens}
         # seat 0 talks to server A, seat 1 to server B: each server's cache is always behind
