@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
 async def _game(stub, **kw):
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=21, **kw))
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=21, **kw))
     tokens = {t.seat: t.token for t in created.tokens}
     view = (await stub.GetView(pb.GetViewRequest(game_id=created.game_id,
                                                  token=tokens[0]))).view

@@ -29,7 +29,8 @@ async def test_store_faults_map_to_unavailable(exc):
 
 @pytest.mark.asyncio
 async def test_a_store_outage_answers_unavailable_not_internal(running, store, monkeypatch):
-    created = await running.stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=3))
+    created = await running.stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=3))
     token = created.tokens[0].token
 
     async def down(*args, **kwargs):

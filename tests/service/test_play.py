@@ -22,7 +22,8 @@ SHORT = {"target_score": "40"}  # a short game: a few rounds
 
 async def test_two_clients_play_a_full_game(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), variants=SHORT,
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), variants=SHORT,
                                                          seed=11))
     assert created.version == 2 and len(created.tokens) == 2
     tokens = {t.seat: t.token for t in created.tokens}
@@ -96,7 +97,8 @@ async def test_human_against_server_bot_gets_bot_moves_in_the_response(running):
 
 async def test_admin_sees_full_state_mid_game_and_players_do_not(running):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=4))
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=4))
     gid, tok = created.game_id, created.tokens[0].token
     admin = await stub.GetState(pb.GetStateRequest(game_id=gid, admin_token=ADMIN_TOKEN))
     assert admin.full_information and len(admin.hands) == 2 and len(admin.stock) == 33

@@ -51,7 +51,8 @@ async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
 
 async def test_client_request_id_cannot_disable_the_turn_timer(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=3,
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=3,
                                                          turn_seconds=1))
     gid = created.game_id
     v0 = await store.version(gid)
@@ -73,7 +74,8 @@ async def test_client_request_id_cannot_disable_the_turn_timer(running, store):
 ])
 async def test_malformed_options_are_invalid_argument(running, store, options):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
     gid = created.game_id
     before = await store.version(gid)
     for t in created.tokens:
@@ -86,7 +88,8 @@ async def test_malformed_options_are_invalid_argument(running, store, options):
 
 async def test_huge_malformed_token_gets_invalid_argument_not_resource_exhausted(running):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=5))
     with pytest.raises(grpc.aio.AioRpcError) as e:
         await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=5,
                                                    variants={"x" * 50_000: "1"}))

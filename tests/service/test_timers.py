@@ -25,7 +25,8 @@ async def _wait_version(store, gid, version, timeout=5.0):
 
 async def test_turn_timer_applies_the_default_move_exactly_once(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
                                                          turn_seconds=1))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}
@@ -55,7 +56,8 @@ async def test_turn_timer_applies_the_default_move_exactly_once(running, store):
 
 async def test_a_move_before_the_limit_wins_and_rearms_the_timer(running, store):
     stub = running.stub
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=9,
                                                          turn_seconds=2))
     gid = created.game_id
     tokens = {t.seat: t.token for t in created.tokens}
