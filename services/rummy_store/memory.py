@@ -52,6 +52,7 @@ class MemoryEventStore:
         self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
         self._active: set[str] = set()
         self._changed = asyncio.Condition()
+        self._subscribers = 0
 
     async def append(
         self,
@@ -152,14 +153,21 @@ class MemoryEventStore:
         check_game_id(game_id)
         check_version("after_version", after_version)
         last = after_version
-        while True:
-            async with self._changed:
-                while (game := self._games.get(game_id)) is None or len(game.events) <= last:
-                    await self._changed.wait()
-                batch = game.events[last:]
-            for event in batch:
-                last = event.version
-                yield event
+        self._subscribers += 1
+        try:
+            while True:
+                async with self._changed:
+                    while (game := self._games.get(game_id)) is None or len(game.events) <= last:
+                        await self._changed.wait()
+                    batch = game.events[last:]
+                for event in batch:
+                    last = event.version
+                    yield event
+        finally:
+            self._subscribers -= 1
+
+    def subscriber_count(self) -> int:
+        return self._subscribers
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
         check_game_id(game_id)
