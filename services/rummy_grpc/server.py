@@ -24,6 +24,12 @@ from rummy_store.base import EventStore
 
 from rummy_grpc.app import GameApp
 from rummy_grpc.interceptors import MetricsInterceptor
+from rummy_grpc.limits import (
+    MAX_STREAMS,
+    MAX_STREAMS_PER_CLIENT,
+    MAX_STREAMS_PER_GAME,
+    StreamLimits,
+)
 from rummy_grpc.servicer import GameServicer
 
 log = logging.getLogger("rummy_grpc")
@@ -38,12 +44,16 @@ RESOURCE_EXHAUSTED before any handler runs."""
 
 
 class RummyServer:
-    """A bound, not yet started server. ``app`` is its :class:`GameApp`."""
+    """A bound, not yet started server. ``app`` is its :class:`GameApp`, ``streams`` its
+    :class:`~rummy_grpc.limits.StreamLimits` (``streams.open``: handlers streaming now)."""
 
     def __init__(self, server: grpc.aio.Server, app: GameApp,
-                 health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL) -> None:
+                 health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL,
+                 streams: StreamLimits | None = None) -> None:
         self.grpc_server = server
         self.app = app
+        self.streams = streams if streams is not None else StreamLimits()
+        """The open ``StreamEvents`` calls and their bounds."""
         self.health = health_servicer
         self.health_interval = health_interval
         self._watch: asyncio.Task[None] | None = None
@@ -132,7 +142,10 @@ class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
 def create_server(address: str, store: EventStore, *, admin_token: str | None = None,
                   max_message_bytes: int = MAX_MESSAGE_BYTES, bot_delay: float = 0.0,
                   cache_size: int = 4096,
-                  health_interval: float = HEALTH_INTERVAL) -> tuple[RummyServer, int]:
+                  health_interval: float = HEALTH_INTERVAL,
+                  max_streams_per_game: int = MAX_STREAMS_PER_GAME,
+                  max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
+                  max_streams: int = MAX_STREAMS) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -143,13 +156,20 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         bot_delay: seconds between two bot commands (demo pacing; 0 in tests).
         cache_size: games whose latest state stays in memory.
         health_interval: seconds between two pings of the store by the health watcher.
+        max_streams_per_game: open ``StreamEvents`` calls allowed on one game.
+        max_streams_per_client: open streams allowed to one client (its seat token, else
+            its host).
+        max_streams: open streams allowed on this server. Past any of the three bounds a new
+            stream fails at once with ``RESOURCE_EXHAUSTED`` (reason ``STREAM_LIMIT``).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
 
     Raises:
         RuntimeError: the address could not be bound.
+        ValueError: a stream bound is not a positive integer.
     """
+    streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size)
@@ -158,7 +178,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
                  ("grpc.so_reuseport", 0)])
-    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app), server)
+    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app, streams), server)
     health_servicer = HealthService()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -166,7 +186,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     port = server.add_insecure_port(address)
     if port == 0:
         raise RuntimeError(f"could not bind {address}")
-    return RummyServer(server, app, health_servicer, health_interval=health_interval), port
+    return RummyServer(server, app, health_servicer, health_interval=health_interval,
+                       streams=streams), port
 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy") -> EventStore:
