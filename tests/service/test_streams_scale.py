@@ -316,3 +316,38 @@ async def test_150_open_streams_do_not_take_the_service_down(prefix: str) -> Non
         await delete_prefix(prefix)
 
 
+
+
+async def test_stream_bound_flags_of_rummy_serve(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from rummy_grpc.cli import add_serve_parser
+    parser = argparse.ArgumentParser(prog="rummy")
+    add_serve_parser(parser.add_subparsers())
+    args = parser.parse_args(["serve", "--max-streams-per-game", "3",
+                              "--max-streams-per-client", "4", "--max-streams", "5"])
+    assert (args.max_streams_per_game, args.max_streams_per_client, args.max_streams) == \
+        (3, 4, 5)
+    defaults = parser.parse_args(["serve"])
+    assert (defaults.max_streams_per_game, defaults.max_streams_per_client,
+            defaults.max_streams) == (256, 512, 10_000)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--max-streams", "0"])
+    assert "must be > 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    for flag, default in (("--max-streams-per-game", "256"),
+                          ("--max-streams-per-client", "512"), ("--max-streams", "10000")):
+        assert flag in helped and f"(default {default})" in helped
+
+
+async def test_a_client_is_its_token_else_its_host() -> None:
+    from rummy_grpc.limits import StreamLimits, client_key
+    assert client_key("", "ipv4:10.0.0.7:53211") == "host:10.0.0.7"
+    assert client_key("", "ipv6:[2001:db8::1]:443") == "host:2001:db8::1"
+    assert client_key("", "unix:/tmp/s") == "host:unix:/tmp/s"
+    assert client_key("secret", "ipv4:10.0.0.7:1").startswith("token:")
+    assert "secret" not in client_key("secret", "ipv4:10.0.0.7:1")
+    with pytest.raises(ValueError, match="per_game must be an integer > 0"):
+        StreamLimits(per_game=0)
