@@ -243,9 +243,13 @@ class StreamHub:
                     # redis-py can swallow a cancellation inside a blocking read
                     if task is not None and task.cancelling():
                         raise asyncio.CancelledError
+                if reply:
+                    self._dispatch(reply)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - survive any Redis failure
+                # (or an undecodable entry: the cursor stays before it and the read is
+                # retried, so subscribers wait rather than miss an event)
                 delay = random.uniform(0, backoff)
                 log.warning("event stream hub: XREAD over %d streams failed (%s: %s); "
                             "retrying in %.2f s", len(streams), type(exc).__name__, exc, delay)
@@ -254,8 +258,6 @@ class StreamHub:
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             backoff = _BACKOFF_FIRST
-            if reply:
-                self._dispatch(reply)
 
     def _dispatch(self, reply: Any) -> None:
         batches: list[tuple[Any, Any]]
