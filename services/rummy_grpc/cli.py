@@ -1,7 +1,8 @@
 """Service subcommands for the ``rummy`` console command (wired lazily by ``rummy_cli/main.py``,
 since the core never imports grpc or redis):
 
-* ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]``
+* ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]
+  [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]``
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
 * ``rummy replay --redis-url URL GAME_ID [--step] [--at N]`` (registered here only when the
@@ -21,11 +22,23 @@ import sys
 from typing import Any, TextIO, cast
 
 from rummy.events import Event, dumps
+from rummy_grpc.limits import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, MAX_STREAMS_PER_GAME
 from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
 """Where ``export`` and ``replay`` look without ``--redis-url``."""
+
+
+def _positive(text: str) -> int:
+    """An ``argparse`` type: an integer > 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
 
 
 def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
@@ -46,6 +59,14 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="seconds in-flight calls get at shutdown (default 5)")
     p.add_argument("--bot-delay", type=float, default=0.0,
                    help="seconds between two server-bot commands (default 0)")
+    p.add_argument("--max-streams-per-game", type=_positive, default=MAX_STREAMS_PER_GAME,
+                   metavar="N", help="open StreamEvents calls allowed on one game; past it a "
+                   f"new stream gets RESOURCE_EXHAUSTED (default {MAX_STREAMS_PER_GAME})")
+    p.add_argument("--max-streams-per-client", type=_positive, default=MAX_STREAMS_PER_CLIENT,
+                   metavar="N", help="open streams allowed to one client: its seat token, "
+                   f"else its host (default {MAX_STREAMS_PER_CLIENT})")
+    p.add_argument("--max-streams", type=_positive, default=MAX_STREAMS, metavar="N",
+                   help=f"open streams allowed on this server (default {MAX_STREAMS})")
     p.add_argument("--port-file", help="write the bound port to this file once serving")
     p.add_argument("--lease", type=float, default=LEASE_SECONDS, metavar="SECONDS",
                    help="seconds a replica reserves a due game (bot turn, turn deadline) it "
@@ -123,7 +144,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
-                    request_window=args.request_window)
+                    request_window=args.request_window,
+                    max_streams_per_game=args.max_streams_per_game,
+                    max_streams_per_client=args.max_streams_per_client,
+                    max_streams=args.max_streams)
 
     import redis.exceptions
 

@@ -16,6 +16,7 @@ exception                         status               details
 ``SeedNotAllowed``                PERMISSION_DENIED    reason ``SEED_NEEDS_ADMIN``
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
+``StreamLimitExceeded``           RESOURCE_EXHAUSTED   reason ``STREAM_LIMIT``
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
 ================================  ===================  =====================================
 
@@ -90,6 +91,24 @@ class BadRequest(ServiceError):
         self.rule = rule
 
 
+class StreamLimitExceeded(ServiceError):
+    """A new ``StreamEvents`` call would pass a bound on open streams.
+
+    Attributes:
+        bound: which bound: ``"per game"``, ``"per client"`` or ``"per server"``.
+        limit: the bound's value (open streams).
+    """
+
+    def __init__(self, bound: str, limit: int) -> None:
+        super().__init__(bound, limit)
+        self.bound = bound
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return (f"too many open event streams: the limit of {self.limit} streams {self.bound} "
+                "is reached; close a stream you no longer read, or retry later with back-off")
+
+
 MAX_MESSAGE = 1000  #: characters of an error message sent to a client
 
 
@@ -158,6 +177,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.ABORTED, str(exc), "VERSION_CONFLICT")
     if isinstance(exc, RequestIdReused):
         return Mapped(grpc.StatusCode.ALREADY_EXISTS, str(exc), "REQUEST_ID_REUSED")
+    if isinstance(exc, StreamLimitExceeded):
+        return Mapped(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "STREAM_LIMIT")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
     if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):

@@ -36,6 +36,10 @@ EVENT_APPEND_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS)
 GAMES_ACTIVE = Gauge(
     "rummy_games_active", "Games in progress known to this server process.")
+STREAMS_OPEN = Gauge(
+    "rummy_streams_open",
+    "StreamEvents calls in progress on this server process (counted against the stream "
+    "bounds from admission until the handler ends).")
 GRPC_SERVER_HANDLING_SECONDS = Histogram(
     "rummy_grpc_server_handling_seconds",
     "Time to handle one gRPC call on the server (whole stream for streaming calls), seconds.",

@@ -24,6 +24,12 @@ from rummy_store.base import EventStore
 
 from rummy_grpc.app import GameApp
 from rummy_grpc.interceptors import MetricsInterceptor
+from rummy_grpc.limits import (
+    MAX_STREAMS,
+    MAX_STREAMS_PER_CLIENT,
+    MAX_STREAMS_PER_GAME,
+    StreamLimits,
+)
 from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
 from rummy_grpc.servicer import GameServicer
 
@@ -39,12 +45,16 @@ RESOURCE_EXHAUSTED before any handler runs."""
 
 
 class RummyServer:
-    """A bound, not yet started server. ``app`` is its :class:`GameApp`."""
+    """A bound, not yet started server. ``app`` is its :class:`GameApp`, ``streams`` its
+    :class:`~rummy_grpc.limits.StreamLimits` (``streams.open``: handlers streaming now)."""
 
     def __init__(self, server: grpc.aio.Server, app: GameApp,
-                 health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL) -> None:
+                 health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL,
+                 streams: StreamLimits | None = None) -> None:
         self.grpc_server = server
         self.app = app
+        self.streams = streams if streams is not None else StreamLimits()
+        """The open ``StreamEvents`` calls and their bounds."""
         self.health = health_servicer
         self.health_interval = health_interval
         self._watch: asyncio.Task[None] | None = None
@@ -135,7 +145,10 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   cache_size: int = 4096,
                   health_interval: float = HEALTH_INTERVAL, lease: float = LEASE_SECONDS,
                   poll: float = POLL_SECONDS, max_events: int = MAX_EVENTS,
-                  request_window: float = REQUEST_WINDOW) -> tuple[RummyServer, int]:
+                  request_window: float = REQUEST_WINDOW,
+                  max_streams_per_game: int = MAX_STREAMS_PER_GAME,
+                  max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
+                  max_streams: int = MAX_STREAMS) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -151,13 +164,20 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         poll: seconds between two polls of the store's due games.
         max_events: cap of events per game (commands past it: FAILED_PRECONDITION).
         request_window: seconds a CreateGame request id is remembered.
+        max_streams_per_game: open ``StreamEvents`` calls allowed on one game.
+        max_streams_per_client: open streams allowed to one client (its seat token, else
+            its host).
+        max_streams: open streams allowed on this server. Past any of the three bounds a new
+            stream fails at once with ``RESOURCE_EXHAUSTED`` (reason ``STREAM_LIMIT``).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
 
     Raises:
         RuntimeError: the address could not be bound.
+        ValueError: a stream bound is not a positive integer.
     """
+    streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
@@ -168,7 +188,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
                  ("grpc.so_reuseport", 0)])
-    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app), server)
+    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app, streams), server)
     health_servicer = HealthService()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -176,7 +196,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     port = server.add_insecure_port(address)
     if port == 0:
         raise RuntimeError(f"could not bind {address}")
-    return RummyServer(server, app, health_servicer, health_interval=health_interval), port
+    return RummyServer(server, app, health_servicer, health_interval=health_interval,
+                       streams=streams), port
 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy") -> EventStore:

@@ -15,7 +15,8 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy.cards import format_card
 from rummy_grpc.app import GameApp, Outcome, SeatSpec
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
-from rummy_grpc.errors import map_error
+from rummy_grpc.errors import StreamLimitExceeded, map_error
+from rummy_grpc.limits import StreamLimits, client_key
 
 log = logging.getLogger("rummy_grpc")
 T = TypeVar("T")
@@ -57,10 +58,12 @@ def _options(request: Any) -> tuple[int | None, str]:
 
 
 class GameServicer(pb_grpc.GameServiceServicer):
-    """``GameService`` over a :class:`GameApp`."""
+    """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
+    calls (default: :class:`StreamLimits` with its default bounds)."""
 
-    def __init__(self, app: GameApp) -> None:
+    def __init__(self, app: GameApp, streams: StreamLimits | None = None) -> None:
         self.app = app
+        self.streams = streams if streams is not None else StreamLimits()
 
     async def CreateGame(self, request: pb.CreateGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
@@ -112,17 +115,26 @@ class GameServicer(pb_grpc.GameServiceServicer):
     async def StreamEvents(self, request: pb.StreamEventsRequest,
                            context: grpc.aio.ServicerContext
                            ) -> AsyncIterator[pb.StreamEventsResponse]:
-        stream = self.app.stream(request.game_id, request.token, request.admin_token,
-                                 request.after_version)
+        game_id, client = request.game_id, client_key(request.token, context.peer())
         try:
-            async for t in stream:
-                yield pb.StreamEventsResponse(event=event_to_proto(t.event, t.version, t.ts))
-        except grpc.aio.AbortError:
-            raise
-        except Exception as exc:  # noqa: BLE001
+            self.streams.acquire(game_id, client)  # before any work: refuse at once
+        except StreamLimitExceeded as exc:
             await _abort(context, exc)
-        finally:
-            await stream.aclose()
+        try:
+            stream = self.app.stream(game_id, request.token, request.admin_token,
+                                     request.after_version)
+            try:
+                async for t in stream:
+                    yield pb.StreamEventsResponse(
+                        event=event_to_proto(t.event, t.version, t.ts))
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                await _abort(context, exc)
+            finally:
+                await stream.aclose()
+        finally:  # end of game, cancellation, deadline, error: the stream no longer counts
+            self.streams.release(game_id, client)
 
     async def GetEvents(self, request: pb.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:

@@ -182,7 +182,14 @@ class EventStore(Protocol):
     ) -> AsyncGenerator[StoredEvent, None]:
         """Every event after ``after_version``, in order and without gaps, then each new one
         as it is appended; never ends by itself (cancel the consuming task or ``aclose()``).
-        ``block_ms`` is how long one blocking wait lasts before it is renewed (milliseconds)."""
+        ``block_ms`` is how long one blocking wait lasts before it is renewed (milliseconds);
+        a store whose subscribers share one reader may ignore it. A subscriber counts in
+        :meth:`subscriber_count` (at the latest) once it has delivered its catch-up, and no
+        longer once it is cancelled or closed."""
+        ...
+
+    def subscriber_count(self) -> int:
+        """The live subscriptions of this store object, over all games (tests, metrics)."""
         ...
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:

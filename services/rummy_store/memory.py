@@ -57,6 +57,7 @@ class MemoryEventStore:
         self._changed = asyncio.Condition()
         self._due: dict[str, float] = {}  # game id -> due time (epoch s)
         self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
+        self._subscribers = 0
 
     async def append(
         self,
@@ -157,14 +158,21 @@ class MemoryEventStore:
         check_game_id(game_id)
         check_version("after_version", after_version)
         last = after_version
-        while True:
-            async with self._changed:
-                while (game := self._games.get(game_id)) is None or len(game.events) <= last:
-                    await self._changed.wait()
-                batch = game.events[last:]
-            for event in batch:
-                last = event.version
-                yield event
+        self._subscribers += 1
+        try:
+            while True:
+                async with self._changed:
+                    while (game := self._games.get(game_id)) is None or len(game.events) <= last:
+                        await self._changed.wait()
+                    batch = game.events[last:]
+                for event in batch:
+                    last = event.version
+                    yield event
+        finally:
+            self._subscribers -= 1
+
+    def subscriber_count(self) -> int:
+        return self._subscribers
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)

@@ -23,6 +23,9 @@ so they are updated by separate commands right after a game's first append: a cr
 the two leaves a game out of the index until that append is retried (or ``put_meta`` /
 ``set_active`` is called), never a game without its events.
 
+Live subscriptions share one blocking reader per store (:mod:`rummy_store.fanout`): a waiting
+subscriber holds no Redis connection.
+
 redis-py retries a command that timed out; an append retried that way either is recognised by
 its ``request_id`` (the original result comes back) or, without one, fails with
 :class:`~rummy_store.base.VersionConflict`: never a double append.
@@ -52,6 +55,7 @@ from rummy_store.base import (
     dumps,
     serialise_events,
 )
+from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 
 __all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
 
@@ -128,6 +132,11 @@ return ids
 """
 
 _PAGE = 1000  # entries per XRANGE / XREAD call
+_PAGE = 1000  # entries per XRANGE call
+
+CATCH_UP_CONCURRENCY = 32
+"""XRANGE calls of subscribers' catch-up that run at once per store (bounds the pool
+connections a burst of new streams takes)."""
 
 
 MAX_CONNECTIONS = 1024
@@ -145,13 +154,18 @@ class RedisEventStore:
         client: a ``redis.asyncio.Redis`` (``decode_responses`` either way).
         prefix: the first part of every key (no trailing colon).
         owns_client: close the client in :meth:`close`.
+        hub_block_ms: longest wait of the stream hub's one blocking ``XREAD`` (milliseconds).
+        queue_size: capacity of each subscriber's queue of live events (events).
 
-    Create clients after a worker process forks, never before (docs/architecture.md). A client's
-    ``socket_timeout``, if set, must exceed the ``block_ms`` of :meth:`subscribe`.
+    Subscriptions share one reader, :class:`rummy_store.fanout.StreamHub`, on a dedicated
+    connection with the client's settings; :meth:`close` stops it. Create clients after a
+    worker process forks, never before (docs/architecture.md). Raises ``ValueError`` for a
+    bad prefix.
     """
 
     def __init__(
-        self, client: aioredis.Redis, *, prefix: str = "rummy", owns_client: bool = False
+        self, client: aioredis.Redis, *, prefix: str = "rummy", owns_client: bool = False,
+        hub_block_ms: int = BLOCK_MS, queue_size: int = QUEUE_SIZE,
     ) -> None:
         if not prefix or "{" in prefix or "}" in prefix:
             raise ValueError(f"bad key prefix {prefix!r}: need a non-empty string without {{}}")
@@ -164,6 +178,9 @@ class RedisEventStore:
         self._due = f"{prefix}:due"
         self._schedule = client.register_script(SCHEDULE_LUA)
         self._claim = client.register_script(CLAIM_LUA)
+        self._hub = StreamHub(client, self._decode, name=f"rummy-hub:{prefix}",
+                              block_ms=hub_block_ms, queue_size=queue_size)
+        self._catch_up = asyncio.Semaphore(CATCH_UP_CONCURRENCY)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "rummy", *,
@@ -172,8 +189,8 @@ class RedisEventStore:
         arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client.
 
         ``max_connections`` sizes the client's connection pool explicitly: redis-py's
-        default changed between releases (unbounded in 5.x, 100 in 8.x), and every open
-        subscription holds one connection while it blocks."""
+        default changed between releases (unbounded in 5.x, 100 in 8.x). Subscriptions do not
+        hold pool connections while they wait (one hub reads for all of them)."""
         kwargs.setdefault("decode_responses", True)
         kwargs["max_connections"] = max_connections
         return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True)
@@ -293,46 +310,78 @@ class RedisEventStore:
     async def exists(self, game_id: str) -> bool:
         return bool(await self._r.exists(self.key(game_id, "events")))
 
+    def subscriber_count(self) -> int:
+        """Live subscriptions of this store object (tests, metrics)."""
+        return self._hub.subscriber_count()
+
+    @property
+    def hub(self) -> StreamHub:
+        """The store's one stream reader (:class:`rummy_store.fanout.StreamHub`)."""
+        return self._hub
+
+    async def _range(self, stream: str, after: int,
+                     to: int | None = None) -> AsyncGenerator[StoredEvent, None]:
+        """Entries ``after < version <= to`` (all if ``to`` is None) by short XRANGE pages;
+        at most :data:`CATCH_UP_CONCURRENCY` such calls of the store run at once."""
+        high = "+" if to is None else f"0-{to}"
+        task = asyncio.current_task()
+        while True:
+            async with self._catch_up:
+                try:
+                    entries = await self._r.xrange(stream, min=f"0-{after + 1}", max=high,
+                                                   count=_PAGE) or []
+                finally:
+                    # redis-py (8.x) can swallow a cancellation that arrives inside a read,
+                    # which then returns as if nothing happened: a cancellation still pending
+                    # on the task is honoured here (contract: cancelling_200_subscribers)
+                    if task is not None and task.cancelling():
+                        raise asyncio.CancelledError
+            for entry in entries:
+                event = self._decode(entry)
+                after = event.version
+                yield event
+            if len(entries) < _PAGE:
+                return
+
     async def subscribe(
         self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
     ) -> AsyncGenerator[StoredEvent, None]:
+        """See :meth:`EventStore.subscribe`. Catches up with XRANGE, then takes live events
+        from the store's :class:`~rummy_store.fanout.StreamHub` (one blocking reader per
+        store); ``block_ms`` is ignored (the hub's ``block_ms`` applies). Holds no Redis
+        connection while it waits."""
         stream = self.key(game_id, "events")
         check_version("after_version", after_version)
         check_version("block_ms", block_ms)
         last = after_version
-        # Catch up with XRANGE ...
-        while True:
-            entries = await self._r.xrange(stream, min=f"0-{last + 1}", max="+", count=_PAGE) or []
-            for entry in entries:
-                event = self._decode(entry)
+        async for event in self._range(stream, last):  # catch up ...
+            last = event.version
+            yield event
+        sub = self._hub.register(stream, last)  # ... register, ...
+        try:
+            # ... and read once more: events appended between catch-up and registration
+            async for event in self._range(stream, last):
                 last = event.version
                 yield event
-            if len(entries) < _PAGE:
-                break
-        # ... then block for new entries after the last id read (never "$").
-        task = asyncio.current_task()
-        while True:
-            try:
-                reply = await self._r.xread({stream: f"0-{last}"}, count=_PAGE, block=block_ms)
-            finally:
-                # redis-py (8.x) can swallow a cancellation that arrives inside a blocking
-                # read, and the read then returns or fails as if nothing happened: a
-                # cancelled subscriber would poll forever. A cancellation still pending on
-                # the task is honoured here (tests/contract: cancel_during_blocking_read).
-                if task is not None and task.cancelling():
-                    raise asyncio.CancelledError
-            if not reply:
-                continue
-            batches: list[Any]
-            if isinstance(reply, dict):  # RESP3: {key: [[entry, ...]]}
-                batches = [value[0] for value in reply.values() if value]
-            else:  # RESP2: [[key, [entry, ...]]]
-                batches = [entries for _key, entries in reply]
-            for batch in batches:
-                for entry in batch:
-                    event = self._decode(entry)
-                    last = event.version
-                    yield event
+            while True:
+                if sub.overflowed:  # the hub dropped events for us: refill from the stream
+                    sub.overflowed = False
+                    async for event in self._range(stream, last):
+                        last = event.version
+                        yield event
+                    continue
+                event = await sub.queue.get()
+                if event.version <= last:
+                    continue  # already delivered
+                if event.version > last + 1:  # a gap: fill it (and take this one) from XRANGE
+                    async for filled in self._range(stream, last, event.version):
+                        last = filled.version
+                        yield filled
+                    continue
+                last = event.version
+                yield event
+        finally:
+            sub.close()
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)
@@ -398,6 +447,7 @@ class RedisEventStore:
         await self._r.zadd(self._active, {game_id: score}, nx=True)
 
     async def close(self) -> None:
+        await self._hub.close()
         if self._owns:
             await self._r.aclose()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
@@ -21,6 +22,10 @@ __all__ = [
     "test_subscribe_is_in_order_without_gaps_under_concurrent_appends",
     "test_cancel_during_blocking_read_ends_every_subscriber",
     "test_subscribe_ends_when_its_task_is_cancelled",
+    "test_many_subscribers_of_one_game_all_get_every_event_in_order",
+    "test_subscribers_of_many_games_at_once",
+    "test_cancelling_200_subscribers_leaves_none_registered",
+    "test_an_event_appended_between_catch_up_and_registration_is_not_lost",
     "test_first_append_enters_the_game_in_the_index_as_active",
     "test_set_active_false_hides_a_finished_game",
     "test_a_retried_first_append_does_not_reactivate_a_finished_game",
@@ -146,6 +151,121 @@ async def test_subscribe_ends_when_its_task_is_cancelled(store: EventStore) -> N
     # the store still works after a cancelled subscriber
     await store.append("g1", numbered(1, 2), 1)
     assert await store.version("g1") == 2
+
+
+async def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Wait until ``predicate()`` holds (polling every 10 ms); its last value."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate() and loop.time() < end:
+        await asyncio.sleep(0.01)
+    return predicate()
+
+
+async def test_many_subscribers_of_one_game_all_get_every_event_in_order(
+    store_factory: StoreFactory,
+) -> None:
+    # issue 12: one reader fans out to every subscriber of a game
+    writer, reader = store_factory(), store_factory()
+    await writer.append("g1", numbered(2), 0)
+    subs = [reader.subscribe("g1", block_ms=50) for _ in range(50)]
+    total = 2 + sum(1 + k % 4 for k in range(25))
+    try:
+        pending = [asyncio.ensure_future(take(sub, total, timeout=20)) for sub in subs]
+        await asyncio.sleep(0.05)
+        version = 2
+        for k in range(25):
+            version = (await writer.append("g1", numbered(1 + k % 4, version + 1),
+                                           version)).version
+            if k % 5 == 0:
+                await asyncio.sleep(0.01)
+        for got in await asyncio.gather(*pending):
+            assert [e.version for e in got] == list(range(1, total + 1))
+            assert [e.data["points"] for e in got] == list(range(1, total + 1))
+    finally:
+        for sub in subs:
+            await sub.aclose()
+
+
+async def test_subscribers_of_many_games_at_once(store_factory: StoreFactory) -> None:
+    writer, reader = store_factory(), store_factory()
+    games = [f"m{i}" for i in range(40)]
+    subs = {g: [reader.subscribe(g, block_ms=50) for _ in range(3)] for g in games}
+    try:
+        pending = {g: [asyncio.ensure_future(take(s, 4, timeout=20)) for s in subs[g]]
+                   for g in games}
+        await asyncio.sleep(0.1)
+        for i, g in enumerate(games):
+            await writer.append(g, numbered(3, 100 * i), 0)
+        for i, g in enumerate(games):
+            await writer.append(g, numbered(1, 100 * i + 3), 3)
+        for i, g in enumerate(games):
+            for got in await asyncio.gather(*pending[g]):
+                assert [e.version for e in got] == [1, 2, 3, 4], g
+                assert [e.data["points"] for e in got] == [100 * i + k for k in range(4)]
+    finally:
+        for group in subs.values():
+            for sub in group:
+                await sub.aclose()
+
+
+async def test_cancelling_200_subscribers_leaves_none_registered(store: EventStore) -> None:
+    # issue 12: cancelled streams leaked handlers that kept polling the store
+    await store.append("busy", numbered(1), 0)
+    await store.append("other", numbered(1), 0)
+    started = asyncio.Event()
+    seen = 0
+
+    async def consume(game: str) -> None:
+        nonlocal seen
+        async for _ in store.subscribe(game, block_ms=50):
+            seen += 1
+            if seen == 200:
+                started.set()
+
+    base = store.subscriber_count()
+    tasks = [asyncio.create_task(consume("busy" if i % 2 else "other")) for i in range(200)]
+    await asyncio.wait_for(started.wait(), 20)
+    assert await _until(lambda: store.subscriber_count() == base + 200)
+    for task in tasks:
+        task.cancel()
+    done, pending = await asyncio.wait(tasks, timeout=5)
+    assert not pending, f"{len(pending)} subscribers still running after cancel"
+    errors = [t.exception() for t in done if not t.cancelled()]
+    assert not errors, errors[:3]
+    assert store.subscriber_count() == base
+    # the store still delivers to a new subscriber afterwards
+    sub = store.subscribe("busy", block_ms=50)
+    try:
+        assert [e.version for e in await take(sub, 1)] == [1]
+        await store.append("busy", numbered(1, 2), 1)
+        assert [e.version for e in await take(sub, 1)] == [2]
+    finally:
+        await sub.aclose()
+    assert store.subscriber_count() == base
+
+
+async def test_an_event_appended_between_catch_up_and_registration_is_not_lost(
+    store_factory: StoreFactory,
+) -> None:
+    # A is live on the game, so the store already reads it; B has caught up to version 3
+    # and is suspended before it waits for live events. Version 4, appended now, reaches A
+    # and must reach B too, although nothing is appended after it.
+    writer, reader = store_factory(), store_factory()
+    await writer.append("g1", numbered(3), 0)
+    a = reader.subscribe("g1", block_ms=50)
+    b = reader.subscribe("g1", block_ms=50)
+    try:
+        assert [e.version for e in await take(a, 3)] == [1, 2, 3]
+        pending_a = asyncio.ensure_future(take(a, 1))
+        await asyncio.sleep(0.1)
+        assert [e.version for e in await take(b, 3)] == [1, 2, 3]
+        await writer.append("g1", numbered(1, 4), 3)
+        assert [e.version for e in await pending_a] == [4]
+        assert [e.version for e in await take(b, 1, timeout=5)] == [4]
+    finally:
+        await a.aclose()
+        await b.aclose()
 
 
 # -- index and metadata ----------------------------------------------------------------------

@@ -1,0 +1,282 @@
+"""One reader per store, fanning out: :class:`StreamHub` (issue 12).
+
+Before this module each :meth:`RedisEventStore.subscribe <rummy_store.redis_store.RedisEventStore
+.subscribe>` did its own blocking ``XREAD ... BLOCK`` and held one pool connection while it
+waited: about 100 open spectator streams exhausted the pool and took every other call down,
+and a cancellation swallowed by redis-py inside a blocking read left handlers polling forever.
+
+Now a store owns one :class:`StreamHub`. The hub runs **one** background task that does a
+multi-key ``XREAD BLOCK`` over the streams of every game with at least one live subscriber, on
+a dedicated single connection (its own one-connection pool, named ``rummy-hub:<prefix>`` in
+``CLIENT LIST``), and puts each new event into every subscriber's bounded
+:class:`asyncio.Queue`. Subscribers never touch Redis while they wait, so a cancelled or closed
+subscriber leaves at once (:meth:`Subscription.close`) and nothing can swallow its
+cancellation.
+
+- **Lazy start, clean stop.** The task starts with the first subscriber, idles without any
+  Redis traffic while nobody subscribes, and :meth:`StreamHub.close` (called by the store's
+  ``close()``) cancels it and closes its connection.
+- **New games join quickly.** Registering a game the hub does not read yet sends
+  ``CLIENT UNBLOCK <hub connection id>`` (a timeout-style unblock: the blocked ``XREAD``
+  returns nothing), so the next read includes the game at once; should that race with the
+  start of a read, the read still ends within ``block_ms`` (default 250 ms).
+- **Redis errors.** A failed read is logged, the connection dropped, and the read retried after
+  an exponential back-off with full jitter (0.05 s doubling up to 5 s); subscribers just wait,
+  and the hub resumes every game from the last version it delivered, so nothing is lost.
+- **Slow consumers.** A subscriber's queue holds ``queue_size`` events; past that the hub drops
+  the event for that subscriber and sets :attr:`Subscription.overflowed`; the store's
+  ``subscribe`` then refills from ``XRANGE`` (it also fills any gap it sees and drops
+  duplicates by version), so its order-without-gaps contract holds.
+
+**Redis Cluster:** a multi-key ``XREAD`` needs every key in one hash slot. Each game's keys
+share a slot (``{game_id}`` hash tag) but different games do not, so on a cluster one hub
+cannot read all games: run one hub per node (group the keys by slot owner) or keep the event
+store on a single primary. This module does not do that grouping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from rummy_store.base import StoredEvent
+
+__all__ = ["BLOCK_MS", "QUEUE_SIZE", "StreamHub", "Subscription"]
+
+log = logging.getLogger("rummy_store.fanout")
+
+BLOCK_MS = 250
+"""Default longest wait of one hub ``XREAD`` (milliseconds)."""
+QUEUE_SIZE = 1024
+"""Default capacity of a subscriber's queue (events)."""
+_PAGE = 1000  # entries per stream per XREAD
+_BACKOFF_FIRST, _BACKOFF_MAX = 0.05, 5.0  # seconds
+
+
+class Subscription:
+    """One subscriber's registration with a :class:`StreamHub`.
+
+    Attributes:
+        key: the stream key (``P:{G}:events``).
+        queue: the events the hub read for this key, in version order (bounded).
+        overflowed: set by the hub when it dropped an event because :attr:`queue` was full;
+            the consumer clears it and refills from the stream.
+    """
+
+    __slots__ = ("_hub", "key", "overflowed", "queue")
+
+    def __init__(self, hub: StreamHub, key: str, queue_size: int) -> None:
+        self._hub = hub
+        self.key = key
+        self.queue: asyncio.Queue[StoredEvent] = asyncio.Queue(maxsize=queue_size)
+        self.overflowed = False
+
+    def close(self) -> None:
+        """Unregister at once (idempotent); the hub stops reading the key once no
+        subscriber of it is left."""
+        self._hub.unregister(self)
+
+
+class StreamHub:
+    """The one reader of a store's streams, fanning out to in-process subscribers.
+
+    Args:
+        client: the store's ``redis.asyncio.Redis``; the hub opens its own one-connection
+            pool with the same connection settings (its socket timeout raised by ``block_ms``)
+            and uses ``client`` only for ``CLIENT UNBLOCK``.
+        decode: turns one raw stream entry ``(id, fields)`` into a :class:`StoredEvent`.
+        name: the hub connection's ``CLIENT SETNAME`` (spaces become ``_``).
+        block_ms: longest wait of one ``XREAD`` in milliseconds (> 0).
+        queue_size: capacity of each subscriber's queue in events (> 0).
+
+    Use it from one event loop. Raises ``ValueError`` for a bad ``block_ms`` / ``queue_size``.
+    """
+
+    def __init__(self, client: aioredis.Redis, decode: Callable[[Any], StoredEvent], *,
+                 name: str = "rummy-hub", block_ms: int = BLOCK_MS,
+                 queue_size: int = QUEUE_SIZE) -> None:
+        if block_ms <= 0 or queue_size <= 0:
+            raise ValueError(f"block_ms and queue_size must be > 0, got {block_ms}, "
+                             f"{queue_size}")
+        self._client = client
+        self._decode = decode
+        self._name = "".join("_" if c.isspace() else c for c in name)
+        self._block_ms = block_ms
+        self._queue_size = queue_size
+        self._subs: dict[str, set[Subscription]] = {}
+        self._cursors: dict[str, int] = {}  # key -> last version read by the hub
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._reader: aioredis.Redis | None = None
+        self._reader_id: int | None = None
+        self._blocking = False
+        self._unblocking: asyncio.Task[None] | None = None
+        self._closed = False
+        self.reads = 0
+        """Number of ``XREAD`` calls made (tests, diagnostics)."""
+
+    # -------------------------------------------------------------- subscribers
+
+    def subscriber_count(self) -> int:
+        """Live subscriptions (over all games)."""
+        return sum(len(s) for s in self._subs.values())
+
+    def stream_count(self) -> int:
+        """Streams (games) the hub currently reads."""
+        return len(self._cursors)
+
+    @property
+    def running(self) -> bool:
+        """True while the reader task is alive."""
+        return self._task is not None and not self._task.done()
+
+    def register(self, key: str, after_version: int) -> Subscription:
+        """Subscribe to ``key``: every event with a version above the hub's position on the
+        key is queued (for a key new to the hub, above ``after_version``). Starts the reader
+        task if needed and wakes it when the key is new.
+
+        Raises:
+            RuntimeError: the hub is closed.
+        """
+        if self._closed:
+            raise RuntimeError("the event store is closed")
+        sub = Subscription(self, key, self._queue_size)
+        subs = self._subs.setdefault(key, set())
+        subs.add(sub)
+        if key not in self._cursors:
+            self._cursors[key] = after_version
+            self._changed.set()
+            self._wake()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=self._name)
+        return sub
+
+    def unregister(self, sub: Subscription) -> None:
+        """Remove ``sub`` (no-op if it is not registered); a key with no subscriber left is
+        no longer read."""
+        subs = self._subs.get(sub.key)
+        if subs is None or sub not in subs:
+            return
+        subs.discard(sub)
+        if not subs:
+            del self._subs[sub.key]
+            self._cursors.pop(sub.key, None)
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def close(self) -> None:
+        """Stop the reader task and close its connection; subscribers get nothing more.
+        Idempotent."""
+        self._closed = True
+        self._changed.set()
+        for task in (self._task, self._unblocking):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, timeout=2)
+        self._task = self._unblocking = None
+        await self._drop_reader()
+
+    async def _drop_reader(self) -> None:
+        reader, self._reader, self._reader_id = self._reader, None, None
+        if reader is not None:
+            with contextlib.suppress(Exception):
+                await reader.aclose()
+
+    def _new_reader(self) -> aioredis.Redis:
+        pool = self._client.connection_pool
+        kwargs = dict(pool.connection_kwargs)
+        kwargs["client_name"] = self._name
+        # a blocking read must not hit the socket timeout (redis-py 8 defaults to 5 s), but
+        # a dead connection must still be noticed: block time plus the usual timeout
+        usual = kwargs.get("socket_timeout") or 5.0
+        kwargs["socket_timeout"] = self._block_ms / 1000 + usual
+        one = aioredis.ConnectionPool(connection_class=pool.connection_class,
+                                      max_connections=1, **kwargs)
+        return aioredis.Redis(connection_pool=one)
+
+    def _wake(self) -> None:
+        """Cut the current blocking read short (``CLIENT UNBLOCK``), once at a time."""
+        if (not self._blocking or self._reader_id is None
+                or (self._unblocking is not None and not self._unblocking.done())):
+            return
+        self._unblocking = asyncio.get_running_loop().create_task(
+            self._unblock(self._reader_id))
+
+    async def _unblock(self, client_id: int) -> None:
+        try:
+            await self._client.client_unblock(client_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a late wake-up only costs block_ms
+            log.debug("CLIENT UNBLOCK failed: %s", exc)
+
+    # -------------------------------------------------------------- the reader
+
+    async def _run(self) -> None:
+        backoff = _BACKOFF_FIRST
+        task = asyncio.current_task()
+        while not self._closed:
+            if not self._cursors:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            self._changed.clear()
+            streams = {key: f"0-{version}" for key, version in self._cursors.items()}
+            try:
+                if self._reader is None:
+                    self._reader = self._new_reader()
+                    self._reader_id = int(await self._reader.client_id())
+                self._blocking = True
+                try:
+                    self.reads += 1
+                    reply = await self._reader.xread(streams, count=_PAGE,  # type: ignore[arg-type]
+                                                     block=self._block_ms)
+                finally:
+                    self._blocking = False
+                    # redis-py can swallow a cancellation inside a blocking read
+                    if task is not None and task.cancelling():
+                        raise asyncio.CancelledError
+                if reply:
+                    self._dispatch(reply)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - survive any Redis failure
+                # (or an undecodable entry: the cursor stays before it and the read is
+                # retried, so subscribers wait rather than miss an event)
+                delay = random.uniform(0, backoff)
+                log.warning("event stream hub: XREAD over %d streams failed (%s: %s); "
+                            "retrying in %.2f s", len(streams), type(exc).__name__, exc, delay)
+                await self._drop_reader()
+                await asyncio.sleep(delay)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+                continue
+            backoff = _BACKOFF_FIRST
+
+    def _dispatch(self, reply: Any) -> None:
+        batches: list[tuple[Any, Any]]
+        if isinstance(reply, dict):  # RESP3: {key: [[entry, ...]]}
+            batches = [(key, value[0]) for key, value in reply.items() if value]
+        else:  # RESP2: [[key, [entry, ...]]]
+            batches = [(key, entries) for key, entries in reply]
+        for raw_key, entries in batches:
+            key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
+            if key not in self._cursors:
+                continue  # every subscriber left during the read
+            subs = self._subs.get(key, set())
+            for entry in entries:
+                event = self._decode(entry)
+                if event.version <= self._cursors[key]:
+                    continue
+                self._cursors[key] = event.version
+                for sub in subs:
+                    try:
+                        sub.queue.put_nowait(event)
+                    except asyncio.QueueFull:
+                        sub.overflowed = True

@@ -1,0 +1,160 @@
+"""The Redis store's one stream reader (``rummy_store.fanout.StreamHub``, issue 12): one
+blocking connection for all subscribers, wake-up of new games, slow consumers, Redis errors,
+shutdown. The contract suite covers order, gaps and cancellation on both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+
+import pytest
+import redis.asyncio as aioredis
+from rummy_store import RedisEventStore
+
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(60)]
+
+
+def events(n: int, start: int = 1) -> list[dict]:
+    return [{"type": "Knocked", "v": 1, "seat": 0, "points": p} for p in range(start, start + n)]
+
+
+async def xread_clients(url: str, names: set[str]) -> list[dict]:
+    """``CLIENT LIST`` entries named one of ``names`` whose last command was XREAD."""
+    admin = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        return [c for c in await admin.client_list()
+                if c.get("name") in names and c.get("cmd") == "xread"]
+    finally:
+        await admin.aclose()
+
+
+async def until(predicate, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < end:
+        await asyncio.sleep(0.01)
+    return predicate()
+
+
+async def test_one_blocking_connection_for_many_subscribers_of_many_games(
+    redis_url: str, redis_prefix: str
+) -> None:
+    name = f"pool-{uuid.uuid4().hex[:8]}"
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix, client_name=name)
+    subs = [store.subscribe(f"g{i % 20}") for i in range(100)]
+    try:
+        pending = [asyncio.ensure_future(anext(s)) for s in subs]
+        assert await until(lambda: store.subscriber_count() == 100)
+        assert store.hub.stream_count() == 20
+        await asyncio.sleep(0.6)  # several blocking rounds
+        blocked = await xread_clients(redis_url, {name, f"rummy-hub:{redis_prefix}"})
+        assert len(blocked) == 1 and blocked[0]["name"] == f"rummy-hub:{redis_prefix}"
+        for i in range(20):
+            await store.append(f"g{i}", events(1), 0)
+        got = await asyncio.wait_for(asyncio.gather(*pending), 10)
+        assert [e.version for e in got] == [1] * 100
+    finally:
+        for s in subs:
+            await s.aclose()
+        await store.close()
+    assert store.subscriber_count() == 0 and not store.hub.running
+
+
+async def test_a_new_game_joins_the_blocked_read_at_once(redis_url: str,
+                                                          redis_prefix: str) -> None:
+    # the hub blocks for up to 5 s on game "a"; a subscriber of "b" wakes it (CLIENT UNBLOCK)
+    store = RedisEventStore(aioredis.Redis.from_url(redis_url, decode_responses=True),
+                            prefix=redis_prefix, owns_client=True, hub_block_ms=5000)
+    first = store.subscribe("a")
+    try:
+        waiting = asyncio.ensure_future(anext(first))
+        await asyncio.sleep(0.3)  # the hub is now blocked on "a" alone
+        latencies = []
+        for k in range(5):
+            sub = store.subscribe(f"b{k}")
+            nxt = asyncio.ensure_future(anext(sub))
+            assert await until(lambda: store.hub.stream_count() == 2)
+            t0 = time.perf_counter()
+            await store.append(f"b{k}", events(1), 0)
+            assert (await asyncio.wait_for(nxt, 10)).version == 1
+            latencies.append(time.perf_counter() - t0)
+            await sub.aclose()
+            await store.append(f"b{k}", events(1, 2), 1)  # read by nobody now
+        latencies.sort()
+        print(f"\nfirst live event of a new game: median {latencies[2] * 1000:.1f} ms, "
+              f"max {latencies[-1] * 1000:.1f} ms (hub block 5000 ms)")
+        assert latencies[-1] < 1.0  # far below the 5 s block: the wake-up works
+        assert not waiting.done()
+    finally:
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        await first.aclose()
+        await store.close()
+
+
+async def test_a_slow_consumer_still_gets_every_event_in_order(redis_url: str,
+                                                               redis_prefix: str) -> None:
+    store = RedisEventStore(aioredis.Redis.from_url(redis_url, decode_responses=True),
+                            prefix=redis_prefix, owns_client=True, queue_size=4)
+    sub = store.subscribe("g")
+    try:
+        nxt = asyncio.ensure_future(anext(sub))
+        assert await until(lambda: store.subscriber_count() == 1)
+        version = 0
+        for _ in range(30):  # 60 events while the consumer does not read: its queue overflows
+            version = (await store.append("g", events(2, version + 1), version)).version
+        await asyncio.sleep(0.3)
+        got = [await asyncio.wait_for(nxt, 5)]
+        got += [await asyncio.wait_for(anext(sub), 5) for _ in range(59)]
+        assert [e.version for e in got] == list(range(1, 61))
+        await store.append("g", events(1, 61), 60)
+        assert (await asyncio.wait_for(anext(sub), 5)).version == 61
+    finally:
+        await sub.aclose()
+        await store.close()
+
+
+async def test_the_hub_survives_losing_its_connection(redis_url: str, redis_prefix: str) -> None:
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    sub = store.subscribe("g")
+    admin = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        nxt = asyncio.ensure_future(anext(sub))
+        assert await until(lambda: store.hub.running and store.subscriber_count() == 1)
+        await asyncio.sleep(0.3)
+        for _ in range(2):
+            hub = [c for c in await admin.client_list()
+                   if c.get("name") == f"rummy-hub:{redis_prefix}"]
+            assert hub, "no hub connection"
+            await admin.client_kill_filter(_id=hub[0]["id"])
+            await asyncio.sleep(0.2)
+        await store.append("g", events(1), 0)
+        assert (await asyncio.wait_for(nxt, 10)).version == 1
+        assert store.hub.running
+    finally:
+        await admin.aclose()
+        await sub.aclose()
+        await store.close()
+
+
+async def test_close_stops_the_hub_and_its_connection(redis_url: str, redis_prefix: str) -> None:
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    task = asyncio.ensure_future(anext(store.subscribe("g")))
+    assert await until(lambda: store.hub.running)
+    await asyncio.sleep(0.1)
+    t0 = time.perf_counter()
+    await store.close()
+    assert time.perf_counter() - t0 < 2 and not store.hub.running
+    admin = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        assert await until(lambda: True)
+        await asyncio.sleep(0.1)
+        assert not [c for c in await admin.client_list()
+                    if c.get("name") == f"rummy-hub:{redis_prefix}"]
+    finally:
+        await admin.aclose()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
