@@ -24,4 +24,5 @@ This project runs it against the in-memory store and the real Redis
 from rummy_store.contract._helpers import pytestmark  # noqa: F401 - applies to the tests
 from rummy_store.contract.appends import *  # noqa: F403
 from rummy_store.contract.requests import *  # noqa: F403
+from rummy_store.contract.snapshots import *  # noqa: F403
 from rummy_store.contract.streams import *  # noqa: F403
