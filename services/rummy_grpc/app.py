@@ -290,6 +290,7 @@ class GameApp:
             if result.duplicate:
                 return await self._outcome(game_id, meta, seat, result, [], True)
             self.repo.remember(game_id, new_state, result.events[-1].ts)
+            await self.repo.maybe_snapshot(game_id, new_state)
             more = await self._after(game_id, meta, new_state, result.events[-1].ts)
             return await self._outcome(game_id, meta, seat, result, more, False)
         raise AssertionError("unreachable")  # pragma: no cover

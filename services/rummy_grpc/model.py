@@ -16,6 +16,10 @@ MAX_TABLE_CARDS = 120
 """Most card tokens a Meld request may carry (the deck has 106)."""
 MAX_NAME = 40
 """Longest seat name, in characters."""
+MAX_PAGE_SIZE = 1000
+"""Most events one GetEvents response carries (page_size 0 means this; a larger one is
+reduced to it). 1000 events of the largest kind (a Melded event with the whole table) stay
+well under the 1 MiB message limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,23 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class EventPage:
+    """One page of a game's event log.
+
+    Attributes:
+        events: at most the page size of events, in version order, as the caller may see
+            them.
+        full: the events are full information (admin, or the game is over).
+        next_after_version: 0 when the page reaches the end of the range asked for, else
+            the ``after_version`` that reads the next page (the last event's version).
+    """
+
+    events: list[Timed]
+    full: bool
+    next_after_version: int
+
+
+@dataclass(frozen=True, slots=True)
 class StateAt:
     """A game's state at a version for replays: ``view`` is the caller's (the spectator's
     when ``full``); ``hands`` (by seat), ``stock`` (top first) and ``seed`` only when
@@ -83,5 +104,5 @@ class StateAt:
     seed: int | None
 
 
-__all__ = ["COMMAND_KINDS", "MAX_MELDS", "MAX_NAME", "MAX_REQUEST_ID", "MAX_TABLE_CARDS",
-           "Created", "Outcome", "SeatSpec", "StateAt", "Timed"]
+__all__ = ["COMMAND_KINDS", "MAX_MELDS", "MAX_NAME", "MAX_PAGE_SIZE", "MAX_REQUEST_ID",
+           "MAX_TABLE_CARDS", "Created", "EventPage", "Outcome", "SeatSpec", "StateAt", "Timed"]

@@ -111,6 +111,7 @@ class TurnTimers:
                 return
             metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
             self._repo.remember(game_id, new_state, result.events[-1].ts)
+            await self._repo.maybe_snapshot(game_id, new_state)
             await self._after(game_id, meta, new_state, result.events[-1].ts)
         except asyncio.CancelledError:
             raise
