@@ -259,3 +259,17 @@ async def test_maybe_snapshot_writes_once_per_multiple(store: RedisEventStore) -
     assert state_from_dict(found[1]) == replay(log[:21])
     with pytest.raises(ValueError, match="snapshot_every"):
         GameRepository(store, snapshot_every=0)
+
+
+async def test_an_unreadable_snapshot_is_ignored_and_the_events_replayed(
+        store: RedisEventStore, caplog: pytest.LogCaptureFixture) -> None:
+    from tests.conftest import play_random_game
+    _, log, _ = play_random_game(3, 2)
+    repo = GameRepository(store, snapshot_every=10)
+    await repo.append("g", log[:30], 0)
+    await store.put_snapshot("g", 20, {"snapshot": 99})  # a later release's schema
+    with caplog.at_level("WARNING", logger="rummy_grpc"):
+        assert await repo.state_at("g", 25) == replay(log[:25])
+        assert (await repo.load("g"))[0] == replay(log[:30])
+    assert "snapshot of game g at version 20 ignored" in caplog.text
+    assert "schema version 99" in caplog.text
