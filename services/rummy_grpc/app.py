@@ -197,6 +197,7 @@ class GameApp:
             return
         metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
         self.repo.remember(game_id, new_state, result.events[-1].ts)
+        await self.repo.maybe_snapshot(game_id, new_state)
         await self._after(game_id, meta, new_state, result.events[-1].ts)
 
     # ------------------------------------------------------------------ create
@@ -420,6 +421,7 @@ class GameApp:
                 await self._redrive(game_id)
                 return await self._outcome(game_id, meta, seat, result, [], True)
             self.repo.remember(game_id, new_state, result.events[-1].ts)
+            await self.repo.maybe_snapshot(game_id, new_state)
             more = await self._after(game_id, meta, new_state, result.events[-1].ts,
                                      previous=state)
             return await self._outcome(game_id, meta, seat, result, more, False)

@@ -118,6 +118,7 @@ class BotDriver:
                 metrics.COMMANDS_TOTAL.labels(kind, "ok").inc()
                 out.extend(result.events)
                 self._repo.remember(game_id, new_state, result.events[-1].ts)
+                await self._repo.maybe_snapshot(game_id, new_state)
                 if new_state.phase == GAME_OVER:
                     await self._finish(game_id)
                     break

@@ -25,6 +25,10 @@ MAX_EVENTS = 100_000
 REQUEST_WINDOW = 3600.0
 """How long a ``CreateGame`` request id is remembered (seconds): a retry within it returns
 the original game."""
+MAX_PAGE_SIZE = 1000
+"""Most events one GetEvents response carries (page_size 0 means this; a larger one is
+reduced to it). 1000 events of the largest kind (a Melded event with the whole table) stay
+well under the 1 MiB message limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,23 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class EventPage:
+    """One page of a game's event log.
+
+    Attributes:
+        events: at most the page size of events, in version order, as the caller may see
+            them.
+        full: the events are full information (admin, or the game is over).
+        next_after_version: 0 when the page reaches the end of the range asked for, else
+            the ``after_version`` that reads the next page (the last event's version).
+    """
+
+    events: list[Timed]
+    full: bool
+    next_after_version: int
+
+
+@dataclass(frozen=True, slots=True)
 class StateAt:
     """A game's state at a version for replays: ``view`` is the caller's (the spectator's
     when ``full``); ``hands`` (by seat), ``stock`` (top first) and ``seed`` only when
@@ -93,5 +114,5 @@ class StateAt:
 
 
 __all__ = ["COMMAND_KINDS", "LEASE_SECONDS", "MAX_EVENTS", "MAX_MELDS", "MAX_NAME",
-           "MAX_REQUEST_ID", "MAX_TABLE_CARDS", "POLL_SECONDS", "REQUEST_WINDOW",
-           "Created", "Outcome", "SeatSpec", "StateAt", "Timed"]
+           "MAX_PAGE_SIZE", "MAX_REQUEST_ID", "MAX_TABLE_CARDS", "POLL_SECONDS",
+           "REQUEST_WINDOW", "Created", "EventPage", "Outcome", "SeatSpec", "StateAt", "Timed"]

@@ -14,7 +14,7 @@ from rummy.state import GAME_OVER
 from rummy.views import PlayerView, redact, view
 from rummy_grpc.auth import authenticate
 from rummy_grpc.errors import BadRequest
-from rummy_grpc.model import StateAt, Timed
+from rummy_grpc.model import MAX_PAGE_SIZE, EventPage, StateAt, Timed
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import deadline
 
@@ -50,21 +50,48 @@ class ReadModels:
     async def get_events(self, game_id: str, token: str, admin_token: str = "",
                          after_version: int = 0,
                          to_version: int | None = None) -> tuple[list[Timed], bool]:
-        """Events ``after_version < v <= to_version`` and whether they are full information
-        (admin, or the game is over); otherwise redacted for the caller's seat / spectator.
+        """The first page (at most :data:`~rummy_grpc.model.MAX_PAGE_SIZE` events) of
+        :meth:`get_events_page`, and whether it is full information.
 
         Raises:
             GameNotFound, PermissionDenied, BadRequest (negative versions).
         """
+        page = await self.get_events_page(game_id, token, admin_token, after_version,
+                                          to_version)
+        return page.events, page.full
+
+    async def get_events_page(self, game_id: str, token: str, admin_token: str = "",
+                              after_version: int = 0, to_version: int | None = None,
+                              page_size: int = 0) -> EventPage:
+        """One page of the events ``after_version < v <= to_version`` (``None``: to the
+        end): the first ``page_size`` of them (0: :data:`~rummy_grpc.model.MAX_PAGE_SIZE`,
+        larger values reduced to it), full information for an admin or once the game is
+        over, otherwise redacted for the caller's seat / spectator; and the
+        ``after_version`` of the next page (0 when this one reaches the end of the range,
+        the game's version when the call was served standing for "the end").
+
+        Raises:
+            GameNotFound, PermissionDenied, BadRequest (negative versions or page size).
+        """
         if after_version < 0 or (to_version is not None and to_version < 0):
             raise BadRequest("versions must be >= 0")
+        if page_size < 0:
+            raise BadRequest(f"page_size must be >= 0 (0: {MAX_PAGE_SIZE}), got {page_size}")
+        size = min(page_size or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
         meta = await self._repo.meta(game_id)
         caller = authenticate(meta, token, admin_token, self._admin)
         state, _ = await self._repo.load(game_id)
         full = caller.admin or state.phase == GAME_OVER
-        return [Timed(r.version, r.event if full else redact_for(meta, caller.seat, r.event),
-                      r.ts)
-                for r in await self._repo.read(game_id, after_version, to_version)], full
+        end = state.version if to_version is None else min(to_version, state.version)
+        # versions are 1, 2, 3, ...: the page is the range cut at after_version + size
+        limit = after_version + size if to_version is None else min(to_version,
+                                                                    after_version + size)
+        records = await self._repo.read(game_id, after_version, limit)
+        events = [Timed(r.version, r.event if full else redact_for(meta, caller.seat, r.event),
+                        r.ts) for r in records]
+        last = events[-1].version if events else after_version
+        more = len(events) == size and last < end
+        return EventPage(events, full, last if more else 0)
 
     async def get_state(self, game_id: str, token: str, admin_token: str = "",
                         version: int = 0) -> StateAt:

@@ -6,25 +6,67 @@ upcasting old schema versions on read, ``docs/events.md``); nothing else in the 
 converts events for the store. A game's latest state is kept in an LRU cache (game id -> state at
 its latest known version and the ``ts`` of its last event); a cache hit reads only the
 newer events.
+
+Snapshots (``rummy.snapshot``, kept by the store's ``put_snapshot``): each time a game's
+version crosses a multiple of ``snapshot_every`` the service stores the state
+(:meth:`GameRepository.maybe_snapshot`), and a state at an old version (or a latest state
+missing from the cache) is rebuilt from the newest snapshot at or before it, evolving only
+the events after it; more than :data:`EVOLVE_INLINE` of them are decoded and evolved in a
+worker thread (``asyncio.to_thread``) so that the event loop keeps serving other calls.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from rummy_store.base import AppendResult, EventStore
+from rummy_store.base import AppendResult, EventStore, StoredEvent
 from rummy_store.mapper import EventMapper
 from rummy_store.repository import EventRepository
 
+from rummy.errors import NotationError
 from rummy.events import Event
 from rummy.evolve import evolve
+from rummy.snapshot import state_from_dict, state_to_dict
 from rummy.state import GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached, GameNotFound
 from rummy_grpc.model import MAX_EVENTS
+
+log = logging.getLogger("rummy_grpc")
+
+SNAPSHOT_EVERY = 256
+"""Default events between two snapshots of a game (``GameRepository(snapshot_every=...)``)."""
+
+EVOLVE_INLINE = 64
+"""Most events decoded and evolved on the event loop by one rebuild; more go to a thread."""
+
+_LATEST = 2**62  # a max_version above any stream's version
+
+
+def fold(state: GameState | None, stored: Sequence[StoredEvent], mapper: EventMapper,
+         snapshot_every: int) -> tuple[GameState | None, list[GameState]]:
+    """Decode (``mapper.to_event``) and evolve ``stored`` from ``state`` (pure CPU work, safe
+    in a worker thread).
+
+    Returns:
+        The state after the last event (``state`` itself for no events), and the states
+        passed on the way whose version is a multiple of ``snapshot_every`` (the last one
+        included), oldest first.
+
+    Raises:
+        rummy.errors.NotationError: a stored record this release cannot read.
+    """
+    passed: list[GameState] = []
+    for se in stored:
+        state = evolve(state, mapper.to_event(se))
+        if state.version % snapshot_every == 0:
+            passed.append(state)
+    return state, passed
 
 
 class GameRepository(EventRepository):
@@ -34,19 +76,31 @@ class GameRepository(EventRepository):
 
     Args:
         store: the event store.
-        cache_size: games whose latest state is kept in memory (LRU).
+        cache_size: games whose latest state is kept in memory (LRU); also bounds the
+            games whose last snapshot version is remembered.
         mapper: the event mapper (default ``rummy_store.MAPPER``).
         max_events: the cap of events per game (:data:`MAX_EVENTS`); an append past it
             raises :class:`~rummy_grpc.errors.GameLimitReached`.
+        snapshot_every: events between two snapshots of a game (>= 1); a rebuild evolves
+            about this many events at most once the game has snapshots.
+
+    Raises:
+        ValueError: ``snapshot_every`` < 1.
     """
 
     def __init__(self, store: EventStore, *, cache_size: int = 4096,
-                 mapper: EventMapper | None = None, max_events: int = 0) -> None:
+                 mapper: EventMapper | None = None, max_events: int = 0,
+                 snapshot_every: int = SNAPSHOT_EVERY) -> None:
         super().__init__(store, mapper)
         self.max_events = max_events or MAX_EVENTS
+        if isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) \
+                or snapshot_every < 1:
+            raise ValueError(f"snapshot_every must be an integer >= 1, got {snapshot_every!r}")
         self._cache: OrderedDict[str, tuple[GameState, float]] = OrderedDict()
         self._cache_size = cache_size
         self._meta: dict[str, dict[str, Any]] = {}
+        self.snapshot_every = snapshot_every
+        self._snapshotted: OrderedDict[str, int] = OrderedDict()  # game -> last snapshot
 
     async def meta(self, game_id: str) -> dict[str, Any]:
         """The game's meta (seats, token digests, players, hand size, turn seconds).
@@ -88,16 +142,20 @@ class GameRepository(EventRepository):
         if cached is not None and not fresh:
             self._cache.move_to_end(game_id)
             return cached
-        after = cached[0].version if cached else 0
-        new = await self.read(game_id, after_version=after)
-        if cached is None and not new:
+        if cached is not None:
+            base: GameState | None = cached[0]
+            ts = cached[1]
+        else:  # not cached (a restart, an evicted game): start from the newest snapshot
+            base, ts = await self._snapshot_at(game_id, _LATEST), 0.0
+        new = await self.store.read(game_id, base.version if base else 0)
+        state = await self._evolve(game_id, base, new)
+        if state is None:
             raise GameNotFound(f"no game {game_id!r}")
-        state: GameState | None = cached[0] if cached else None
-        ts = cached[1] if cached else 0.0
-        for r in new:
-            state = evolve(state, r.event)
-            ts = r.ts
-        assert state is not None
+        if new:
+            ts = new[-1].ts
+        elif cached is None:  # the snapshot is the latest state: the ts of its last event
+            last = await self.store.read(game_id, state.version - 1, state.version)
+            ts = last[-1].ts if last else 0.0
         self.remember(game_id, state, ts)
         return state, ts
 
@@ -113,16 +171,93 @@ class GameRepository(EventRepository):
             self._meta.pop(old, None)
 
     async def state_at(self, game_id: str, version: int) -> GameState:
-        """The state after the first ``version`` events (``version`` >= 1).
+        """The state after the first ``version`` events (``version`` >= 1; a larger one
+        gives the latest state).
+
+        Starts from the newest snapshot at or before ``version`` and evolves the events
+        after it (about ``snapshot_every`` at most once the game has snapshots; the whole
+        stream for a game without any, in a worker thread, storing the snapshots it passes
+        so that the next call is short).
 
         Raises:
             GameNotFound: the game has no events.
         """
-        state: GameState | None = None
-        for r in await self.read(game_id, 0, version):
-            state = evolve(state, r.event)
+        base = await self._snapshot_at(game_id, version)
+        new = await self.store.read(game_id, base.version if base else 0, version)
+        state = await self._evolve(game_id, base, new)
         if state is None:
             raise GameNotFound(f"no game {game_id!r}")
+        return state
+
+    async def maybe_snapshot(self, game_id: str, state: GameState) -> bool:
+        """Store ``state`` as a snapshot of the game if its version crossed a multiple of
+        ``snapshot_every`` since the last snapshot this repository knows of (call it after
+        each append, with the state after it). A failed write is logged (warning) and
+        ignored: snapshots are a cache, the command stands.
+
+        Returns:
+            True when a snapshot was written.
+        """
+        n = self.snapshot_every
+        last = self._snapshotted.get(game_id, 0)
+        if state.version // n <= last // n:
+            return False
+        return await self._put_snapshot(game_id, state)
+
+    async def _put_snapshot(self, game_id: str, state: GameState) -> bool:
+        """Write one snapshot; a failure is logged and reported as False, never raised."""
+        try:
+            await self.store.put_snapshot(game_id, state.version, state_to_dict(state))
+        except Exception as exc:  # noqa: BLE001 - a cache write must not fail the caller
+            log.warning("snapshot of game %s at version %d not stored: %s: %s", game_id,
+                        state.version, type(exc).__name__, exc)
+            return False
+        self._note_snapshot(game_id, state.version)
+        return True
+
+    def _note_snapshot(self, game_id: str, version: int) -> None:
+        """Remember the game's newest snapshot version (LRU, ``cache_size`` games)."""
+        if version >= self._snapshotted.get(game_id, 0):
+            self._snapshotted[game_id] = version
+        self._snapshotted.move_to_end(game_id)
+        while len(self._snapshotted) > self._cache_size:
+            self._snapshotted.popitem(last=False)
+
+    async def _snapshot_at(self, game_id: str, version: int) -> GameState | None:
+        """The state of the newest readable snapshot at or before ``version``, or None (no
+        snapshot, or one this release cannot read: logged, and the caller replays)."""
+        found = await self.store.get_snapshot(game_id, version)
+        if found is None:
+            return None
+        at, data = found
+        try:
+            state = state_from_dict(data)
+        except NotationError as exc:
+            log.warning("snapshot of game %s at version %d ignored: %s", game_id, at, exc)
+            return None
+        if state.version != at:
+            log.warning("snapshot of game %s stored at version %d holds version %d; ignored",
+                        game_id, at, state.version)
+            return None
+        self._note_snapshot(game_id, at)
+        return state
+
+    async def _evolve(self, game_id: str, base: GameState | None,
+                      stored: Sequence[StoredEvent]) -> GameState | None:
+        """:func:`fold` ``stored`` from ``base``: on the event loop for at most
+        :data:`EVOLVE_INLINE` events, else in a worker thread; then store the snapshots at
+        the multiples of ``snapshot_every`` passed on the way (only where the snapshots
+        have a gap: a game older than snapshots, or a command's events that crossed a
+        multiple; a put at a version already kept replaces it)."""
+        n = self.snapshot_every
+        if len(stored) > EVOLVE_INLINE:
+            state, passed = await asyncio.to_thread(fold, base, stored, self.mapper, n)
+        else:
+            state, passed = fold(base, stored, self.mapper, n)
+        known = self._snapshotted.get(game_id, 0)
+        for s in passed:  # a gap in the snapshots (a game older than them): fill it
+            if s.version != known and not await self._put_snapshot(game_id, s):
+                break
         return state
 
     async def append(self, game_id: str, events: Sequence[Event], expected_version: int, *,
@@ -148,4 +283,4 @@ class GameRepository(EventRepository):
         return result
 
 
-__all__ = ["GameRepository"]
+__all__ = ["EVOLVE_INLINE", "SNAPSHOT_EVERY", "GameRepository", "fold"]

@@ -139,11 +139,12 @@ class GameServicer(pb_grpc.GameServiceServicer):
     async def GetEvents(self, request: pb.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:
         to = request.to_version or None
-        events, full = await _call(context, lambda: self.app.get_events(
-            request.game_id, request.token, request.admin_token, request.after_version, to))
+        page = await _call(context, lambda: self.app.reads.get_events_page(
+            request.game_id, request.token, request.admin_token, request.after_version, to,
+            request.page_size))
         return pb.GetEventsResponse(
-            events=[event_to_proto(t.event, t.version, t.ts) for t in events],
-            full_information=full)
+            events=[event_to_proto(t.event, t.version, t.ts) for t in page.events],
+            full_information=page.full, next_after_version=page.next_after_version)
 
     async def GetState(self, request: pb.GetStateRequest,
                        context: grpc.aio.ServicerContext) -> pb.GetStateResponse:

@@ -256,6 +256,28 @@ class EventStore(Protocol):
         yet in the index is entered in it."""
         ...
 
+    async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
+        """Keep ``data`` (a JSON-serialisable dict, e.g. ``rummy.snapshot.state_to_dict``
+        output) as the game's snapshot at stream ``version``, replacing one kept at that
+        version. Snapshots are a cache of the stream: the store does not check ``data``
+        against the events, and keeps every version put.
+
+        Raises:
+            ValueError: a bad game id; ``version`` not an integer >= 0.
+            TypeError: ``data`` is not a dict or not JSON-serialisable.
+        """
+        ...
+
+    async def get_snapshot(self, game_id: str,
+                           max_version: int) -> tuple[int, dict[str, Any]] | None:
+        """The newest snapshot at a version ``<= max_version`` as ``(version, data)``
+        (``data`` JSON round-tripped), or None when there is none (or no such game).
+
+        Raises:
+            ValueError: a bad game id; ``max_version`` not an integer >= 0.
+        """
+        ...
+
     async def close(self) -> None:
         """Release connections. The store is unusable afterwards."""
         ...
@@ -316,6 +338,22 @@ def check_request_id(request_id: str | None) -> str | None:
 def dumps(obj: Any) -> str:
     """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable)."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def serialise_snapshot(version: int, data: dict[str, Any]) -> str:
+    """The JSON text of a snapshot's ``data``, validated (``version`` must be an int >= 0).
+
+    Raises:
+        ValueError: a bad ``version``.
+        TypeError: ``data`` is not a dict or not JSON-serialisable.
+    """
+    check_version("version", version)
+    if not isinstance(data, dict):
+        raise TypeError(f"snapshot data must be a dict, got {type(data).__name__}")
+    try:
+        return dumps(data)
+    except ValueError as exc:  # NaN / infinity
+        raise TypeError(f"snapshot data is not JSON-serialisable: {exc}") from exc
 
 
 def serialise_events(events: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ from rummy_store.base import (
     check_version,
     dumps,
     serialise_events,
+    serialise_snapshot,
 )
 
 __all__ = ["MemoryEventStore"]
@@ -54,6 +55,7 @@ class MemoryEventStore:
         self._meta: dict[str, str] = {}
         self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
         self._active: set[str] = set()
+        self._snapshots: dict[str, dict[int, str]] = {}  # game id -> {version: JSON}
         self._changed = asyncio.Condition()
         self._due: dict[str, float] = {}  # game id -> due time (epoch s)
         self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
@@ -245,6 +247,19 @@ class MemoryEventStore:
             self._active.add(game_id)
         else:
             self._active.discard(game_id)
+
+    async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
+        check_game_id(game_id)
+        text = serialise_snapshot(version, data)
+        self._snapshots.setdefault(game_id, {})[version] = text
+
+    async def get_snapshot(self, game_id: str,
+                           max_version: int) -> tuple[int, dict[str, Any]] | None:
+        check_game_id(game_id)
+        check_version("max_version", max_version)
+        kept = self._snapshots.get(game_id, {})
+        best = max((v for v in kept if v <= max_version), default=None)
+        return None if best is None else (best, json.loads(kept[best]))
 
     async def close(self) -> None:
         return None

@@ -7,6 +7,9 @@ of one game live on one Redis Cluster shard):
   ``type``, ``data`` (the event as JSON) and ``ts`` (Redis server time, seconds); no MAXLEN.
 - ``P:{G}:requests`` hash: request id -> JSON ``{"hash", "first", "last", "response"}``.
 - ``P:{G}:meta``     string: the game's metadata as JSON.
+- ``P:{G}:snapshots`` sorted set: one member per snapshot, score = its stream version,
+  member = ``"<version>:<data as JSON>"`` (the version in the member keeps two snapshots with
+  equal data apart); a put replaces the member at its version in one MULTI/EXEC.
 - ``P:games``        sorted set: game id -> time it entered the index (seconds, Redis clock).
 - ``P:games:active`` sorted set: the active subset, same scores.
 - ``P:once:<name>``  string: a JSON value kept for an idempotency window (``put_if_absent``;
@@ -54,6 +57,7 @@ from rummy_store.base import (
     check_version,
     dumps,
     serialise_events,
+    serialise_snapshot,
 )
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 
@@ -205,7 +209,8 @@ class RedisEventStore:
         return self._prefix
 
     def key(self, game_id: str, kind: str) -> str:
-        """The key of one of a game's structures: ``kind`` is events, requests or meta."""
+        """The key of one of a game's structures: ``kind`` is events, requests, meta or
+        snapshots."""
         return f"{self._prefix}:{{{check_game_id(game_id)}}}:{kind}"
 
     async def append(
@@ -445,6 +450,24 @@ class RedisEventStore:
             score = await self._now()
             await self._r.zadd(self._index, {game_id: score}, nx=True)
         await self._r.zadd(self._active, {game_id: score}, nx=True)
+
+    async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
+        key = self.key(game_id, "snapshots")
+        member = f"{version}:{serialise_snapshot(version, data)}"
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(key, version, version)
+            pipe.zadd(key, {member: version})
+            await pipe.execute()
+
+    async def get_snapshot(self, game_id: str,
+                           max_version: int) -> tuple[int, dict[str, Any]] | None:
+        key = self.key(game_id, "snapshots")
+        check_version("max_version", max_version)
+        found = await self._r.zrevrangebyscore(key, max_version, "-inf", start=0, num=1)
+        if not found:
+            return None
+        version, _, text = _s(found[0]).partition(":")
+        return int(version), json.loads(text)
 
     async def close(self) -> None:
         await self._hub.close()

@@ -41,10 +41,12 @@ async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) 
 async def test_all_keys_of_a_game_share_one_cluster_slot(redis_store: RedisEventStore) -> None:
     await redis_store.append("g1", events(1), 0, request_id="r")
     await redis_store.put_meta("g1", {"a": 1})
-    keys = [redis_store.key("g1", kind) for kind in ("events", "requests", "meta")]
+    await redis_store.put_snapshot("g1", 1, {"s": 1})
+    keys = [redis_store.key("g1", kind) for kind in ("events", "requests", "meta", "snapshots")]
     assert keys[0] == f"{redis_store.prefix}:{{g1}}:events"
+    assert keys[3] == f"{redis_store.prefix}:{{g1}}:snapshots"
     assert len({key_slot(k.encode()) for k in keys}) == 1
-    assert await redis_store.client.exists(*keys) == 3
+    assert await redis_store.client.exists(*keys) == 4
 
 
 @pytest.mark.asyncio
