@@ -1,9 +1,10 @@
 """The server's bot seats: after every command, bots play until a human must act.
 
-Each bot command is its own append, with ``expected_version`` and the request id
-``bot:<version>``, so two servers can never both play the same bot move: the second gets a
-conflict (or the duplicate) and reloads. A bot that raises or proposes an illegal move plays
-the phase's default move instead (``rummy.decide.default_command``; issue 10).
+Each bot command is its own append, with ``expected_version``, so two servers can never both
+play the same bot move: the second gets a conflict and reloads (no request id is recorded:
+the version check is enough, and request records would be most of a game's memory). A bot
+that raises or proposes an illegal move plays the phase's default move instead
+(``rummy.decide.default_command``; issue 10).
 """
 
 from __future__ import annotations
@@ -101,9 +102,9 @@ class BotDriver:
                                                            state)
                 await self._sched.renew(game_id)
                 try:
-                    result = await self._repo.append(game_id, events, state.version,
-                                                     request_id=f"bot:{state.version}",
-                                                     request_hash="bot", response=None)
+                    # no request id: expected_version alone makes a bot move happen once,
+                    # and request records would be most of a finished game's memory
+                    result = await self._repo.append(game_id, events, state.version)
                 except VersionConflict:
                     first = True  # another server moved: reload from the store
                     continue

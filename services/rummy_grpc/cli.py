@@ -22,8 +22,16 @@ import sys
 from typing import Any, TextIO, cast
 
 from rummy.events import Event, dumps
-from rummy_grpc.limits import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, MAX_STREAMS_PER_GAME
-from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
+from rummy_grpc.model import (
+    IDLE_EXPIRY,
+    LEASE_SECONDS,
+    MAX_EVENTS,
+    MAX_STREAMS,
+    MAX_STREAMS_PER_CLIENT,
+    MAX_STREAMS_PER_GAME,
+    POLL_SECONDS,
+    REQUEST_WINDOW,
+)
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
@@ -38,6 +46,25 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An ``argparse`` type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    """An ``argparse`` type: a finite number of seconds > 0."""
+    value = _seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be > 0")
     return value
 
 
@@ -68,18 +95,23 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-streams", type=_positive, default=MAX_STREAMS, metavar="N",
                    help=f"open streams allowed on this server (default {MAX_STREAMS})")
     p.add_argument("--port-file", help="write the bound port to this file once serving")
-    p.add_argument("--lease", type=float, default=LEASE_SECONDS, metavar="SECONDS",
+    p.add_argument("--lease", type=_positive_seconds, default=LEASE_SECONDS, metavar="SECONDS",
                    help="seconds a replica reserves a due game (bot turn, turn deadline) it "
                    "claimed; a dead replica's games go on through another after at most "
                    f"this long (default {LEASE_SECONDS:g})")
-    p.add_argument("--poll", type=float, default=POLL_SECONDS, metavar="SECONDS",
+    p.add_argument("--poll", type=_positive_seconds, default=POLL_SECONDS, metavar="SECONDS",
                    help=f"seconds between two polls of the due games (default {POLL_SECONDS:g})")
-    p.add_argument("--max-events", type=int, default=MAX_EVENTS, metavar="N",
+    p.add_argument("--max-events", type=_positive, default=MAX_EVENTS, metavar="N",
                    help="cap of events per game; commands past it get FAILED_PRECONDITION "
                    f"GAME_LIMIT and the game stops (default {MAX_EVENTS})")
-    p.add_argument("--request-window", type=float, default=REQUEST_WINDOW, metavar="SECONDS",
-                   help="seconds a CreateGame request id is remembered "
+    p.add_argument("--request-window", type=_seconds, default=REQUEST_WINDOW,
+                   metavar="SECONDS", help="idempotency window: seconds a CreateGame request "
+                   "id is remembered, and a finished game keeps its commands' request ids "
                    f"(default {REQUEST_WINDOW:g})")
+    p.add_argument("--idle-expiry", type=_seconds, default=IDLE_EXPIRY, metavar="SECONDS",
+                   help="seconds after which a game with no new event expires with all its "
+                   "data (an abandoned game; finished games are kept; 0: never; default "
+                   f"{IDLE_EXPIRY:g} = 7 days)")
     p.set_defaults(func=cmd_serve)
     return cast(argparse.ArgumentParser, p)
 
@@ -140,7 +172,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.replace(tmp, args.port_file)
 
     async def run() -> None:
-        store = make_store(kind, args.redis_url, args.prefix)
+        store = make_store(kind, args.redis_url, args.prefix, idle_ttl=args.idle_expiry,
+                           request_ttl=args.request_window)
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,

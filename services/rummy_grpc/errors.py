@@ -191,6 +191,13 @@ def map_error(exc: BaseException) -> Mapped | None:
     return None
 
 
+def store_unavailable(exc: BaseException) -> bool:
+    """True when ``exc`` is an infrastructure fault of the event store (a connection error
+    or a timeout: ``UNAVAILABLE``, reason ``STORE_UNAVAILABLE``), not a bug."""
+    mapped = map_error(exc)
+    return mapped is not None and mapped.reason == "STORE_UNAVAILABLE"
+
+
 def outcome(exc: BaseException | None) -> str:
     """A bounded ``outcome`` label for ``rummy_commands_total``: ``ok`` or the reason in
     lower case (``illegal_move``, ``version_conflict``, ...), ``error`` for a bug."""

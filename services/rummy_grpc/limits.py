@@ -15,13 +15,7 @@ from contextlib import contextmanager
 
 from rummy_grpc import metrics
 from rummy_grpc.errors import StreamLimitExceeded
-
-MAX_STREAMS_PER_GAME = 256
-"""Default bound on open streams of one game."""
-MAX_STREAMS_PER_CLIENT = 512
-"""Default bound on open streams of one client (seat token, else peer host)."""
-MAX_STREAMS = 10_000
-"""Default bound on open streams of one server process."""
+from rummy_grpc.model import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, MAX_STREAMS_PER_GAME
 
 
 def client_key(token: str, peer: str) -> str:

@@ -22,6 +22,15 @@ POLL_SECONDS = 0.25
 """How often every replica polls the store for due games (seconds)."""
 MAX_EVENTS = 100_000
 """Default cap of events per game (a 4-player game to 100 points takes a few hundred)."""
+MAX_STREAMS_PER_GAME = 256
+"""Default bound on open streams of one game."""
+MAX_STREAMS_PER_CLIENT = 512
+"""Default bound on open streams of one client (seat token, else peer host)."""
+MAX_STREAMS = 10_000
+"""Default bound on open streams of one server process."""
+IDLE_EXPIRY = 7 * 86400.0
+"""Seconds after which an active game without an append expires, with all its keys (an
+abandoned game; finished games are kept)."""
 REQUEST_WINDOW = 3600.0
 """How long a ``CreateGame`` request id is remembered (seconds): a retry within it returns
 the original game."""
@@ -113,6 +122,7 @@ class StateAt:
     seed: int | None
 
 
-__all__ = ["COMMAND_KINDS", "LEASE_SECONDS", "MAX_EVENTS", "MAX_MELDS", "MAX_NAME",
-           "MAX_PAGE_SIZE", "MAX_REQUEST_ID", "MAX_TABLE_CARDS", "POLL_SECONDS",
+__all__ = ["COMMAND_KINDS", "IDLE_EXPIRY", "LEASE_SECONDS", "MAX_EVENTS", "MAX_MELDS",
+           "MAX_NAME", "MAX_PAGE_SIZE", "MAX_REQUEST_ID", "MAX_STREAMS",
+           "MAX_STREAMS_PER_CLIENT", "MAX_STREAMS_PER_GAME", "MAX_TABLE_CARDS", "POLL_SECONDS",
            "REQUEST_WINDOW", "Created", "EventPage", "Outcome", "SeatSpec", "StateAt", "Timed"]

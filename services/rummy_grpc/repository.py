@@ -32,7 +32,7 @@ from rummy.errors import NotationError
 from rummy.events import Event
 from rummy.evolve import evolve
 from rummy.snapshot import state_from_dict, state_to_dict
-from rummy.state import GameState
+from rummy.state import GAME_OVER, GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached, GameNotFound
 from rummy_grpc.model import MAX_EVENTS
@@ -139,6 +139,13 @@ class GameRepository(EventRepository):
             GameNotFound: the game has no events.
         """
         cached = self._cache.get(game_id)
+        idle = self.store.idle_ttl
+        if cached is not None and idle and cached[0].phase != GAME_OVER \
+                and time.time() - cached[1] >= idle:
+            # the store may have expired this idle game: do not serve it from memory
+            self._cache.pop(game_id, None)
+            self._meta.pop(game_id, None)
+            cached = None
         if cached is not None and not fresh:
             self._cache.move_to_end(game_id)
             return cached

@@ -30,7 +30,13 @@ from rummy_grpc.limits import (
     MAX_STREAMS_PER_GAME,
     StreamLimits,
 )
-from rummy_grpc.model import LEASE_SECONDS, MAX_EVENTS, POLL_SECONDS, REQUEST_WINDOW
+from rummy_grpc.model import (
+    IDLE_EXPIRY,
+    LEASE_SECONDS,
+    MAX_EVENTS,
+    POLL_SECONDS,
+    REQUEST_WINDOW,
+)
 from rummy_grpc.servicer import GameServicer
 
 log = logging.getLogger("rummy_grpc")
@@ -200,20 +206,28 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                        streams=streams), port
 
 
-def make_store(kind: str, redis_url: str | None, prefix: str = "rummy") -> EventStore:
+def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
+               idle_ttl: float = IDLE_EXPIRY,
+               request_ttl: float = REQUEST_WINDOW) -> EventStore:
     """The event store for ``rummy serve``: ``"redis"`` (needs ``redis_url``) or ``"memory"``.
 
+    Args:
+        kind, redis_url, prefix: which store, where, under which key prefix.
+        idle_ttl: seconds after which a game without an append expires (0: never).
+        request_ttl: seconds a finished game keeps its request records (0: forever).
+
     Raises:
-        ValueError: an unknown kind, or ``"redis"`` without a URL.
+        ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry.
     """
     if kind == "memory":
         from rummy_store.memory import MemoryEventStore
-        return MemoryEventStore()
+        return MemoryEventStore(idle_ttl=idle_ttl, request_ttl=request_ttl)
     if kind == "redis":
         if not redis_url:
             raise ValueError("--store redis needs --redis-url")
         from rummy_store.redis_store import RedisEventStore
-        return RedisEventStore.from_url(redis_url, prefix=prefix)
+        return RedisEventStore.from_url(redis_url, prefix=prefix, idle_ttl=idle_ttl,
+                                        request_ttl=request_ttl)
     raise ValueError(f"unknown store {kind!r}: memory or redis")
 
 

@@ -145,6 +145,12 @@ class EventStore(Protocol):
         """
         ...
 
+    @property
+    def idle_ttl(self) -> float:
+        """Seconds after which an active game with no append expires with all its data
+        (0: never). Readers that cache a game's state drop it after this long."""
+        ...
+
     async def ping(self) -> None:
         """Return once the store answers; raise (a connection error, a timeout) when it does
         not. Health checks call it."""
@@ -237,9 +243,10 @@ class EventStore(Protocol):
         ...
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
-        """Replace the game's small JSON metadata (seat kinds, token hashes, ...); also enters
-        the game in the index (as active) if it is not there yet. ``TypeError`` if ``meta``
-        is not a JSON-serialisable dict."""
+        """Replace the game's small JSON metadata (seat kinds, token hashes, ...). It does not
+        enter the game in the index: the first append does (meta without events is no game).
+        With an idle expiry, meta expires with the game's other keys. ``TypeError`` if
+        ``meta`` is not a JSON-serialisable dict."""
         ...
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
@@ -248,12 +255,14 @@ class EventStore(Protocol):
 
     async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
         """Up to ``limit`` game ids of the index, newest first (by time of entry in the
-        index, ties by id descending); only the active ones if ``active_only``."""
+        index, ties by id descending); only the active ones if ``active_only``. Games that
+        expired while idle are skipped (and leave the index)."""
         ...
 
     async def set_active(self, game_id: str, active: bool) -> None:
         """Mark a game active or not (the service clears it when the game ends); a game not
-        yet in the index is entered in it."""
+        yet in the index is entered in it. Marking it not active keeps the game for good
+        (no idle expiry) and its request records for the store's request window only."""
         ...
 
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:

@@ -50,7 +50,13 @@ class _Game:
 class MemoryEventStore:
     """The in-memory event store. See :class:`rummy_store.base.EventStore` for the contract."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, idle_ttl: float = 0.0, request_ttl: float = 0.0) -> None:
+        """Args: ``idle_ttl`` and ``request_ttl`` as for
+        :class:`~rummy_store.redis_store.RedisEventStore` (seconds; 0: never)."""
+        self._idle = check_delay("idle_ttl", idle_ttl)
+        self._request_ttl = check_delay("request_ttl", request_ttl)
+        self._touched: dict[str, float] = {}  # active game id -> last append / meta (s)
+        self._requests_until: dict[str, float] = {}  # finished game -> requests expiry (s)
         self._games: dict[str, _Game] = {}
         self._meta: dict[str, str] = {}
         self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
@@ -106,6 +112,8 @@ class MemoryEventStore:
                     request_hash or "", expected_version + 1, last, response_json
                 )
             self._games[game_id] = game
+            if game_id in self._touched or game_id not in self._index:
+                self._touched[game_id] = ts
             if expected_version == 0 and new:
                 self._register(game_id, ts)
             if new:
@@ -114,6 +122,10 @@ class MemoryEventStore:
             version=last, events=new, duplicate=False, response=json.loads(response_json)
         )
 
+    @property
+    def idle_ttl(self) -> float:
+        return self._idle
+
     async def ping(self) -> None:
         return None
 
@@ -121,6 +133,7 @@ class MemoryEventStore:
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:
         check_game_id(game_id)
+        self._expire()
         check_request_id(request_id)
         game = self._games.get(game_id)
         prior = game.requests.get(request_id) if game is not None else None
@@ -136,6 +149,7 @@ class MemoryEventStore:
         self, game_id: str, after_version: int = 0, to_version: int | None = None
     ) -> list[StoredEvent]:
         check_game_id(game_id)
+        self._expire()
         check_version("after_version", after_version)
         if to_version is not None:
             check_version("to_version", to_version)
@@ -148,6 +162,7 @@ class MemoryEventStore:
 
     async def version(self, game_id: str) -> int:
         check_game_id(game_id)
+        self._expire()
         game = self._games.get(game_id)
         return len(game.events) if game else 0
 
@@ -226,16 +241,19 @@ class MemoryEventStore:
         if not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict, got {meta!r}")
         self._meta[game_id] = dumps(meta)
-        self._register(game_id, time.time())
+        if game_id in self._touched or game_id not in self._index:
+            self._touched[game_id] = time.time()
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         check_game_id(game_id)
+        self._expire()
         text = self._meta.get(game_id)
         return None if text is None else json.loads(text)
 
     async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
         if limit <= 0:
             return []
+        self._expire()
         ids = self._active if active_only else self._index
         ranked = sorted(ids, key=lambda g: (self._index[g], g), reverse=True)
         return ranked[:limit]
@@ -247,6 +265,9 @@ class MemoryEventStore:
             self._active.add(game_id)
         else:
             self._active.discard(game_id)
+            self._touched.pop(game_id, None)  # finished: kept for good
+            if self._request_ttl:
+                self._requests_until[game_id] = time.time() + self._request_ttl
 
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         check_game_id(game_id)
@@ -263,6 +284,23 @@ class MemoryEventStore:
 
     async def close(self) -> None:
         return None
+
+    def _expire(self) -> None:
+        """Drop the games idle longer than the idle expiry, and the request records of
+        finished games past their window (what Redis key expiry does)."""
+        now = time.time()
+        if self._idle:
+            for g in [g for g, t in self._touched.items() if now - t >= self._idle]:
+                self._touched.pop(g, None)
+                self._games.pop(g, None)
+                self._meta.pop(g, None)
+                self._snapshots.pop(g, None)
+                self._index.pop(g, None)
+                self._active.discard(g)
+        for g in [g for g, t in self._requests_until.items() if t <= now]:
+            del self._requests_until[g]
+            if g in self._games:
+                self._games[g].requests.clear()
 
     def _register(self, game_id: str, ts: float) -> None:
         """Enter a game in the index, active, unless it is there already."""

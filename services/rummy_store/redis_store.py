@@ -63,8 +63,10 @@ from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 
 __all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
 
-#: The append script. KEYS: stream, requests hash. ARGV: expected version, request id ("" for
-#: none), request hash, request record JSON, n, then type and data JSON of each event.
+#: The append script. KEYS: stream, requests hash, then the game's other keys (meta,
+#: snapshots). ARGV: expected version, request id ("" for none), request hash, request record
+#: JSON, n, type and data JSON of each event, then the idle expiry in ms (0: none), which
+#: every key of the game gets after a successful append.
 #: Returns {"ok", ts} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
 local stream, requests = KEYS[1], KEYS[2]
@@ -100,6 +102,10 @@ for i = 1, n do
 end
 if rid ~= '' then
   redis.call('HSET', requests, rid, record)
+end
+local ttl = tonumber(ARGV[6 + 2 * n])
+if ttl and ttl > 0 then
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return {'ok', ts}
 """
@@ -160,6 +166,11 @@ class RedisEventStore:
         owns_client: close the client in :meth:`close`.
         hub_block_ms: longest wait of the stream hub's one blocking ``XREAD`` (milliseconds).
         queue_size: capacity of each subscriber's queue of live events (events).
+        idle_ttl: seconds an active game may stay without an append before all its keys
+            expire (an abandoned game; 0: never). A finished game (``set_active(False)``)
+            is kept.
+        request_ttl: seconds a finished game keeps its request records (its idempotency
+            window; 0: forever).
 
     Subscriptions share one reader, :class:`rummy_store.fanout.StreamHub`, on a dedicated
     connection with the client's settings; :meth:`close` stops it. Create clients after a
@@ -170,9 +181,12 @@ class RedisEventStore:
     def __init__(
         self, client: aioredis.Redis, *, prefix: str = "rummy", owns_client: bool = False,
         hub_block_ms: int = BLOCK_MS, queue_size: int = QUEUE_SIZE,
+        idle_ttl: float = 0.0, request_ttl: float = 0.0,
     ) -> None:
         if not prefix or "{" in prefix or "}" in prefix:
             raise ValueError(f"bad key prefix {prefix!r}: need a non-empty string without {{}}")
+        self._idle_ms = int(check_delay("idle_ttl", idle_ttl) * 1000)
+        self._request_ms = int(check_delay("request_ttl", request_ttl) * 1000)
         self._r = client
         self._prefix = prefix
         self._owns = owns_client
@@ -188,7 +202,8 @@ class RedisEventStore:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "rummy", *,
-                 max_connections: int = MAX_CONNECTIONS, **kwargs: Any) -> RedisEventStore:
+                 max_connections: int = MAX_CONNECTIONS, idle_ttl: float = 0.0,
+                 request_ttl: float = 0.0, **kwargs: Any) -> RedisEventStore:
         """A store on a new client for ``url`` (``redis://host:port/db``); extra keyword
         arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client.
 
@@ -197,7 +212,8 @@ class RedisEventStore:
         hold pool connections while they wait (one hub reads for all of them)."""
         kwargs.setdefault("decode_responses", True)
         kwargs["max_connections"] = max_connections
-        return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True)
+        return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True,
+                   idle_ttl=idle_ttl, request_ttl=request_ttl)
 
     @property
     def client(self) -> aioredis.Redis:
@@ -240,7 +256,9 @@ class RedisEventStore:
         args.append(len(encoded))
         for kind, text in encoded:
             args += [kind, text]
-        status, value = (_s(x) for x in await self._append(keys=[stream, requests], args=args))
+        args.append(self._idle_ms)
+        keys = [stream, requests, self.key(game_id, "meta"), self.key(game_id, "snapshots")]
+        status, value = (_s(x) for x in await self._append(keys=keys, args=args))
         if status == "ok":
             ts = float(value)
             new = tuple(
@@ -270,6 +288,10 @@ class RedisEventStore:
                 version=last, events=tuple(original), duplicate=True, response=prior["response"]
             )
         raise StoreError(f"unexpected reply from the append script: {status!r}")
+
+    @property
+    def idle_ttl(self) -> float:
+        return self._idle_ms / 1000
 
     async def ping(self) -> None:
         await self._r.ping()
@@ -427,8 +449,7 @@ class RedisEventStore:
         key = self.key(game_id, "meta")
         if not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict, got {meta!r}")
-        await self._r.set(key, dumps(meta))
-        await self._register(game_id, await self._now())
+        await self._r.set(key, dumps(meta), px=self._idle_ms or None)
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         text = await self._r.get(self.key(game_id, "meta"))
@@ -437,13 +458,40 @@ class RedisEventStore:
     async def list_games(self, *, limit: int = 100, active_only: bool = False) -> list[str]:
         if limit <= 0:
             return []
-        ids = await self._r.zrevrange(self._active if active_only else self._index, 0, limit - 1)
-        return [_s(g) for g in ids]
+        key = self._active if active_only else self._index
+        out: list[str] = []
+        start = 0
+        while len(out) < limit:
+            ids = [_s(g) for g in await self._r.zrevrange(key, start, start + limit - 1)]
+            if not ids:
+                return out
+            if not self._idle_ms:
+                return ids[:limit]
+            async with self._r.pipeline(transaction=False) as pipe:
+                for g in ids:
+                    pipe.exists(self.key(g, "meta"), self.key(g, "events"))
+                alive = await pipe.execute()
+            gone = [g for g, n in zip(ids, alive, strict=True) if not n]
+            if gone:  # expired while idle: out of the index for good
+                await self._r.zrem(self._index, *gone)
+                await self._r.zrem(self._active, *gone)
+                start -= len(gone)
+            out += [g for g, n in zip(ids, alive, strict=True) if n]
+            start += len(ids)
+        return out[:limit]
 
     async def set_active(self, game_id: str, active: bool) -> None:
         check_game_id(game_id)
-        if not active:
-            await self._r.zrem(self._active, game_id)
+        if not active:  # finished: kept for good, its request records for the window only
+            async with self._r.pipeline(transaction=True) as pipe:
+                pipe.zrem(self._active, game_id)
+                for kind in ("events", "meta", "snapshots"):
+                    pipe.persist(self.key(game_id, kind))
+                if self._request_ms:
+                    pipe.pexpire(self.key(game_id, "requests"), self._request_ms)
+                else:
+                    pipe.persist(self.key(game_id, "requests"))
+                await pipe.execute()
             return
         score = await self._r.zscore(self._index, game_id)
         if score is None:
@@ -454,9 +502,12 @@ class RedisEventStore:
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         key = self.key(game_id, "snapshots")
         member = f"{version}:{serialise_snapshot(version, data)}"
+        ttl = await self._r.pttl(self.key(game_id, "events")) if self._idle_ms else -1
         async with self._r.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(key, version, version)
             pipe.zadd(key, {member: version})
+            if ttl > 0:  # an active game's snapshots expire with it
+                pipe.pexpire(key, ttl)
             await pipe.execute()
 
     async def get_snapshot(self, game_id: str,

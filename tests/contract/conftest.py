@@ -48,6 +48,24 @@ async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFa
         await delete_prefix(prefix)
 
 
+@pytest_asyncio.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def limited_store(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
+    """A store of each implementation with an idle expiry and a request window of 0.4 s."""
+    if request.param == "memory":
+        yield MemoryEventStore(idle_ttl=0.4, request_ttl=0.4)
+        return
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    prefix = f"rummytest:{uuid.uuid4().hex}"
+    store = RedisEventStore.from_url(REDIS_URL, prefix=prefix, idle_ttl=0.4, request_ttl=0.4)
+    try:
+        yield store
+    finally:
+        await store.close()
+        await delete_prefix(prefix)
+
+
 @pytest_asyncio.fixture
 async def store(store_factory: StoreFactory) -> EventStore:
     """One store of each implementation."""

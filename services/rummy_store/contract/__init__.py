@@ -17,6 +17,11 @@ of your own, import the tests and provide two fixtures::
     def store(store_factory):
         return store_factory()
 
+    @pytest.fixture
+    def limited_store():
+        # a store with an idle expiry and a request window of 0.4 s each (the limits tests)
+        return MyEventStore(..., idle_ttl=0.4, request_ttl=0.4)
+
 This project runs it against the in-memory store and the real Redis
 (``tests/contract/test_event_store.py``, fixtures in ``tests/contract/conftest.py``).
 """

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from rummy_store import EventStore
-from rummy_store.contract._helpers import StoreFactory, pytestmark
+from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark
 
 __all__ = [
     "pytestmark",
@@ -24,6 +24,8 @@ __all__ = [
     "test_bad_schedule_arguments_are_value_errors",
     "test_put_if_absent_keeps_the_first_value",
     "test_put_if_absent_expires_after_its_ttl",
+    "test_an_idle_game_expires_and_leaves_the_index",
+    "test_a_finished_game_is_kept_and_its_requests_expire",
 ]
 
 
@@ -129,3 +131,36 @@ async def test_put_if_absent_expires_after_its_ttl(store: EventStore) -> None:
         await store.put_if_absent("bad name", {"v": 1}, 1)
     with pytest.raises(ValueError):
         await store.put_if_absent("n", {"v": 1}, 0)
+
+
+# -- limits: idle expiry and the request window (needs a store_factory taking options) ---
+
+
+async def test_an_idle_game_expires_and_leaves_the_index(limited_store: EventStore) -> None:
+    store = limited_store  # idle_ttl 0.4 s, request_ttl 0.4 s
+    await store.put_meta("idle", {"seats": []})
+    await store.append("idle", numbered(2), 0, request_id="r1", request_hash="h")
+    await store.put_meta("busy", {"seats": []})
+    await store.append("busy", numbered(1), 0)
+    await store.put_meta("meta-only", {"seats": []})  # a creation that failed halfway
+    for _ in range(4):  # "busy" keeps appending, "idle" does not
+        await asyncio.sleep(0.15)
+        await store.append("busy", numbered(1), await store.version("busy"))
+    assert await store.read("idle") == [] and await store.version("idle") == 0
+    assert await store.get_meta("idle") is None and await store.get_meta("meta-only") is None
+    assert await store.get_request("idle", "r1", "h") is None
+    assert await store.list_games(active_only=True) == ["busy"]
+    assert await store.list_games() == ["busy"]
+    assert await store.version("busy") == 5
+
+
+async def test_a_finished_game_is_kept_and_its_requests_expire(
+        limited_store: EventStore) -> None:
+    store = limited_store
+    await store.put_meta("done", {"seats": []})
+    await store.append("done", numbered(3), 0, request_id="r1", request_hash="h")
+    await store.set_active("done", False)
+    await asyncio.sleep(0.6)  # past the idle expiry and the request window
+    assert await store.version("done") == 3 and await store.get_meta("done") == {"seats": []}
+    assert await store.list_games() == ["done"]
+    assert await store.get_request("done", "r1", "h") is None  # trimmed after the window
