@@ -4,6 +4,7 @@
 exception                         status               details
 ================================  ===================  =====================================
 ``NotationError``                 INVALID_ARGUMENT     ErrorInfo reason ``MALFORMED``
+``UndecodableRequest``            INVALID_ARGUMENT     reason ``MALFORMED``
 ``InvalidRuleSetError``           INVALID_ARGUMENT     reason ``INVALID_RULES``
 ``BadRequest``                    INVALID_ARGUMENT     reason ``BAD_REQUEST``
 ``NotYourTurnError``              PERMISSION_DENIED    reason ``NOT_YOUR_TURN``
@@ -91,6 +92,28 @@ class BadRequest(ServiceError):
         self.rule = rule
 
 
+class UndecodableRequest(ServiceError):
+    """The bytes of a request are not a protobuf message of the method's request type.
+
+    Raised by :mod:`rummy_grpc.decoding` before any handler runs; mapped to
+    ``INVALID_ARGUMENT`` with reason ``MALFORMED``.
+
+    Attributes:
+        method: the full method path, e.g. ``"/rummy_api.v1.GameService/GetView"``.
+        size: the length of the request in bytes.
+        why: the parser's explanation (the ``DecodeError`` text).
+    """
+
+    def __init__(self, method: str, size: int, why: str) -> None:
+        super().__init__(method, size, why)
+        self.method = method
+        self.size = size
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.method}: the request could not be decoded ({self.size} bytes): {self.why}"
+
+
 class StreamLimitExceeded(ServiceError):
     """A new ``StreamEvents`` call would pass a bound on open streams.
 
@@ -161,6 +184,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
     if isinstance(exc, RummyError):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
+    if isinstance(exc, UndecodableRequest):
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED")
     if isinstance(exc, BadRequest):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST", exc.rule)
     if isinstance(exc, Unauthenticated):

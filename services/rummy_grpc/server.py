@@ -23,6 +23,7 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_store.base import EventStore
 
 from rummy_grpc.app import GameApp
+from rummy_grpc.decoding import add_decoding_servicer
 from rummy_grpc.interceptors import MetricsInterceptor
 from rummy_grpc.limits import (
     MAX_STREAMS,
@@ -67,7 +68,10 @@ class RummyServer:
 
     async def start(self) -> None:
         """Start serving, then resume the store's active games (timers, bots) and report
-        SERVING to health checks; from then on health follows the store (:meth:`watch`)."""
+        SERVING to health checks; from then on health follows the store (:meth:`watch`).
+
+        Until then (and for good if this raises, e.g. the store is unreachable) health
+        checks of ``""`` and ``rummy_api.v1.GameService`` answer NOT_SERVING."""
         await self.grpc_server.start()
         await self.app.start()
         await self._set_health(True)
@@ -76,8 +80,7 @@ class RummyServer:
     async def _set_health(self, serving: bool) -> None:
         status = (health_pb2.HealthCheckResponse.SERVING if serving
                   else health_pb2.HealthCheckResponse.NOT_SERVING)
-        for name in (SERVICE_NAME, ""):
-            await self.health.set(name, status)
+        await self.health.set_all(status)
 
     async def watch(self) -> None:
         """Ping the store every ``health_interval`` seconds: health is NOT_SERVING while it
@@ -117,13 +120,36 @@ class RummyServer:
 class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
     """The standard health service (grpcio-health-checking) with ``List`` served: the
     library's ``List`` answers UNIMPLEMENTED and logs a traceback on every call. The
-    statuses are the ones set through :meth:`set` (and NOT_SERVING for all after
-    :meth:`enter_graceful_shutdown`), overall status ``""`` included."""
+    statuses are the ones set through :meth:`set` and :meth:`set_all` (and NOT_SERVING for
+    all after :meth:`enter_graceful_shutdown`), overall status ``""`` included.
 
-    def __init__(self) -> None:
+    Unlike the library's servicer, which starts with ``""`` SERVING, the overall status
+    ``""`` and every name in ``services`` start NOT_SERVING: the server says SERVING only
+    once it has started (issue 12)."""
+
+    def __init__(self, services: tuple[str, ...] = ()) -> None:
         super().__init__()
-        self._statuses: dict[str, int] = {"": health_pb2.HealthCheckResponse.SERVING}
+        not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+        self._statuses: dict[str, int] = {name: not_serving for name in ("", *services)}
+        # no watcher can exist yet: setting the library's table directly is what its
+        # own ``_set`` does in that case
+        self._server_status.update(self._statuses)
         self._closing = False
+
+    async def set_all(self, status: int) -> None:
+        """Set every known service, ``""`` included, to ``status`` at once: a ``Check`` or
+        ``List`` never sees two of them disagree (ignored after a graceful shutdown began).
+        ``Watch`` calls are woken afterwards, each sees the new status."""
+        if self._closing:
+            return
+        for name in self._statuses:  # no await in this loop: one step of the event loop
+            self._statuses[name] = status
+            self._server_status[name] = status
+        for name in list(self._statuses):
+            if name in self._server_watchers:  # a defaultdict: test before indexing
+                condition = self._server_watchers[name]
+                async with condition:
+                    condition.notify_all()
 
     async def set(self, service: str, status: int) -> None:
         """Set a service's status (ignored after a graceful shutdown began)."""
@@ -194,8 +220,11 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
                  ("grpc.so_reuseport", 0)])
-    pb_grpc.add_GameServiceServicer_to_server(GameServicer(app, streams), server)
-    health_servicer = HealthService()
+    # the generated registration, with requests decoded inside the call: undecodable bytes
+    # get INVALID_ARGUMENT (MALFORMED) instead of grpcio's UNKNOWN and logged traceback
+    add_decoding_servicer(pb_grpc.add_GameServiceServicer_to_server,
+                          GameServicer(app, streams), server)
+    health_servicer = HealthService((SERVICE_NAME,))
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
