@@ -7,7 +7,7 @@ RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 
-.PHONY: setup demo test test-fast lint proto bench golden conformance clean help up down
+.PHONY: setup demo test test-fast chaos lint proto bench golden conformance clean help up down
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -33,6 +33,9 @@ test: setup  ## the whole test suite (needs Redis on 127.0.0.1:6379)
 
 test-fast: setup  ## core tests only (no Redis, no servers)
 	$(PY) -m pytest -q tests/unit tests/conformance tests/property
+
+chaos: setup  ## fault and flood tests on real processes (Redis SIGKILL, dead replica, 1,000 streams, cancel storm, 10,000 malformed requests), with a summary table
+	$(PY) -m pytest -q -m chaos -p no:randomly --timeout 300
 
 conformance: setup  ## run every shared conformance case through the CLI
 	$(RUMMY) conformance tests/conformance/cases/*.jsonl

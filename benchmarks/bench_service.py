@@ -1,17 +1,25 @@
-"""Game-service benchmarks (issue 4): commands per second and command latency through the
-real gRPC server over the local Redis event store, plus replay time of a long game.
+"""Game-service benchmark (issue 15): what a client sees, against the gRPC floor.
 
-The server runs as its own process (``python -m rummy_grpc serve``, as deployed); this
-process is the clients. Each concurrency level plays that many two-seat games at once, every
-seat driven by the ``basic`` bot on what ``GetView`` returns; only the commands (Draw, Pass,
-Meld, Knock, EndTurn, each with ``expected_version``) are timed. Printed beside them, the
-floors measured in the same run: one ``GetView`` round trip (gRPC + a store read) and one
-bare event-store append (the Lua script on Redis, no gRPC).
+Every figure is printed beside its reference, measured in the same run, interleaved and
+repeated (the median of the rounds is printed; these machines are noisy):
 
-Replay: a long game (bots, high target score) is written to the store, then loaded cold
-(read every event from Redis + evolve), and evolved alone from decoded events.
+* **Whole cycles.** Each concurrent game is played by the ``basic`` bot through the API: one
+  cycle is ``GetView`` then the command it decides (Draw, Pass, Meld, Knock, EndTurn with
+  ``expected_version`` and ``omit_view``), timed together from the client, as a client
+  waits for them. The server's calls/s count both calls. Levels: 10 and 100 games at once,
+  against one server process and against ``rummy serve --processes 2`` (SO_REUSEPORT).
+* **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
+  unary call with a 600-byte payload (about a view), driven by the same client code with
+  the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
+* **The store floor**: one raw ``XADD`` of an event (redis-py, no Lua, no request record)
+  against one ``EventStore.append`` of the same event.
+* **Storage**: Redis ``MEMORY USAGE`` of every key of the games played, per event, beside the
+  event JSON's own size.
 
-Usage: python benchmarks/bench_service.py [--quick] [--redis-url URL]
+The clients run in this process, on the same 2-core machine as the servers: at 100 games the
+client's own CPU is part of what is measured, for the echo server as for ours.
+
+Usage: python benchmarks/bench_service.py [--quick] [--redis-url URL] [--rounds N]
 Keys live under a fresh ``bench-<hex>`` prefix, deleted at the end.
 """
 
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -27,6 +36,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "services")]
@@ -36,19 +46,31 @@ import redis.asyncio as aioredis  # noqa: E402
 import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
-from rummy_grpc.app import GameApp  # noqa: E402
 from rummy_grpc.convert import view_from_proto  # noqa: E402
 from rummy_store import RedisEventStore  # noqa: E402
 
 from rummy.bots import make_bot  # noqa: E402
-from rummy.commands import CreateGame, Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
-from rummy.decide import step  # noqa: E402
-from rummy.events import from_dict, to_dict  # noqa: E402
-from rummy.evolve import replay  # noqa: E402
+from rummy.commands import Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
 from rummy.melds import format_table  # noqa: E402
-from rummy.rules import RuleSet  # noqa: E402
-from rummy.state import GAME_OVER  # noqa: E402
-from rummy.views import view  # noqa: E402
+
+ECHO_SERVER = r'''
+import asyncio, sys, grpc
+PAYLOAD = b"x" * 600
+async def echo(request, context):
+    return PAYLOAD
+async def main():
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler("bench.Echo", {
+        "Echo": grpc.unary_unary_rpc_method_handler(echo)})
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+asyncio.run(main())
+'''
+CHANNELS = 8
+"""Client channels (HTTP/2 connections) per level, games spread over them round-robin."""
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -57,8 +79,8 @@ def pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
 
 
-async def _send(stub: pb_grpc.GameServiceStub, gid: str, token: str, cmd, version: int):
-    opts = pb.CommandOptions(expected_version=version)
+async def _send(stub: Any, gid: str, token: str, cmd: Any, version: int) -> Any:
+    opts = pb.CommandOptions(expected_version=version, omit_view=True)
     if isinstance(cmd, Draw):
         return await stub.Draw(pb.DrawRequest(game_id=gid, token=token, options=opts))
     if isinstance(cmd, Pass):
@@ -74,154 +96,184 @@ async def _send(stub: pb_grpc.GameServiceStub, gid: str, token: str, cmd, versio
     raise TypeError(cmd)
 
 
-ADMIN_TOKEN = "bench-admin-token"
-"""The benchmark server's admin token: it lets the benchmark choose seeds (reproducible
-games) for games with human seats."""
+async def play(stub: Any, seed: int, stop_at: float, cycles: list[float]) -> int:
+    """Play two-seat games (one after another) until ``stop_at``; returns the calls made."""
+    calls = 0
+    while time.monotonic() < stop_at:
+        created = await stub.CreateGame(pb.CreateGameRequest(
+            seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)] * 2))
+        calls += 1
+        tokens = {t.seat: t.token for t in created.tokens}
+        agents = {s: make_bot("basic", seed + s) for s in tokens}
+        gid, turn = created.game_id, 0
+        while time.monotonic() < stop_at:
+            t0 = time.perf_counter()
+            v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[turn]))).view
+            calls += 1
+            if v.phase == pb.PHASE_GAME_OVER:
+                break
+            if not v.actions:  # the other seat is to act
+                turn = v.turn
+                continue
+            await _send(stub, gid, tokens[turn], agents[turn].act(view_from_proto(v)),
+                        v.version)
+            calls += 1
+            cycles.append(time.perf_counter() - t0)
+    return calls
 
 
-async def play_game(stub, seed: int, stop_at: float, latencies: list[float],
-                    view_rtts: list[float]) -> int:
-    """Play one two-seat game until it ends or ``stop_at`` (monotonic); returns commands."""
-    created = await stub.CreateGame(pb.CreateGameRequest(admin_token=ADMIN_TOKEN,
-        seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)] * 2, seed=seed))
-    tokens = {t.seat: t.token for t in created.tokens}
-    agents = {s: make_bot("basic", seed + s) for s in tokens}
-    gid, n, turn = created.game_id, 0, None
-    v0 = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))).view
-    turn = v0.turn
+async def echo_play(call: Any, stop_at: float, cycles: list[float]) -> int:
+    """The echo reference: two unary calls per cycle, as ``play`` makes."""
+    calls = 0
     while time.monotonic() < stop_at:
         t0 = time.perf_counter()
-        v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[turn]))).view
-        view_rtts.append(time.perf_counter() - t0)
-        if v.phase == pb.PHASE_GAME_OVER:
-            break
-        cmd = agents[turn].act(view_from_proto(v))
-        t0 = time.perf_counter()
-        reply = await _send(stub, gid, tokens[turn], cmd, v.version)
-        latencies.append(time.perf_counter() - t0)
-        n += 1
-        turn = reply.result.view.turn
-    return n
+        await call(b"g" * 60)
+        await call(b"c" * 80)
+        calls += 2
+        cycles.append(time.perf_counter() - t0)
+    return calls
 
 
-async def level(port: int, games: int, seconds: float) -> dict[str, float]:
-    """Run ``games`` concurrent games for about ``seconds``; returns the figures."""
-    latencies: list[float] = []
-    rtts: list[float] = []
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        stub = pb_grpc.GameServiceStub(channel)
-        start = time.monotonic()
-        stop_at = start + seconds
-        total = 0
-        seed = 0
-        while time.monotonic() < stop_at:  # start new games as games end
-            counts = await asyncio.gather(*(play_game(stub, seed + i, stop_at, latencies, rtts)
+async def level(port: int, games: int, seconds: float, echo: bool) -> dict[str, float]:
+    """``games`` concurrent clients for ``seconds`` against ``port``; calls/s and the
+    client-observed cycle latency (ms)."""
+    cycles: list[float] = []
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
+    try:
+        stop_at = time.monotonic() + seconds
+        t0 = time.monotonic()
+        if echo:
+            calls = [ch.unary_unary("/bench.Echo/Echo") for ch in channels]
+            counts = await asyncio.gather(*(echo_play(calls[i % CHANNELS], stop_at, cycles)
                                             for i in range(games)))
-            total += sum(counts)
-            seed += games
-        wall = time.monotonic() - start
-    return {"games": games, "commands": total, "cps": total / wall,
-            "p50_ms": pct(latencies, 50) * 1e3, "p99_ms": pct(latencies, 99) * 1e3,
-            "view_p50_ms": pct(rtts, 50) * 1e3}
+        else:
+            stubs = [pb_grpc.GameServiceStub(ch) for ch in channels]
+            counts = await asyncio.gather(*(play(stubs[i % CHANNELS], 1000 * i, stop_at,
+                                                 cycles) for i in range(games)))
+        wall = time.monotonic() - t0
+    finally:
+        for ch in channels:
+            await ch.close()
+    return {"cps": sum(counts) / wall, "p50": pct(cycles, 50) * 1e3,
+            "p99": pct(cycles, 99) * 1e3}
 
 
-async def append_floor(store: RedisEventStore, n: int) -> tuple[float, float]:
-    """p50 and p99 (ms) of one bare one-event append to the store."""
-    gid = f"floor-{uuid.uuid4().hex}"
-    times = []
+def start_server(args: argparse.Namespace, prefix: str, processes: int,
+                 tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``rummy serve`` over the bench Redis with ``processes`` processes; (process, port)."""
+    port_file = tmp / f"port-{processes}"
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
+               RUMMY_LOG_LEVEL="WARNING")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
+         "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",
+         str(processes), "--port-file", str(port_file)], env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not port_file.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the server did not start")
+        time.sleep(0.05)
+    return proc, int(port_file.read_text())
+
+
+async def store_floor(store: RedisEventStore, client: aioredis.Redis,
+                      n: int) -> tuple[float, float]:
+    """Appends/s through ``EventStore.append`` and raw XADDs/s of the same event."""
     event = {"type": "Passed", "v": 1, "seat": 0}
+    gid = f"floor-{uuid.uuid4().hex}"
+    t0 = time.perf_counter()
     for i in range(n):
-        t0 = time.perf_counter()
-        await store.append(gid, [event], i, request_id=f"r{i}", request_hash="h")
-        times.append(time.perf_counter() - t0)
-    return pct(times, 50) * 1e3, pct(times, 99) * 1e3
+        await store.append(gid, [event], i)
+    ours = n / (time.perf_counter() - t0)
+    key = f"{store.prefix}:raw-{uuid.uuid4().hex}"
+    text = json.dumps(event)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        await client.xadd(key, {"type": "Passed", "data": text})
+    raw = n / (time.perf_counter() - t0)
+    return ours, raw
 
 
-def long_game(target: int) -> list:
-    """Events of one 4-seat bot game played to ``target`` points."""
-    rules = RuleSet(target_score=target)
-    state, events = step(None, CreateGame(4, 12345, rules, ("basic",) * 4))
-    bots = [make_bot("basic", i) for i in range(4)]
-    log = list(events)
-    while state.phase != GAME_OVER:
-        state, events = step(state, bots[state.turn].act(view(state, state.turn)))
-        log.extend(events)
-    return log
-
-
-async def replay_figures(store: RedisEventStore, target: int) -> dict[str, float]:
-    events = long_game(target)
-    gid = f"long-{uuid.uuid4().hex}"
-    dicts = [to_dict(e) for e in events]
-    for i in range(0, len(dicts), 500):
-        await store.append(gid, dicts[i:i + 500], i)
-    await store.put_meta(gid, {"seats": [], "tokens": {}, "players": 4, "hand_size": 10})
-    cold = []
-    for _ in range(5):
-        app = GameApp(store)  # empty cache: read every event and evolve
-        t0 = time.perf_counter()
-        state, _ = await app._load(gid)  # noqa: SLF001 - the cold load path itself
-        cold.append(time.perf_counter() - t0)
-        assert state.version == len(events)
-    decoded = [from_dict(d) for d in dicts]
-    fold = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        replay(decoded)
-        fold.append(time.perf_counter() - t0)
-    return {"events": len(events), "cold_ms": statistics.median(cold) * 1e3,
-            "fold_ms": statistics.median(fold) * 1e3}
+async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, int]:
+    """Bytes of Redis memory per event over every game of ``prefix`` (every key of a game:
+    events, requests, meta, snapshots), the mean event JSON size, and the events counted."""
+    games: set[str] = set()
+    async for key in client.scan_iter(match=f"{prefix}:{{*", count=1000):
+        games.add(key.decode().split("{", 1)[1].split("}", 1)[0])
+    memory = events = json_bytes = 0
+    for g in games:
+        n = await client.xlen(f"{prefix}:{{{g}}}:events")
+        if not n:
+            continue
+        events += n
+        for kind in ("events", "requests", "meta", "snapshots"):
+            memory += await client.memory_usage(f"{prefix}:{{{g}}}:{kind}") or 0
+        for _, fields in await client.xrange(f"{prefix}:{{{g}}}:events", count=50):
+            json_bytes += len(fields[b"data"]) * n / min(n, 50)
+    return memory / max(events, 1), json_bytes / max(events, 1), events
 
 
 async def main_async(args: argparse.Namespace) -> None:
     prefix = f"bench-{uuid.uuid4().hex[:10]}"
+    seconds = 3.0 if args.quick else 6.0
+    rounds = args.rounds or (1 if args.quick else 3)
     store = RedisEventStore.from_url(args.redis_url, prefix=prefix)
-    with tempfile.TemporaryDirectory() as tmp:
-        port_file = Path(tmp) / "port"
-        env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
-                   RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN_TOKEN)
-        server = subprocess.Popen(
-            [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
-             "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
-             "--port-file", str(port_file)], env=env, stdout=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 30
-            while not port_file.exists():
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the server did not start")
-                await asyncio.sleep(0.05)
-            port = int(port_file.read_text())
-            seconds = 3.0 if args.quick else 10.0
-            print(f"gRPC GameService over Redis ({args.redis_url}), server in its own process, "
-                  f"{seconds:.0f} s per level, two-seat games, basic bots on GetView")
-            print(f"{'games':>6} {'commands':>9} {'cmd/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
-                  f"{'GetView p50 ms':>15}")
-            for games in (1, 10, 100):
-                r = await level(port, games, seconds)
-                print(f"{games:>6} {r['commands']:>9.0f} {r['cps']:>8.0f} {r['p50_ms']:>8.2f} "
-                      f"{r['p99_ms']:>8.2f} {r['view_p50_ms']:>15.2f}")
-        finally:
-            server.terminate()
-            server.wait(20)
-        p50, p99 = await append_floor(store, 300 if args.quick else 2000)
-        print(f"floor: one bare event-store append (Lua on Redis, no gRPC): p50 {p50:.2f} ms, "
-              f"p99 {p99:.2f} ms")
-        rep = await replay_figures(store, 300 if args.quick else 1000)
-        print(f"replay of a long game ({rep['events']} events, 4 basic bots): cold load from "
-              f"Redis + evolve {rep['cold_ms']:.1f} ms; evolve alone {rep['fold_ms']:.1f} ms "
-              f"({rep['events'] / rep['fold_ms'] * 1e3:,.0f} events/s)")
-    await store.close()
     client = aioredis.Redis.from_url(args.redis_url)
+    procs: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        try:
+            echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER],
+                                    stdout=subprocess.PIPE)
+            procs.append(echo)
+            assert echo.stdout is not None
+            echo_port = int(echo.stdout.readline())
+            one, one_port = start_server(args, prefix, 1, tmp)
+            two, two_port = start_server(args, prefix, 2, tmp)
+            procs += [one, two]
+            print(f"gRPC GameService over Redis, servers in their own processes; {rounds} "
+                  f"interleaved round(s) of {seconds:.0f} s per configuration; {CHANNELS} "
+                  f"channels; median of the rounds")
+            print(f"{'games':>5} {'server':<22} {'calls/s':>8} {'cycle p50':>10} "
+                  f"{'cycle p99':>10} {'vs echo':>8}")
+            for games in (10, 100):
+                got: dict[str, list[dict[str, float]]] = {"echo": [], "one": [], "two": []}
+                for _ in range(rounds):
+                    got["echo"].append(await level(echo_port, games, seconds, echo=True))
+                    got["one"].append(await level(one_port, games, seconds, echo=False))
+                    got["two"].append(await level(two_port, games, seconds, echo=False))
+                med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
+                       for k, v in got.items()}
+                for key, label in (("echo", "echo (anchor)"), ("one", "rummy, 1 process"),
+                                   ("two", "rummy, 2 processes")):
+                    m = med[key]
+                    print(f"{games:>5} {label:<22} {m['cps']:>8.0f} {m['p50']:>8.2f}ms "
+                          f"{m['p99']:>8.2f}ms {m['cps'] / med['echo']['cps']:>7.2f}x")
+                scale = med["two"]["cps"] / med["one"]["cps"]
+                print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x")
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(30)
+        ours, raw = await store_floor(store, client, 500 if args.quick else 3000)
+        print(f"store floor: EventStore.append {ours:,.0f}/s, raw XADD {raw:,.0f}/s "
+              f"({ours / raw:.2f}x)")
+        per_event, json_size, events = await storage(client, prefix)
+        print(f"storage: {per_event:.0f} bytes of Redis memory per event over {events:,} "
+              f"events (every key of each game), event JSON {json_size:.0f} bytes")
+    await store.close()
     keys = [k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
-    if keys:
-        await client.delete(*keys)
+    for i in range(0, len(keys), 1000):
+        await client.delete(*keys[i:i + 1000])
     await client.aclose()
 
 
 def main() -> None:
-    """Parse arguments and run every benchmark."""
+    """Parse arguments and run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 s per level, shorter replay")
+    parser.add_argument("--quick", action="store_true", help="3 s per configuration, 1 round")
+    parser.add_argument("--rounds", type=int, default=0, help="interleaved rounds (default 3)")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     asyncio.run(main_async(parser.parse_args()))

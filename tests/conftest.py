@@ -38,3 +38,26 @@ def play_random_game(seed: int, players: int = 3, bots: tuple[str, ...] | None =
 @pytest.fixture
 def cases_dir() -> Path:
     return CASES
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
+    """After a run that included ``chaos`` tests (``make chaos``): one table of what each
+    fault or flood test held and measured (its ``record_property`` values: load held,
+    faults survived, events lost, leaks)."""
+    rows = []
+    for outcome in ("passed", "failed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", "call") != "call" or "chaos" not in report.keywords:
+                continue
+            props = ", ".join(f"{k}={v}" for k, v in report.user_properties)
+            name = report.nodeid.split("::")[-1]
+            rows.append((outcome.upper(), f"{report.duration:6.1f}s", name, props or "-"))
+    if not rows:
+        return
+    terminalreporter.section("chaos summary: faults and floods on real processes")
+    width = max(len(r[2]) for r in rows)
+    for outcome, seconds, name, props in rows:
+        terminalreporter.write_line(f"{outcome:6} {seconds} {name:<{width}}  {props}")
+    failed = sum(r[0] != "PASSED" for r in rows)
+    terminalreporter.write_line(f"{len(rows) - failed} of {len(rows)} faults survived; "
+                                "events lost and leaks are 0 in every passing row")

@@ -41,6 +41,7 @@ from rummy.bots import BOTS
 from rummy.commands import CreateGame, command_kind, make_command
 from rummy.decide import default_command, step
 from rummy.errors import RummyError
+from rummy.events import Event
 from rummy.melds import parse_table
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER, GameState
@@ -328,7 +329,7 @@ class GameApp:
 
     async def command(self, game_id: str, token: str, kind: str, table: Any = None, *,
                       expected_version: int | None = None,
-                      request_id: str = "") -> Outcome:
+                      request_id: str = "", with_view: bool = True) -> Outcome:
         """Run one seat command: authenticate, decide, append, then let bots play.
 
         Args:
@@ -338,6 +339,7 @@ class GameApp:
             table: for ``"meld"``, the whole new table as lists of card tokens.
             expected_version: refuse unless the game is at this version.
             request_id: idempotency key; a retry returns the original outcome.
+            with_view: build the caller's view for the outcome (False: ``view`` is None).
 
         Raises:
             GameNotFound, Unauthenticated, PermissionDenied: unknown game, no or bad token.
@@ -349,7 +351,7 @@ class GameApp:
         label = kind if kind in COMMAND_KINDS else "unknown"
         try:
             out = await self._command(game_id, token, kind, table, expected_version,
-                                      request_id)
+                                      request_id, with_view)
         except BaseException as exc:
             metrics.COMMANDS_TOTAL.labels(label, outcome(exc)).inc()
             raise
@@ -357,7 +359,8 @@ class GameApp:
         return out
 
     async def _command(self, game_id: str, token: str, kind: str, table: Any,
-                       expected_version: int | None, client_request_id: str) -> Outcome:
+                       expected_version: int | None, client_request_id: str,
+                       with_view: bool = True) -> Outcome:
         if expected_version is not None and expected_version < 0:
             raise BadRequest("expected_version must be >= 0")
         if client_request_id and (len(client_request_id) > MAX_REQUEST_ID
@@ -382,7 +385,8 @@ class GameApp:
         except ValueError as e:
             raise BadRequest(str(e)) from None
         body = {"kind": kind, "seat": seat, "table": table, "expected": expected_version}
-        rhash = request_digest(body) if request_id else None
+        # 64 bits of the digest tell a retry from another request under the same id
+        rhash = request_digest(body)[:16] if request_id else None
         for attempt in range(5):
             # first attempt on the cached state; the store is asked only when the cache may
             # be behind (a conflict, or a client that expects another version)
@@ -401,13 +405,14 @@ class GameApp:
                 await self.scheduler.before_append(game_id, meta, new_state)
                 result = await self.repo.append(
                     game_id, events, state.version, request_id=request_id or None,
-                    request_hash=rhash, response={"seat": seat, "command": kind})
+                    request_hash=rhash, response=None)
             except (RummyError, VersionConflict) as exc:
                 if request_id:  # a retry of a command that was applied: its original outcome
                     original = await self.repo.get_request(game_id, request_id, rhash)
                     if original is not None:
                         await self._redrive(game_id)
-                        return await self._outcome(game_id, meta, seat, original, [], True)
+                        return await self._outcome(game_id, meta, seat, original, [], True,
+                                                   with_view)
                 if isinstance(exc, VersionConflict) and attempt < 4 and (
                         expected_version is None or exc.actual == expected_version):
                     continue  # our cache was behind, or someone moved first: decide again
@@ -419,25 +424,33 @@ class GameApp:
                 raise
             if result.duplicate:
                 await self._redrive(game_id)
-                return await self._outcome(game_id, meta, seat, result, [], True)
+                return await self._outcome(game_id, meta, seat, result, [], True, with_view)
             self.repo.remember(game_id, new_state, result.events[-1].ts)
             await self.repo.maybe_snapshot(game_id, new_state)
             more = await self._after(game_id, meta, new_state, result.events[-1].ts,
                                      previous=state)
-            return await self._outcome(game_id, meta, seat, result, more, False)
+            return await self._outcome(game_id, meta, seat, result, more, False, with_view,
+                                       events)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _outcome(self, game_id: str, meta: dict[str, Any], seat: int,
                        result: AppendResult, more: list[StoredEvent],
-                       duplicate: bool) -> Outcome:
+                       duplicate: bool, with_view: bool = True,
+                       appended: Sequence[Event] | None = None) -> Outcome:
+        """The command's outcome as ``seat`` may see it. ``appended``: the core events of
+        ``result`` when the caller has them (no decoding of the stored records)."""
         cached = self.repo.cached(game_id)
         state, ts = (await self.repo.load(game_id) if duplicate or more or cached is None
                      else cached)
-        events = [Timed(se.version, redact_for(meta, seat, self.repo.mapper.to_event(se)),
-                        se.ts)
-                  for se in (*result.events, *more)]
+        to_event = self.repo.mapper.to_event
+        mine = (list(appended) if appended is not None
+                else [to_event(se) for se in result.events])
+        events = [Timed(se.version, redact_for(meta, seat, e), se.ts)
+                  for se, e in zip(result.events, mine, strict=True)]
+        events += [Timed(se.version, redact_for(meta, seat, to_event(se)), se.ts)
+                   for se in more]
         version = result.version if duplicate else max(result.version, state.version)
-        return Outcome(seat, version, events, view(state, seat),
+        return Outcome(seat, version, events, view(state, seat) if with_view else None,
                        deadline(meta, state, ts), duplicate)
 
     async def _after(self, game_id: str, meta: dict[str, Any], state: GameState,

@@ -108,6 +108,12 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    metavar="SECONDS", help="idempotency window: seconds a CreateGame request "
                    "id is remembered, and a finished game keeps its commands' request ids "
                    f"(default {REQUEST_WINDOW:g})")
+    p.add_argument("--processes", type=_positive, default=1, metavar="N",
+                   help="run N server processes on one port (SO_REUSEPORT), one per core; "
+                   "needs --redis-url; copy i serves metrics on --metrics-port + i (default 1)")
+    p.add_argument("--reuse-port", action="store_true",
+                   help="bind with SO_REUSEPORT so several processes share the port (set by "
+                   "--processes for its copies)")
     p.add_argument("--idle-expiry", type=_seconds, default=IDLE_EXPIRY, metavar="SECONDS",
                    help="seconds after which a game with no new event expires with all its "
                    "data (an abandoned game; finished games are kept; 0: never; default "
@@ -157,6 +163,9 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``rummy serve``: run until SIGTERM/SIGINT. Returns the exit code."""
+    if args.processes > 1:
+        from rummy_grpc.processes import supervise
+        return supervise(args)
     from rummy_grpc.server import make_store, serve
     logging.basicConfig(level=os.environ.get("RUMMY_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -177,7 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
-                    request_window=args.request_window,
+                    request_window=args.request_window, reuse_port=args.reuse_port,
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
                     max_streams=args.max_streams)

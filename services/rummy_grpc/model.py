@@ -78,7 +78,7 @@ class Outcome:
         version: the game's version after the command and the bot moves that followed it
             (for a duplicate: after the original append).
         events: the events appended (the command's, then the bots'), redacted for ``seat``.
-        view: the caller's view afterwards.
+        view: the caller's view afterwards (None when the caller asked to omit it).
         turn_deadline: when the seat to act times out (epoch seconds; 0: no time limit).
         duplicate: the ``request_id`` had been applied before; nothing new was appended.
     """
@@ -86,7 +86,7 @@ class Outcome:
     seat: int
     version: int
     events: list[Timed]
-    view: PlayerView
+    view: PlayerView | None
     turn_deadline: float
     duplicate: bool
 

@@ -177,7 +177,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   cache_size: int = 4096,
                   health_interval: float = HEALTH_INTERVAL, lease: float = LEASE_SECONDS,
                   poll: float = POLL_SECONDS, max_events: int = MAX_EVENTS,
-                  request_window: float = REQUEST_WINDOW,
+                  request_window: float = REQUEST_WINDOW, reuse_port: bool = False,
                   max_streams_per_game: int = MAX_STREAMS_PER_GAME,
                   max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
                   max_streams: int = MAX_STREAMS) -> tuple[RummyServer, int]:
@@ -196,6 +196,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         poll: seconds between two polls of the store's due games.
         max_events: cap of events per game (commands past it: FAILED_PRECONDITION).
         request_window: seconds a CreateGame request id is remembered.
+        reuse_port: bind with ``SO_REUSEPORT`` (several processes on one port,
+            ``rummy serve --processes``); off by default, so a taken port is an error.
         max_streams_per_game: open ``StreamEvents`` calls allowed on one game.
         max_streams_per_client: open streams allowed to one client (its seat token, else
             its host).
@@ -219,7 +221,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         interceptors=[MetricsInterceptor()],
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
-                 ("grpc.so_reuseport", 0)])
+                 ("grpc.so_reuseport", 1 if reuse_port else 0)])
     # the generated registration, with requests decoded inside the call: undecodable bytes
     # get INVALID_ARGUMENT (MALFORMED) instead of grpcio's UNKNOWN and logged traceback
     add_decoding_servicer(pb_grpc.add_GameServiceServicer_to_server,

@@ -44,11 +44,13 @@ async def _call(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]
 
 
 def _result(out: Outcome) -> pb.CommandResult:
-    return pb.CommandResult(
+    result = pb.CommandResult(
         version=out.version,
         events=[event_to_proto(t.event, t.version, t.ts) for t in out.events],
-        view=view_to_proto(out.view, turn_deadline=out.turn_deadline),
         duplicate=out.duplicate)
+    if out.view is not None:
+        result.view.CopyFrom(view_to_proto(out.view, turn_deadline=out.turn_deadline))
+    return result
 
 
 def _options(request: Any) -> tuple[int | None, str]:
@@ -88,7 +90,7 @@ class GameServicer(pb_grpc.GameServiceServicer):
         expected, request_id = _options(request)
         out = await _call(context, lambda: self.app.command(
             request.game_id, request.token, kind, table, expected_version=expected,
-            request_id=request_id))
+            request_id=request_id, with_view=not request.options.omit_view))
         return _result(out)
 
     async def Draw(self, request: pb.DrawRequest,

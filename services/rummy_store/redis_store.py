@@ -3,9 +3,12 @@
 Keys (``P`` is the prefix, default ``"rummy"``; ``{G}`` the game id in a hash tag, so all keys
 of one game live on one Redis Cluster shard):
 
-- ``P:{G}:events``   the stream; one entry per event, id ``0-<version>``, fields
-  ``type``, ``data`` (the event as JSON) and ``ts`` (Redis server time, seconds); no MAXLEN.
-- ``P:{G}:requests`` hash: request id -> JSON ``{"hash", "first", "last", "response"}``.
+- ``P:{G}:events``   the stream; one entry per event, id ``0-<version>``, fields ``data``
+  (the event as JSON, its ``type`` inside) and ``t`` (Redis server time, integer
+  milliseconds); no MAXLEN. Entries written before issue 15 have ``type``, ``data`` and
+  ``ts`` (seconds) and still read.
+- ``P:{G}:requests`` hash: request id -> ``hash|first|last`` (or JSON ``{"hash", "first",
+  "last", "response"}`` when a response blob is kept).
 - ``P:{G}:meta``     string: the game's metadata as JSON.
 - ``P:{G}:snapshots`` sorted set: one member per snapshot, score = its stream version,
   member = ``"<version>:<data as JSON>"`` (the version in the member keeps two snapshots with
@@ -67,7 +70,7 @@ __all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
 #: snapshots). ARGV: expected version, request id ("" for none), request hash, request record
 #: JSON, n, type and data JSON of each event, then the idle expiry in ms (0: none), which
 #: every key of the game gets after a successful append.
-#: Returns {"ok", ts} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
+#: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
 local stream, requests = KEYS[1], KEYS[2]
 local expected = tonumber(ARGV[1])
@@ -76,8 +79,14 @@ local n = tonumber(ARGV[5])
 if rid ~= '' then
   local prior = redis.call('HGET', requests, rid)
   if prior then
-    local ok, decoded = pcall(cjson.decode, prior)
-    if ok and decoded['hash'] == rhash then
+    local hash
+    if string.sub(prior, 1, 1) == '{' then  -- a JSON record (with a response blob)
+      local ok, decoded = pcall(cjson.decode, prior)
+      if ok then hash = decoded['hash'] end
+    else  -- a compact record: hash|first|last
+      hash = string.match(prior, '^([^|]*)|')
+    end
+    if hash == rhash then
       return {'duplicate', prior}
     end
     return {'reused', prior}
@@ -95,10 +104,10 @@ if actual ~= expected then
   return {'conflict', tostring(actual)}
 end
 local t = redis.call('TIME')
-local ts = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+local ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 for i = 1, n do
   redis.call('XADD', stream, '0-' .. tostring(expected + i),
-             'type', ARGV[4 + 2 * i], 'data', ARGV[5 + 2 * i], 'ts', ts)
+             'data', ARGV[5 + 2 * i], 't', ms)
 end
 if rid ~= '' then
   redis.call('HSET', requests, rid, record)
@@ -107,7 +116,7 @@ local ttl = tonumber(ARGV[6 + 2 * n])
 if ttl and ttl > 0 then
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return {'ok', ts}
+return {'ok', ms}
 """
 
 #: Record a due time. KEYS: due set. ARGV: game id, delay (s), "1" to keep an earlier one.
@@ -151,6 +160,23 @@ connections a burst of new streams takes)."""
 
 MAX_CONNECTIONS = 1024
 """Default size of a store's connection pool (see :meth:`RedisEventStore.from_url`)."""
+
+
+def _record(request_hash: str, first: int, last: int,
+            response: dict[str, Any] | None) -> str:
+    """A request record: ``hash|first|last`` (compact: a record is kept per command while
+    the game runs), or JSON when there is a ``response`` blob to keep."""
+    if response is None and "|" not in request_hash and not request_hash.startswith("{"):
+        return f"{request_hash}|{first}|{last}"
+    return dumps({"hash": request_hash, "first": first, "last": last, "response": response})
+
+
+def _parse_record(text: str) -> dict[str, Any]:
+    """A request record back as ``{"hash", "first", "last", "response"}`` (either form)."""
+    if text.startswith("{"):
+        return dict(json.loads(text))
+    request_hash, first, last = text.rsplit("|", 2)
+    return {"hash": request_hash, "first": int(first), "last": int(last), "response": None}
 
 
 def _s(value: Any) -> str:
@@ -244,14 +270,8 @@ class RedisEventStore:
         check_request_id(request_id)
         encoded = serialise_events(events)
         response_json = dumps(response)
-        record = dumps(
-            {
-                "hash": request_hash or "",
-                "first": expected_version + 1,
-                "last": expected_version + len(encoded),
-                "response": response,
-            }
-        )
+        record = _record(request_hash or "", expected_version + 1,
+                         expected_version + len(encoded), response)
         args: list[Any] = [expected_version, request_id or "", request_hash or "", record]
         args.append(len(encoded))
         for kind, text in encoded:
@@ -260,7 +280,7 @@ class RedisEventStore:
         keys = [stream, requests, self.key(game_id, "meta"), self.key(game_id, "snapshots")]
         status, value = (_s(x) for x in await self._append(keys=keys, args=args))
         if status == "ok":
-            ts = float(value)
+            ts = int(value) / 1000
             new = tuple(
                 StoredEvent(version=expected_version + i, type=kind, data=json.loads(text), ts=ts)
                 for i, (kind, text) in enumerate(encoded, start=1)
@@ -279,7 +299,7 @@ class RedisEventStore:
         if status == "reused":
             raise RequestIdReused(game_id, request_id)
         if status == "duplicate":
-            prior = json.loads(value)
+            prior = _parse_record(value)
             first, last = int(prior["first"]), int(prior["last"])
             original = await self.read(game_id, first - 1, last) if last >= first else []
             if first == 1 and original:
@@ -303,7 +323,7 @@ class RedisEventStore:
         raw = await self._r.hget(self.key(game_id, "requests"), request_id)
         if raw is None:
             return None
-        prior = json.loads(_s(raw))
+        prior = _parse_record(_s(raw))
         if prior["hash"] != (request_hash or ""):
             raise RequestIdReused(game_id, request_id)
         first, last = int(prior["first"]), int(prior["last"])
@@ -539,9 +559,10 @@ class RedisEventStore:
     def _decode(entry: Any) -> StoredEvent:
         entry_id, fields = entry
         fields = {_s(k): _s(v) for k, v in fields.items()}
+        data = json.loads(fields["data"])
         return StoredEvent(
             version=int(_s(entry_id).partition("-")[2]),
-            type=fields["type"],
-            data=json.loads(fields["data"]),
-            ts=float(fields["ts"]),
+            type=fields.get("type") or data["type"],  # entries before issue 15 have both
+            data=data,
+            ts=int(fields["t"]) / 1000 if "t" in fields else float(fields["ts"]),
         )

@@ -6,6 +6,7 @@ only append path, safety of a retry after a lost reply, RESP2 and RESP3 clients,
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import redis
@@ -33,8 +34,29 @@ async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) 
     await redis_store.append("g1", events(2, 4), 3)
     raw = await redis_store.client.xrange(redis_store.key("g1", "events"))
     assert [entry_id for entry_id, _ in raw] == ["0-1", "0-2", "0-3", "0-4", "0-5"]
-    assert set(raw[0][1]) == {"type", "data", "ts"}
-    assert raw[0][1]["type"] == "Knocked"
+    # issue 15: two fields per entry, the type inside the JSON, the time in integer ms
+    assert set(raw[0][1]) == {"data", "t"}
+    assert json.loads(raw[0][1]["data"])["type"] == "Knocked"
+    assert raw[0][1]["t"].isdigit() and len(raw[0][1]["t"]) == 13
+
+
+@pytest.mark.asyncio
+async def test_entries_of_the_earlier_format_still_read(redis_store: RedisEventStore) -> None:
+    # entries before issue 15: type, data and ts (seconds) fields; request records in JSON
+    key = redis_store.key("old", "events")
+    for v, event in enumerate(events(2), start=1):
+        await redis_store.client.xadd(key, {"type": event["type"], "data": json.dumps(event),
+                                            "ts": "1700000000.250000"}, id=f"0-{v}")
+    await redis_store.client.hset(redis_store.key("old", "requests"), "r1", json.dumps(
+        {"hash": "h", "first": 1, "last": 2, "response": {"seat": 0}}))
+    read = await redis_store.read("old")
+    assert [(e.version, e.type, e.ts) for e in read] == [
+        (1, events(2)[0]["type"], 1700000000.25), (2, events(2)[1]["type"], 1700000000.25)]
+    again = await redis_store.append("old", events(1, 3), 2, request_id="r1", request_hash="h")
+    assert again.duplicate and again.version == 2 and again.response == {"seat": 0}
+    new = await redis_store.append("old", events(1, 3), 2, request_id="r2", request_hash="h")
+    assert [e.version for e in await redis_store.read("old")] == [1, 2, 3]
+    assert new.events[0].ts == (await redis_store.read("old", 2))[0].ts
 
 
 @pytest.mark.asyncio

@@ -88,6 +88,7 @@ def _start_redis(port: int) -> subprocess.Popen:
 
 
 @pytest.mark.asyncio
+@pytest.mark.chaos
 async def test_health_follows_the_store_through_a_killed_redis():
     # issue 12 item 4: with Redis down, health stayed SERVING and calls said INTERNAL.
     # A private redis-server is SIGKILLed and started again on the same port.

@@ -146,6 +146,7 @@ def oversized(game_id: str) -> tuple[str, Code, Call]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.chaos
 async def test_a_flood_of_malformed_requests(running, store, caplog, record_property):
     caplog.set_level(logging.INFO)
     created = await running.stub.CreateGame(pb.CreateGameRequest(

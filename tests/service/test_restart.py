@@ -18,7 +18,7 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from .conftest import ADMIN_TOKEN, REDIS_URL, bots, humans, play_turns
 
-pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.slow]
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.slow, pytest.mark.chaos]
 
 ROOT = Path(__file__).resolve().parents[2]
 

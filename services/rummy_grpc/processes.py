@@ -1,0 +1,133 @@
+"""``rummy serve --processes N``: N server processes behind one port (``SO_REUSEPORT``).
+
+One Python process runs one event loop on one core. With ``--processes N`` the command
+becomes a small supervisor: it starts N copies of ``rummy serve`` (the same flags, one
+process each, all bound to the same port with ``SO_REUSEPORT``, so the kernel spreads new
+connections across them), writes the port file once all of them serve, forwards SIGTERM and
+SIGINT, and starts a copy again (after a back-off) when one dies. The copies are ordinary
+replicas: they share nothing but the event store (games, due bot turns and turn deadlines
+live there), so any copy serves any game. gRPC keeps one HTTP/2 connection per channel, so
+spread load by opening several channels (or use a proxy that balances per request).
+
+Needs a shared store (``--redis-url``): N in-memory stores would be N separate services.
+Each copy's Prometheus endpoint is ``--metrics-port`` + its index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: flags that the supervisor sets per copy (value-taking; dropped from the copied argv)
+_PER_COPY = ("--processes", "--port", "--port-file", "--metrics-port")
+
+
+def copy_argv(argv: list[str]) -> list[str]:
+    """The ``serve`` arguments of ``argv`` (everything after ``serve``) without the flags
+    the supervisor sets per copy (:data:`_PER_COPY`, as ``--flag value`` or
+    ``--flag=value``)."""
+    rest = argv[argv.index("serve") + 1:] if "serve" in argv else list(argv)
+    out: list[str] = []
+    skip = False
+    for arg in rest:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in _PER_COPY:
+            skip = "=" not in arg
+            continue
+        out.append(arg)
+    return out
+
+
+def free_port(host: str) -> int:
+    """A TCP port free on ``host`` now (for ``--port 0`` with several processes)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host if host not in ("0.0.0.0", "::") else "", 0))
+        return int(s.getsockname()[1])
+
+
+def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
+    """Run ``args.processes`` copies of ``rummy serve`` on one port until SIGTERM/SIGINT.
+
+    Args:
+        args: the parsed ``serve`` arguments (``processes``, ``host``, ``port``,
+            ``port_file``, ``metrics_port``, ``redis_url``, ``store``).
+        argv: the command line to copy (default ``sys.argv``).
+
+    Returns:
+        The exit code: 0 after a clean shutdown, 1 when a copy could not start, 2 for an
+        unusable combination of flags.
+    """
+    n = args.processes
+    if (args.store or ("redis" if args.redis_url else "memory")) != "redis":
+        print("error: --processes > 1 needs a shared event store (--redis-url): "
+              "in-memory stores would be separate services", file=sys.stderr)
+        return 2
+    port = args.port or free_port(args.host)
+    base = copy_argv(list(sys.argv if argv is None else argv))
+    tmp = Path(tempfile.mkdtemp(prefix="rummy-serve-"))
+    stop = False
+
+    def start(i: int) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", "rummy_grpc", "serve", *base, "--port", str(port),
+               "--processes", "1", "--reuse-port", "--port-file", str(tmp / f"port{i}")]
+        if args.metrics_port is not None:
+            cmd += ["--metrics-port", str(args.metrics_port + i)]
+        return subprocess.Popen(cmd)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        nonlocal stop
+        stop = True
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signum)
+
+    procs = [start(i) for i in range(n)]
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    deadline = time.monotonic() + 60
+    while not all((tmp / f"port{i}").exists() for i in range(n)):
+        dead = [p for p in procs if p.poll() is not None]
+        if dead or time.monotonic() > deadline:
+            on_signal(signal.SIGTERM, None)
+            for p in procs:
+                p.wait(30)
+            print(f"error: {len(dead) or n} of {n} server processes did not start",
+                  file=sys.stderr)
+            return 1
+        time.sleep(0.05)
+    print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
+          f"(SO_REUSEPORT)", flush=True)
+    if args.port_file:
+        part = args.port_file + ".tmp"
+        with open(part, "w") as f:
+            f.write(str(port))
+        os.replace(part, args.port_file)
+    restarts = [0] * n
+    while not stop:
+        time.sleep(0.2)
+        for i, proc in enumerate(procs):
+            if proc.poll() is not None and not stop:
+                restarts[i] += 1
+                delay = min(30.0, 0.5 * 2 ** min(restarts[i], 6))
+                print(f"server process {i} exited with {proc.returncode}; starting it again "
+                      f"in {delay:.1f} s", file=sys.stderr, flush=True)
+                time.sleep(delay)
+                if not stop:
+                    (tmp / f"port{i}").unlink(missing_ok=True)
+                    procs[i] = start(i)
+    codes = [p.wait(60) for p in procs]
+    return 0 if all(c in (0, -signal.SIGTERM, -signal.SIGINT) for c in codes) else 1
+
+
+__all__ = ["copy_argv", "supervise"]
