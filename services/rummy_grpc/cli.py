@@ -114,7 +114,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    f"new stream gets RESOURCE_EXHAUSTED (default {MAX_STREAMS_PER_GAME})")
     p.add_argument("--max-streams-per-client", type=_positive, default=MAX_STREAMS_PER_CLIENT,
                    metavar="N", help="open streams allowed to one client: its seat token, "
-                   f"else its host (default {MAX_STREAMS_PER_CLIENT})")
+                   "else its caller (API key name, certificate CN, else host) (default "
+                   f"{MAX_STREAMS_PER_CLIENT})")
     p.add_argument("--max-streams", type=_positive, default=MAX_STREAMS, metavar="N",
                    help=f"open streams allowed on this server (default {MAX_STREAMS})")
     p.add_argument("--port-file", help="write the bound port to this file once serving")

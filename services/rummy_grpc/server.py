@@ -233,7 +233,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         request_window: seconds a CreateGame request id is remembered.
         max_streams_per_game: open ``StreamEvents`` calls allowed on one game.
         max_streams_per_client: open streams allowed to one client (its seat token, else
-            its host).
+            its caller: API key name, certificate CN, else host).
         max_streams: open streams allowed on this server. Past any of the three bounds a new
             stream fails at once with ``RESOURCE_EXHAUSTED`` (reason ``STREAM_LIMIT``).
         tls: certificate, key and optional client CA (mutual TLS); ``None``: plaintext.
