@@ -2,7 +2,11 @@
 since the core never imports grpc or redis):
 
 * ``rummy serve [--redis-url URL] [--port P] [--metrics-port M] [--store memory|redis]
-  [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]``
+  [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]
+  [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
+  [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
+  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N]``;
+  ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
 * ``rummy replay --redis-url URL GAME_ID [--step] [--at N]`` (registered here only when the
@@ -30,6 +34,10 @@ from rummy_grpc.model import (
     MAX_STREAMS_PER_CLIENT,
     MAX_STREAMS_PER_GAME,
     POLL_SECONDS,
+    RATE_BURST,
+    RATE_COMMANDS,
+    RATE_CREATE,
+    RATE_CREATE_BURST,
     REQUEST_WINDOW,
 )
 
@@ -68,6 +76,21 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _rate(text: str) -> float:
+    """An ``argparse`` type: calls per second, ``R`` or ``R/s``, finite and >= 0."""
+    body = text.strip()
+    if body.endswith("/s"):
+        body = body[:-2]
+    try:
+        value = float(body)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate (calls per second, e.g. 50 or 50/s): "
+                                         f"{text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite rate >= 0, got {text}")
+    return value
+
+
 def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``serve`` on an ``argparse`` subparsers object; returns its parser."""
     p = sub.add_parser(
@@ -91,7 +114,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    f"new stream gets RESOURCE_EXHAUSTED (default {MAX_STREAMS_PER_GAME})")
     p.add_argument("--max-streams-per-client", type=_positive, default=MAX_STREAMS_PER_CLIENT,
                    metavar="N", help="open streams allowed to one client: its seat token, "
-                   f"else its host (default {MAX_STREAMS_PER_CLIENT})")
+                   "else its caller (API key name, certificate CN, else host) (default "
+                   f"{MAX_STREAMS_PER_CLIENT})")
     p.add_argument("--max-streams", type=_positive, default=MAX_STREAMS, metavar="N",
                    help=f"open streams allowed on this server (default {MAX_STREAMS})")
     p.add_argument("--port-file", help="write the bound port to this file once serving")
@@ -118,6 +142,44 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="seconds after which a game with no new event expires with all its "
                    "data (an abandoned game; finished games are kept; 0: never; default "
                    f"{IDLE_EXPIRY:g} = 7 days)")
+    sec = p.add_argument_group(
+        "transport security and callers",
+        "TLS, client certificates, API keys and per-caller rate limits (docs/security-"
+        "transport.md). Without --api-keys or --allow-client-cn, CreateGame and admin "
+        "requests are open to every caller.")
+    sec.add_argument("--tls-cert", metavar="FILE",
+                     help="PEM certificate chain: serve TLS only (needs --tls-key); reloaded "
+                     "when the file changes or on SIGHUP")
+    sec.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    sec.add_argument("--tls-client-ca", metavar="FILE",
+                     help="PEM CA(s): require client certificates signed by it (mutual TLS)")
+    sec.add_argument("--api-keys", metavar="FILE",
+                     help="known callers' API keys, one name:sha256hex a line (only digests "
+                     "at rest); clients send 'authorization: Bearer <key>'")
+    sec.add_argument("--allow-client-cn", action="append", default=[], metavar="NAME",
+                     help="a client-certificate subject CN or SAN that is a known caller "
+                     "(repeatable; needs --tls-client-ca)")
+    sec.add_argument("--admin-token-file", metavar="FILE",
+                     help="read the admin token from this file (default: "
+                     "$RUMMY_ADMIN_TOKEN_FILE, else $RUMMY_ADMIN_TOKEN)")
+    sec.add_argument("--rate-commands", type=_rate, default=RATE_COMMANDS, metavar="R/s",
+                     help="game calls (all but CreateGame) per second per caller; past it "
+                     f"RESOURCE_EXHAUSTED RATE_LIMITED (default {RATE_COMMANDS:g}/s; 0: off)")
+    sec.add_argument("--rate-burst", type=_positive, default=RATE_BURST, metavar="N",
+                     help=f"burst of --rate-commands, in calls (default {RATE_BURST})")
+    sec.add_argument("--rate-create", type=_rate, default=RATE_CREATE, metavar="R/s",
+                     help="CreateGame calls per second per caller (default "
+                     f"{RATE_CREATE:g}/s; 0: off)")
+    sec.add_argument("--rate-create-burst", type=_positive, default=RATE_CREATE_BURST,
+                     metavar="N", help="burst of --rate-create, in calls (default "
+                     f"{RATE_CREATE_BURST})")
+    keys = sec.add_mutually_exclusive_group()
+    keys.add_argument("--new-api-key", metavar="NAME",
+                      help="print a new random API key, then its --api-keys line "
+                      "NAME:sha256hex, and exit")
+    keys.add_argument("--hash-api-key", metavar="NAME",
+                      help="read an API key from stdin, print its --api-keys line "
+                      "NAME:sha256hex, and exit")
     p.set_defaults(func=cmd_serve)
     return cast(argparse.ArgumentParser, p)
 
@@ -161,19 +223,97 @@ def add_parsers(sub: Any) -> None:
 
 # ---------------------------------------------------------------------------- commands
 
+def _api_key_line(args: argparse.Namespace) -> int:
+    """``--new-api-key NAME`` / ``--hash-api-key NAME``: print an ``--api-keys`` line."""
+    from rummy_grpc.callers import hash_api_key, new_api_key, parse_api_keys
+    name = args.new_api_key or args.hash_api_key
+    key = new_api_key() if args.new_api_key else sys.stdin.readline().strip()
+    try:
+        line = f"{name}:{hash_api_key(key)}"
+        parse_api_keys(line, "--new-api-key/--hash-api-key")  # the name is valid
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.new_api_key:
+        print(key)
+    print(line)
+    return 0
+
+
+def _admin_token(args: argparse.Namespace) -> str | None:
+    """The admin token: ``--admin-token-file``, else ``$RUMMY_ADMIN_TOKEN_FILE``, else
+    ``$RUMMY_ADMIN_TOKEN`` (``None``: none).
+
+    Raises:
+        ValueError: the file cannot be read or is empty.
+    """
+    path = args.admin_token_file or os.environ.get("RUMMY_ADMIN_TOKEN_FILE")
+    if not path:
+        return os.environ.get("RUMMY_ADMIN_TOKEN") or None
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read the admin token file {path}: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    if not token:
+        raise ValueError(f"the admin token file {path} is empty")
+    return token
+
+
+def serve_security(args: argparse.Namespace) -> dict[str, Any]:
+    """The TLS, caller and rate-limit options of ``rummy serve`` as :func:`create_server`
+    keyword arguments, every file read and checked now.
+
+    Raises:
+        ValueError: a bad combination of flags, or a file that cannot be used (TLS files
+            missing, unreadable, not PEM, a key that does not match its certificate; an API
+            keys file with a bad line; an empty admin token file). The message is one line.
+    """
+    from rummy_grpc.callers import CallerPolicy, load_api_keys
+    from rummy_grpc.tls import TlsConfig, load_key_pair
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ValueError("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+    if args.allow_client_cn and not args.tls_client_ca:
+        raise ValueError("--allow-client-cn needs --tls-client-ca (client certificates)")
+    tls = None
+    if args.tls_cert:
+        tls = TlsConfig(args.tls_cert, args.tls_key, args.tls_client_ca)
+        load_key_pair(tls)
+    keys = load_api_keys(args.api_keys) if args.api_keys else []
+    return {"tls": tls, "callers": CallerPolicy(keys, args.allow_client_cn),
+            "admin_token": _admin_token(args),
+            "rate_commands": args.rate_commands, "rate_burst": args.rate_burst,
+            "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst}
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    """``rummy serve``: run until SIGTERM/SIGINT. Returns the exit code."""
+    """``rummy serve``: run until SIGTERM/SIGINT. Returns the exit code: 0 after a clean
+    shutdown, 2 for bad flags or unusable files (TLS, API keys, admin token), 1 when it
+    cannot serve (port taken, store unreachable)."""
+    if args.new_api_key or args.hash_api_key:
+        return _api_key_line(args)
     if args.processes > 1:
         from rummy_grpc.processes import supervise
         return supervise(args)
     from rummy_grpc.server import make_store, serve
+    try:
+        security = serve_security(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=os.environ.get("RUMMY_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kind = args.store or ("redis" if args.redis_url else "memory")
 
+    transport = ("plaintext" if security["tls"] is None
+                 else "mutual TLS" if security["tls"].mutual else "TLS")
+
     def ready(port: int) -> None:
-        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind})",
-              flush=True)
+        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind}, "
+              f"{transport})", flush=True)
         if args.port_file:
             tmp = args.port_file + ".tmp"
             with open(tmp, "w") as f:
@@ -189,7 +329,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     request_window=args.request_window, reuse_port=args.reuse_port,
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
-                    max_streams=args.max_streams)
+                    max_streams=args.max_streams, **security)
 
     import redis.exceptions
 

@@ -18,13 +18,17 @@ exception                         status               details
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
 ``StreamLimitExceeded``           RESOURCE_EXHAUSTED   reason ``STREAM_LIMIT``
+``NoCredentials``                 UNAUTHENTICATED      reason ``NO_CREDENTIALS``
+``BadCredentials``                PERMISSION_DENIED    reason ``BAD_CREDENTIALS``
+``RateLimited``                   RESOURCE_EXHAUSTED   reason ``RATE_LIMITED``, RetryInfo
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
 ================================  ===================  =====================================
 
 Every rule-related status carries the rule id (``"R5.8"``) three ways: in the message, in the
 trailing metadata key ``rummy-rule``, and in a ``google.rpc.ErrorInfo`` detail
 (``metadata["rule"]``, domain ``rummy``) of the standard ``grpc-status-details-bin`` trailer
-(read it with ``grpc_status.rpc_status.from_call``).
+(read it with ``grpc_status.rpc_status.from_call``). ``RATE_LIMITED`` adds a
+``google.rpc.RetryInfo`` detail (``retry_delay``: how long to wait) after the ErrorInfo.
 """
 
 from __future__ import annotations
@@ -132,17 +136,59 @@ class StreamLimitExceeded(ServiceError):
                 "is reached; close a stream you no longer read, or retry later with back-off")
 
 
+class NoCredentials(ServiceError):
+    """A call reserved to known callers (``CreateGame``, a request with ``admin_token``)
+    came with no caller credentials: no ``authorization`` API key and no client certificate
+    (:mod:`rummy_grpc.callers`)."""
+
+    def __init__(self) -> None:
+        super().__init__("this call is reserved to known callers: send an API key "
+                         "(metadata 'authorization: Bearer <key>') or a client certificate "
+                         "the server accepts")
+
+
+class BadCredentials(ServiceError):
+    """A call reserved to known callers came with credentials the server does not accept.
+    The message is the same whatever was wrong (malformed header, unknown key, a certificate
+    name not allowed): it never tells which part failed."""
+
+    def __init__(self) -> None:
+        super().__init__("the caller's credentials are not accepted for this call")
+
+
+class RateLimited(ServiceError):
+    """A caller went past its rate limit (:class:`rummy_grpc.limits.RateLimiter`).
+
+    Attributes:
+        kind: which limit: ``"command"`` (game calls) or ``"create"`` (``CreateGame``).
+        retry_after: seconds until the caller's next call of that kind is admitted (> 0).
+    """
+
+    def __init__(self, kind: str, retry_after: float) -> None:
+        super().__init__(kind, retry_after)
+        self.kind = kind
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        what = "CreateGame calls" if self.kind == "create" else "game calls"
+        return (f"rate limit of {what} for this caller reached; retry in "
+                f"{self.retry_after:.3f} s (RetryInfo detail)")
+
+
 MAX_MESSAGE = 1000  #: characters of an error message sent to a client
 
 
 @dataclass(frozen=True, slots=True)
 class Mapped:
-    """A gRPC status for an exception: code, message, ErrorInfo reason, rule id (or "")."""
+    """A gRPC status for an exception: code, message, ErrorInfo reason, rule id (or ""),
+    and ``retry_delay``: seconds a client should wait before retrying (> 0: a
+    ``google.rpc.RetryInfo`` detail is added; 0: none)."""
 
     code: grpc.StatusCode
     message: str
     reason: str
     rule: str = ""
+    retry_delay: float = 0.0
 
     def __post_init__(self) -> None:
         # messages may quote client input: keep them (and the details trailer) far below
@@ -152,15 +198,24 @@ class Mapped:
 
     def status(self) -> grpc.Status:
         """The rich status (``google.rpc.Status`` with one ``ErrorInfo``: reason, domain
-        ``rummy``, ``metadata["rule"]``), built by grpcio-status's ``rpc_status.to_status``,
-        which puts it in the ``grpc-status-details-bin`` trailer."""
+        ``rummy``, ``metadata["rule"]``; then a ``RetryInfo`` when ``retry_delay`` > 0),
+        built by grpcio-status's ``rpc_status.to_status``, which puts it in the
+        ``grpc-status-details-bin`` trailer."""
         info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
         if self.rule:
             info.metadata["rule"] = self.rule
         detail = any_pb2.Any()
         detail.Pack(info)
+        details = [detail]
+        if self.retry_delay > 0:
+            retry = error_details_pb2.RetryInfo()
+            nanos = max(1, round(self.retry_delay * 1e9))
+            retry.retry_delay.seconds, retry.retry_delay.nanos = divmod(nanos, 10**9)
+            extra = any_pb2.Any()
+            extra.Pack(retry)
+            details.append(extra)
         return rpc_status.to_status(status_pb2.Status(
-            code=self.code.value[0], message=self.message, details=[detail]))
+            code=self.code.value[0], message=self.message, details=details))
 
     def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         """``rummy-reason``, ``rummy-rule`` (if any) and ``grpc-status-details-bin``."""
@@ -188,6 +243,13 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED")
     if isinstance(exc, BadRequest):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST", exc.rule)
+    if isinstance(exc, NoCredentials):
+        return Mapped(grpc.StatusCode.UNAUTHENTICATED, str(exc), "NO_CREDENTIALS")
+    if isinstance(exc, BadCredentials):
+        return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "BAD_CREDENTIALS")
+    if isinstance(exc, RateLimited):
+        return Mapped(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "RATE_LIMITED",
+                      retry_delay=exc.retry_after)
     if isinstance(exc, Unauthenticated):
         return Mapped(grpc.StatusCode.UNAUTHENTICATED, str(exc), "NO_TOKEN")
     if isinstance(exc, PermissionDenied):

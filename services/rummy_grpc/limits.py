@@ -1,4 +1,5 @@
-"""Bounds on open ``StreamEvents`` calls (issue 12): per game, per client and per server.
+"""Bounds on open ``StreamEvents`` calls (issue 12): per game, per client and per server;
+and per-caller rate limits (:class:`RateLimiter`, issue 17).
 
 A client is the caller's seat token if it gave one (kept as a SHA-256 digest, never in clear),
 else the host of its address (``context.peer()``: ``ipv4:10.0.0.7:53211`` -> ``10.0.0.7``).
@@ -10,24 +11,34 @@ handler ends for any reason (end of game, cancellation, deadline, error).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rummy_grpc import metrics
-from rummy_grpc.errors import StreamLimitExceeded
-from rummy_grpc.model import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, MAX_STREAMS_PER_GAME
+from rummy_grpc.errors import RateLimited, StreamLimitExceeded
+from rummy_grpc.model import (
+    MAX_STREAMS,
+    MAX_STREAMS_PER_CLIENT,
+    MAX_STREAMS_PER_GAME,
+    RATE_CALLERS,
+)
 
 
-def client_key(token: str, peer: str) -> str:
-    """Who a stream counts against: ``"token:<sha256 prefix>"`` for a seat token, else
-    ``"host:<host>"`` from a gRPC peer string (``ipv4:H:P``, ``ipv6:[H]:P``, ``unix:PATH``;
-    anything else is taken whole).
+def client_key(token: str, peer: str, caller: str = "") -> str:
+    """Who a stream counts against: ``"token:<sha256 prefix>"`` for a seat token, else the
+    caller identity ``caller`` when given (``"key:<name>"``, ``"cn:<name>"``: see
+    :mod:`rummy_grpc.callers`), else ``"host:<host>"`` from a gRPC peer string (``ipv4:H:P``,
+    ``ipv6:[H]:P``, ``unix:PATH``; anything else is taken whole).
 
     >>> client_key("", "ipv6:[::1]:5000"), client_key("", "ipv4:127.0.0.1:41234")
     ('host:::1', 'host:127.0.0.1')
     """
     if token:
         return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    if caller:
+        return caller
     kind, _, rest = peer.partition(":")
     if kind == "ipv4":
         return "host:" + rest.rpartition(":")[0]
@@ -114,5 +125,86 @@ class StreamLimits:
             self.release(game_id, client)
 
 
-__all__ = ["MAX_STREAMS", "MAX_STREAMS_PER_CLIENT", "MAX_STREAMS_PER_GAME", "StreamLimits",
-           "client_key"]
+
+
+
+class RateLimiter:
+    """Token buckets, one per caller: each holds up to ``burst`` calls and refills at
+    ``rate`` calls per second. Memory is bounded: at most ``max_callers`` buckets are kept,
+    the least recently used dropped first (a dropped bucket would be full again after
+    ``burst / rate`` idle seconds anyway, so only a caller idle that long or longer loses
+    nothing by it; one pushed out sooner starts again with a full bucket).
+
+    Use it from one event loop (no locking).
+
+    Args:
+        rate: calls per second per caller (> 0), or 0 to admit every call.
+        burst: bucket size in calls (>= 1).
+        kind: the label of ``rummy_rate_limited_total`` and of the errors raised.
+        max_callers: most buckets kept.
+        clock: monotonic seconds.
+
+    Raises:
+        ValueError: a negative or non-finite rate, a burst < 1, ``max_callers`` < 1.
+    """
+
+    def __init__(self, rate: float, burst: int, *, kind: str = "command",
+                 max_callers: int = RATE_CALLERS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not (0 <= rate < float("inf")):
+            raise ValueError(f"rate must be a finite number of calls per second >= 0, "
+                             f"got {rate!r}")
+        if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+            raise ValueError(f"burst must be an integer >= 1, got {burst!r}")
+        if max_callers < 1:
+            raise ValueError(f"max_callers must be >= 1, got {max_callers!r}")
+        self.rate = float(rate)
+        self.burst = burst
+        self.kind = kind
+        self.max_callers = max_callers
+        self._clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        """caller -> (tokens at ``stamp``, stamp)"""
+
+    @property
+    def enabled(self) -> bool:
+        """False when the rate is 0 (every call admitted, nothing kept)."""
+        return self.rate > 0
+
+    def __len__(self) -> int:
+        """Buckets kept now."""
+        return len(self._buckets)
+
+    def delay(self, caller: str) -> float:
+        """Take one call from ``caller``'s bucket: 0.0 when admitted, else the seconds until
+        the bucket holds a whole call again (nothing is taken then)."""
+        if not self.enabled:
+            return 0.0
+        now = self._clock()
+        tokens, stamp = self._buckets.pop(caller, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - stamp) * self.rate)
+        wait = 0.0
+        if tokens >= 1.0:
+            tokens -= 1.0
+        else:
+            wait = (1.0 - tokens) / self.rate
+        self._buckets[caller] = (tokens, now)  # most recently used last
+        while len(self._buckets) > self.max_callers:
+            self._buckets.popitem(last=False)
+        return wait
+
+    def take(self, caller: str) -> None:
+        """:meth:`delay`, raising when the call is not admitted.
+
+        Raises:
+            RateLimited: ``caller`` is past its limit (``retry_after``: seconds to wait);
+                counted in ``rummy_rate_limited_total{kind}``.
+        """
+        wait = self.delay(caller)
+        if wait > 0:
+            metrics.RATE_LIMITED_TOTAL.labels(self.kind).inc()
+            raise RateLimited(self.kind, wait)
+
+
+__all__ = ["MAX_STREAMS", "MAX_STREAMS_PER_CLIENT", "MAX_STREAMS_PER_GAME", "RateLimiter",
+           "StreamLimits", "client_key"]

@@ -40,6 +40,11 @@ STREAMS_OPEN = Gauge(
     "rummy_streams_open",
     "StreamEvents calls in progress on this server process (counted against the stream "
     "bounds from admission until the handler ends).")
+RATE_LIMITED_TOTAL = Counter(
+    "rummy_rate_limited_total",
+    "Calls refused with RESOURCE_EXHAUSTED / RATE_LIMITED because their caller went past its "
+    "rate limit, by limit kind (command: game calls; create: CreateGame).",
+    ["kind"])
 GRPC_SERVER_HANDLING_SECONDS = Histogram(
     "rummy_grpc_server_handling_seconds",
     "Time to handle one gRPC call on the server (whole stream for streaming calls), seconds.",

@@ -28,6 +28,17 @@ MAX_STREAMS_PER_CLIENT = 512
 """Default bound on open streams of one client (seat token, else peer host)."""
 MAX_STREAMS = 10_000
 """Default bound on open streams of one server process."""
+RATE_COMMANDS = 1000.0
+"""Default rate limit of ``rummy serve`` on game calls (everything but ``CreateGame``) per
+caller, in calls per second (token bucket; 0: no limit)."""
+RATE_BURST = 2000
+"""Default burst (bucket size) of the game-call rate limit, in calls."""
+RATE_CREATE = 50.0
+"""Default rate limit of ``rummy serve`` on ``CreateGame`` per caller, calls per second."""
+RATE_CREATE_BURST = 100
+"""Default burst of the ``CreateGame`` rate limit, in calls."""
+RATE_CALLERS = 10_000
+"""Most callers whose rate-limit buckets are kept (least recently used ones are dropped)."""
 IDLE_EXPIRY = 7 * 86400.0
 """Seconds after which an active game without an append expires, with all its keys (an
 abandoned game; finished games are kept)."""
@@ -125,4 +136,5 @@ class StateAt:
 __all__ = ["COMMAND_KINDS", "IDLE_EXPIRY", "LEASE_SECONDS", "MAX_EVENTS", "MAX_MELDS",
            "MAX_NAME", "MAX_PAGE_SIZE", "MAX_REQUEST_ID", "MAX_STREAMS",
            "MAX_STREAMS_PER_CLIENT", "MAX_STREAMS_PER_GAME", "MAX_TABLE_CARDS", "POLL_SECONDS",
+           "RATE_BURST", "RATE_CALLERS", "RATE_COMMANDS", "RATE_CREATE", "RATE_CREATE_BURST",
            "REQUEST_WINDOW", "Created", "EventPage", "Outcome", "SeatSpec", "StateAt", "Timed"]

@@ -4,6 +4,10 @@
 do) and returns a :class:`RummyServer` not yet started; :func:`serve` runs one until SIGTERM or
 SIGINT and shuts it down gracefully (health NOT_SERVING, in-flight calls get ``grace``
 seconds, timers and bot tasks cancelled, the store closed).
+
+With a :class:`~rummy_grpc.tls.TlsConfig` the one port serves TLS only (mutual TLS with a
+client CA), for every service on it: GameService, health and reflection. Certificates reload
+without a restart when their files change, or on SIGHUP under :func:`serve`.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_store.base import EventStore
 
 from rummy_grpc.app import GameApp
+from rummy_grpc.callers import CallerGate, CallerPolicy
 from rummy_grpc.decoding import add_decoding_servicer
 from rummy_grpc.interceptors import MetricsInterceptor
 from rummy_grpc.limits import (
     MAX_STREAMS,
     MAX_STREAMS_PER_CLIENT,
     MAX_STREAMS_PER_GAME,
+    RateLimiter,
     StreamLimits,
 )
 from rummy_grpc.model import (
@@ -36,9 +42,12 @@ from rummy_grpc.model import (
     LEASE_SECONDS,
     MAX_EVENTS,
     POLL_SECONDS,
+    RATE_BURST,
+    RATE_CREATE_BURST,
     REQUEST_WINDOW,
 )
 from rummy_grpc.servicer import GameServicer
+from rummy_grpc.tls import CertReloader, TlsConfig
 
 log = logging.getLogger("rummy_grpc")
 
@@ -53,15 +62,20 @@ RESOURCE_EXHAUSTED before any handler runs."""
 
 class RummyServer:
     """A bound, not yet started server. ``app`` is its :class:`GameApp`, ``streams`` its
-    :class:`~rummy_grpc.limits.StreamLimits` (``streams.open``: handlers streaming now)."""
+    :class:`~rummy_grpc.limits.StreamLimits` (``streams.open``: handlers streaming now),
+    ``gate`` its :class:`~rummy_grpc.callers.CallerGate` (known callers, rate limits), ``tls``
+    its :class:`~rummy_grpc.tls.CertReloader` (``None``: plaintext)."""
 
     def __init__(self, server: grpc.aio.Server, app: GameApp,
                  health_servicer: Any, *, health_interval: float = HEALTH_INTERVAL,
-                 streams: StreamLimits | None = None) -> None:
+                 streams: StreamLimits | None = None, gate: CallerGate | None = None,
+                 tls: CertReloader | None = None) -> None:
         self.grpc_server = server
         self.app = app
         self.streams = streams if streams is not None else StreamLimits()
         """The open ``StreamEvents`` calls and their bounds."""
+        self.gate = gate if gate is not None else CallerGate()
+        self.tls = tls
         self.health = health_servicer
         self.health_interval = health_interval
         self._watch: asyncio.Task[None] | None = None
@@ -111,6 +125,24 @@ class RummyServer:
         await self.health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
         await self.app.close()
+
+    def reload_tls(self) -> bool:
+        """Make new connections load the certificate files again (SIGHUP). The files are
+        checked now, so a bad set is reported at once; the current certificate stays in use
+        until a good set is in place. Returns True when the files check out (False: they do
+        not, or the server has no TLS)."""
+        if self.tls is None:
+            log.warning("SIGHUP: no TLS configured; nothing to reload")
+            return False
+        from rummy_grpc.tls import TlsError, load_key_pair
+        try:
+            load_key_pair(self.tls.config)
+        except TlsError as exc:
+            log.warning("SIGHUP: keeping the current TLS certificate: %s", exc)
+            return False
+        self.tls.request_reload()
+        log.info("SIGHUP: new connections will use the TLS files now in %s", self.tls.config.cert)
+        return True
 
     async def wait_for_termination(self) -> None:
         """Block until the server stops."""
@@ -180,11 +212,14 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   request_window: float = REQUEST_WINDOW, reuse_port: bool = False,
                   max_streams_per_game: int = MAX_STREAMS_PER_GAME,
                   max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
-                  max_streams: int = MAX_STREAMS) -> tuple[RummyServer, int]:
+                  max_streams: int = MAX_STREAMS, tls: TlsConfig | None = None,
+                  callers: CallerPolicy | None = None, rate_commands: float = 0.0,
+                  rate_burst: int = RATE_BURST, rate_create: float = 0.0,
+                  rate_create_burst: int = RATE_CREATE_BURST) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
-        address: ``host:port`` to listen on (insecure; put TLS in front in deployments).
+        address: ``host:port`` to listen on: plaintext without ``tls``, TLS only with it.
         store: the event store games live in.
         admin_token: full-information token (default: env ``RUMMY_ADMIN_TOKEN``).
         max_message_bytes: the receive and send message size limit.
@@ -200,18 +235,31 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
             ``rummy serve --processes``); off by default, so a taken port is an error.
         max_streams_per_game: open ``StreamEvents`` calls allowed on one game.
         max_streams_per_client: open streams allowed to one client (its seat token, else
-            its host).
+            its caller: API key name, certificate CN, else host).
         max_streams: open streams allowed on this server. Past any of the three bounds a new
             stream fails at once with ``RESOURCE_EXHAUSTED`` (reason ``STREAM_LIMIT``).
+        tls: certificate, key and optional client CA (mutual TLS); ``None``: plaintext.
+        callers: the known callers (API keys, client-certificate names); when any is
+            configured, ``CreateGame`` and admin requests need one (``None``: open).
+        rate_commands: game calls (all but ``CreateGame``) per second per caller; 0: no
+            limit (the default here; ``rummy serve`` defaults to ``RATE_COMMANDS``).
+        rate_burst: bucket size of that limit, in calls.
+        rate_create: ``CreateGame`` calls per second per caller; 0: no limit.
+        rate_create_burst: bucket size of that limit, in calls.
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
 
     Raises:
         RuntimeError: the address could not be bound.
-        ValueError: a stream bound is not a positive integer.
+        ValueError: a stream bound is not a positive integer, a bad rate or burst.
+        TlsError: (a ValueError) a TLS file is missing, unreadable, not PEM, or the key
+            does not match the certificate.
     """
     streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
+    gate = CallerGate(callers, RateLimiter(rate_commands, rate_burst, kind="command"),
+                      RateLimiter(rate_create, rate_create_burst, kind="create"))
+    reloader = CertReloader(tls) if tls is not None else None
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
@@ -225,16 +273,19 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     # the generated registration, with requests decoded inside the call: undecodable bytes
     # get INVALID_ARGUMENT (MALFORMED) instead of grpcio's UNKNOWN and logged traceback
     add_decoding_servicer(pb_grpc.add_GameServiceServicer_to_server,
-                          GameServicer(app, streams), server)
+                          GameServicer(app, streams, gate), server)
     health_servicer = HealthService((SERVICE_NAME,))
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(address)
+    if reloader is not None:
+        port = server.add_secure_port(address, reloader.credentials())
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
         raise RuntimeError(f"could not bind {address}")
     return RummyServer(server, app, health_servicer, health_interval=health_interval,
-                       streams=streams), port
+                       streams=streams, gate=gate, tls=reloader), port
 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
@@ -284,13 +335,19 @@ async def serve(address: str, store: EventStore, *, metrics_port: int | None = N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, server.reload_tls)
+    if server.gate.policy.enforced and server.tls is None:
+        log.warning("API keys are configured but the server has no TLS: keys travel in "
+                    "clear text; use --tls-cert/--tls-key (or a TLS proxy in front)")
     try:
         await server.start()
     except BaseException:  # e.g. the store is unreachable: stop cleanly, then say why
         await server.stop(None)
         await store.close()
         raise
-    log.info("rummy gRPC server listening on port %d", port)
+    log.info("rummy gRPC server listening on port %d (%s)", port,
+             "plaintext" if server.tls is None
+             else "mutual TLS" if server.tls.config.mutual else "TLS")
     if ready is not None:
         ready(port)
     try:

@@ -1,5 +1,7 @@
-"""The thin ``rummy_api.v1.GameService`` servicer: parse the request, call :class:`GameApp`,
-translate the result; every error goes through :func:`rummy_grpc.errors.map_error`.
+"""The thin ``rummy_api.v1.GameService`` servicer: admit the call (caller identity, known
+callers, rate limits: :class:`rummy_grpc.callers.CallerGate`), parse the request, call
+:class:`GameApp`, translate the result; every error goes through
+:func:`rummy_grpc.errors.map_error`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from rummy.cards import format_card
 from rummy_grpc.app import GameApp, Outcome, SeatSpec
+from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
-from rummy_grpc.errors import StreamLimitExceeded, map_error
+from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
 
 log = logging.getLogger("rummy_grpc")
@@ -61,14 +64,26 @@ def _options(request: Any) -> tuple[int | None, str]:
 
 class GameServicer(pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
-    calls (default: :class:`StreamLimits` with its default bounds)."""
+    calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every
+    call (default: an open :class:`CallerGate`, no rate limits)."""
 
-    def __init__(self, app: GameApp, streams: StreamLimits | None = None) -> None:
+    def __init__(self, app: GameApp, streams: StreamLimits | None = None,
+                 gate: CallerGate | None = None) -> None:
         self.app = app
         self.streams = streams if streams is not None else StreamLimits()
+        self.gate = gate if gate is not None else CallerGate()
+
+    async def _admit(self, context: grpc.aio.ServicerContext, *, create: bool = False,
+                     privileged: bool = False) -> Identity:
+        """:meth:`CallerGate.admit`, aborting the call with the mapped status."""
+        try:
+            return self.gate.admit(context, create=create, privileged=privileged)
+        except ServiceError as exc:
+            await _abort(context, exc)
 
     async def CreateGame(self, request: pb.CreateGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
+        await self._admit(context, create=True)
         seats = [SeatSpec(_KINDS.get(s.kind, "unspecified"), s.name, s.strategy)
                  for s in request.seats]
         seed = request.seed if request.HasField("seed") else None
@@ -81,12 +96,15 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def GetView(self, request: pb.GetViewRequest,
                       context: grpc.aio.ServicerContext) -> pb.GetViewResponse:
+        await self._admit(context)
         v, deadline = await _call(context, lambda: self.app.get_view(request.game_id,
                                                                      request.token))
         return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
 
     async def _command(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
-                       table: Any = None) -> pb.CommandResult:
+                       table: Any = None, *, admit: bool = True) -> pb.CommandResult:
+        if admit:
+            await self._admit(context)
         expected, request_id = _options(request)
         out = await _call(context, lambda: self.app.command(
             request.game_id, request.token, kind, table, expected_version=expected,
@@ -103,8 +121,10 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def Meld(self, request: pb.MeldRequest,
                    context: grpc.aio.ServicerContext) -> pb.MeldResponse:
+        await self._admit(context)  # before the table is parsed (a large request)
         table = table_from_proto(request.table)
-        return pb.MeldResponse(result=await self._command(request, context, "meld", table))
+        return pb.MeldResponse(result=await self._command(request, context, "meld", table,
+                                                          admit=False))
 
     async def Knock(self, request: pb.KnockRequest,
                     context: grpc.aio.ServicerContext) -> pb.KnockResponse:
@@ -117,10 +137,12 @@ class GameServicer(pb_grpc.GameServiceServicer):
     async def StreamEvents(self, request: pb.StreamEventsRequest,
                            context: grpc.aio.ServicerContext
                            ) -> AsyncIterator[pb.StreamEventsResponse]:
-        game_id, client = request.game_id, client_key(request.token, context.peer())
+        who = await self._admit(context, privileged=bool(request.admin_token))
+        game_id = request.game_id
+        client = client_key(request.token, context.peer(), who.key)
         try:
             self.streams.acquire(game_id, client)  # before any work: refuse at once
-        except StreamLimitExceeded as exc:
+        except ServiceError as exc:
             await _abort(context, exc)
         try:
             stream = self.app.stream(game_id, request.token, request.admin_token,
@@ -140,6 +162,7 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def GetEvents(self, request: pb.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:
+        await self._admit(context, privileged=bool(request.admin_token))
         to = request.to_version or None
         page = await _call(context, lambda: self.app.reads.get_events_page(
             request.game_id, request.token, request.admin_token, request.after_version, to,
@@ -150,6 +173,7 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def GetState(self, request: pb.GetStateRequest,
                        context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
+        await self._admit(context, privileged=bool(request.admin_token))
         st = await _call(context, lambda: self.app.get_state(
             request.game_id, request.token, request.admin_token, request.version))
         msg = pb.GetStateResponse(version=st.version, full_information=st.full,

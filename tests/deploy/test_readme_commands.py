@@ -106,6 +106,11 @@ COMMANDS: dict[str, str] = {
     "rummy serve": "help",
     "rummy export": "help",
     "rummy serve --help": "run",
+    # running with TLS
+    "rummy serve --new-api-key backend-a": "parse",
+    "rummy serve --redis-url redis://localhost:6379/0 --tls-cert server.pem --tls-key "
+    "server.key --tls-client-ca clients-ca.pem --allow-client-cn backend-a --api-keys "
+    "api-keys.txt --admin-token-file admin-token.txt": "parse",
     "rummy batch": "help",
     "rummy worker": "help",
     "docker compose -f deploy/compose.yaml up -d --scale worker=4": "static",
