@@ -9,7 +9,7 @@ import grpc from "@grpc/grpc-js";
 import protoLoader from "@grpc/proto-loader";
 import protobufjs from "protobufjs";
 
-const [address, protoDir, googleDir] = process.argv.slice(2);
+const [address, protoDir, googleDir, adminToken] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
 // keepCase: the proto's snake_case names; longs: String keeps 64-bit values exact;
 // enums: String sends and receives enum names
@@ -43,6 +43,7 @@ function errorInfo(err) {
 const created = await call("CreateGame", {
   seats: [{ kind: "SEAT_KIND_HUMAN", name: "node" }, { kind: "SEAT_KIND_BOT", strategy: "random" }],
   variants: { target_score: "30" }, seed: "4611686018427387903",  // 2**62 - 1: exact as a string
+  admin_token: adminToken,  // a chosen seed with a human seat needs the admin token
 });
 check(created.game_id.length > 0 && created.tokens.length === 1, "CreateGame gives one token");
 const token = created.tokens[0].token;
