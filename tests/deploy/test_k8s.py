@@ -329,7 +329,7 @@ def test_ingress_is_denied_by_default(objects: list[dict[str, Any]]) -> None:
     deny = _get(objects, "NetworkPolicy", "default-deny-ingress")
     assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress"]
     assert "ingress" not in deny["spec"]
-    for kind, name in WORKLOADS:  # and every workload has a policy of its own
+    for _kind, name in WORKLOADS:  # and every workload has a policy of its own
         _reachers(objects, name, "redis" if name in ("broker", "redis-events") else "metrics")
 
 
