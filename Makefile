@@ -42,6 +42,9 @@ lint: setup  ## ruff, mypy (strict on the core) and the import contract
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+audit: setup  ## pip-audit every version in constraints.txt (fails on a known vulnerability)
+	$(PY) .ci/audit.py
+
 bench: setup  ## print the benchmark figures (see benchmarks/)
 	$(PY) benchmarks/bench_engine.py
 	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_workers.py; do \
