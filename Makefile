@@ -7,7 +7,7 @@ RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 
-.PHONY: setup demo test test-fast chaos lint proto bench golden conformance clean help up down
+.PHONY: setup demo test test-fast chaos lint proto bench golden conformance clean help up down secrets audit
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -45,6 +45,9 @@ lint: setup  ## ruff, mypy (strict on the core) and the import contract
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+audit: setup  ## pip-audit every version in constraints.txt (fails on a known vulnerability)
+	$(PY) .ci/audit.py
+
 bench: setup  ## print the benchmark figures (see benchmarks/)
 	$(PY) benchmarks/bench_engine.py
 	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_workers.py; do \
@@ -56,7 +59,16 @@ golden: setup  ## regenerate the golden playthroughs in tests/golden/
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache services/rummy_api/v1/*_pb2*
 
-up:  ## start the whole stack with Docker (service, workers, Redis, Prometheus, Grafana)
+SECRETS := deploy/secrets/redis_password deploy/secrets/broker_password deploy/secrets/admin_token
+
+secrets: $(SECRETS)  ## random Redis passwords and admin token for compose (kept if present)
+
+deploy/secrets/%:
+	@mkdir -p deploy/secrets && chmod 700 deploy/secrets
+	@umask 022 && $(PYTHON) -c "import secrets; print(secrets.token_hex(24))" > $@
+	@echo "wrote $@ (gitignored)"
+
+up: secrets  ## start the whole stack with Docker (service, workers, Redis, Prometheus, Grafana)
 	docker compose -f deploy/compose.yaml up -d --build
 
 down:  ## stop the stack

@@ -189,6 +189,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.redis_url:
         try:
             from rummy_store import decode_events, read_all_sync
+            from rummy_store.urls import redact_url
         except ImportError as e:
             raise SystemExit(f"error: replay from Redis needs the service extra ({e})") from None
         try:
@@ -196,9 +197,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                                  prefix=args.prefix))
         except Exception as e:  # noqa: BLE001 - report any store failure plainly
             raise SystemExit(f"error: cannot read game {args.source!r} from "
-                             f"{args.redis_url}: {e}") from None
+                             f"{redact_url(args.redis_url)}: {e}") from None
         if not events:
-            raise SystemExit(f"error: no events for game {args.source!r} in {args.redis_url}")
+            raise SystemExit(f"error: no events for game {args.source!r} in "
+                             f"{redact_url(args.redis_url)}")
     else:
         try:
             events = read_log(args.source)
@@ -359,6 +361,16 @@ def _optional_commands(sub: Any) -> None:
         pass
 
 
+def _redact(message: str) -> str:
+    """``message`` with every URL password replaced by ``***`` (``rummy_store.urls``; the
+    plain install has no store to name, so the message is returned as it is)."""
+    try:
+        from rummy_store.urls import redact_text
+    except ImportError:
+        return message
+    return redact_text(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rummy`` console command; returns the exit code."""
     parser = build_parser()
@@ -368,6 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except SystemExit as e:  # an adapter's error message: never print a URL's password
+        if isinstance(e.code, str):
+            e.code = _redact(e.code)
+        raise
     except ModuleNotFoundError as e:  # an adapter's library is missing: name the extra
         extra = next((x for _, x, names in _ADAPTERS if args.command in names), None)
         if extra is None or e.name is None or e.name.split(".")[0] in ("rummy", "rummy_grpc",

@@ -342,7 +342,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     except redis.exceptions.RedisError as e:  # the store is unreachable at start
-        print(f"error: the event store at {args.redis_url} is unreachable: {e}",
+        from rummy_store.urls import redact_text, redact_url
+        print(f"error: the event store at {redact_url(args.redis_url or '')} is unreachable: "
+              f"{redact_text(str(e))}",
               file=sys.stderr)
         return 1
     return 0
@@ -374,10 +376,13 @@ def _read_or_exit(args: argparse.Namespace) -> list[Event]:
     try:
         events = asyncio.run(read_game(args.redis_url, args.game_id, args.prefix))
     except Exception as e:  # noqa: BLE001 - report a store failure plainly
-        raise SystemExit(f"error: cannot read game {args.game_id!r} from {args.redis_url}: "
-                         f"{e}") from None
+        from rummy_store.urls import redact_text, redact_url
+        raise SystemExit(f"error: cannot read game {args.game_id!r} from "
+                         f"{redact_url(args.redis_url)}: {redact_text(str(e))}") from None
     if not events:
-        raise SystemExit(f"error: no events for game {args.game_id!r} in {args.redis_url}")
+        from rummy_store.urls import redact_url
+        raise SystemExit(f"error: no events for game {args.game_id!r} in "
+                         f"{redact_url(args.redis_url)}")
     return events
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -63,6 +63,7 @@ from rummy_store.base import (
     serialise_snapshot,
 )
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
+from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
 __all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
 
@@ -229,13 +230,28 @@ class RedisEventStore:
     @classmethod
     def from_url(cls, url: str, prefix: str = "rummy", *,
                  max_connections: int = MAX_CONNECTIONS, idle_ttl: float = 0.0,
-                 request_ttl: float = 0.0, **kwargs: Any) -> RedisEventStore:
-        """A store on a new client for ``url`` (``redis://host:port/db``); extra keyword
-        arguments go to ``redis.asyncio.Redis.from_url``. The store closes the client.
+                 request_ttl: float = 0.0, environ: Mapping[str, str] | None = None,
+                 **kwargs: Any) -> RedisEventStore:
+        """A store on a new client for ``url`` (``redis://[user:password@]host:port/db``, or
+        ``rediss://`` for TLS); extra keyword arguments go to
+        ``redis.asyncio.Redis.from_url``. The store closes the client.
+
+        A URL without a password takes it from the file named by ``RUMMY_REDIS_PASSWORD_FILE``
+        (a mounted secret), and a ``rediss://`` URL verifies the server against
+        ``RUMMY_REDIS_CA_FILE`` when set (:mod:`rummy_store.urls`); ``environ`` replaces
+        ``os.environ`` for both. The stream hub's own connection copies these settings.
 
         ``max_connections`` sizes the client's connection pool explicitly: redis-py's
         default changed between releases (unbounded in 5.x, 100 in 8.x). Subscriptions do not
-        hold pool connections while they wait (one hub reads for all of them)."""
+        hold pool connections while they wait (one hub reads for all of them).
+
+        Raises:
+            rummy_store.urls.SecretFileError: a secret or CA file named by the environment
+                cannot be used.
+        """
+        url = resolve_url(url, REDIS_PASSWORD_FILE, environ)
+        for key, value in redis_tls_kwargs(url, environ).items():
+            kwargs.setdefault(key, value)
         kwargs.setdefault("decode_responses", True)
         kwargs["max_connections"] = max_connections
         return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True,

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 import redis
 from rummy_store import EventStore, MemoryEventStore, RedisEventStore
 
+from tests.private_redis import PrivateRedis, private_redis, tls_supported
 from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
 
 StoreFactory = Callable[[], EventStore]
@@ -103,3 +105,26 @@ async def redis_store(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisE
         yield store
     finally:
         await store.close()
+
+
+# --------------------------------------------------------------------------- secured Redis
+
+@pytest.fixture(scope="module", params=["acl", "tls"])
+def secured(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateRedis]:
+    """A private ``redis-server`` (free port) with the default user off and an ACL user with
+    a password; ``tls``: TLS only, with a throwaway CA (skipped if the build lacks TLS)."""
+    tls = request.param == "tls"
+    reason = tls_supported()
+    if reason and (tls or reason == "redis-server is not installed"):
+        pytest.skip(reason)
+    with private_redis(tmp_path_factory.mktemp(f"redis-{request.param}"), tls=tls) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def password_file(secured: PrivateRedis, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The password in a file, as a mounted secret holds it (with ``echo``'s newline)."""
+    path = tmp_path_factory.mktemp("secret") / "redis_password"
+    path.write_text(secured.password + "\n", encoding="utf-8")
+    return path

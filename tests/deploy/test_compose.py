@@ -1,9 +1,16 @@
 """deploy/compose.yaml: parses, every service is health-checked, the event store is durable
-and separate from the broker, the workers scale, and every referenced file exists."""
+and separate from the broker, the workers scale, every referenced file exists, and both Redis
+demand a password from a compose secret that only their clients hold."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,3 +112,98 @@ def test_bind_mounted_files_exist(compose: dict[str, Any]) -> None:
                 assert (DEPLOY / src).exists(), f"{name}: {src} is missing"
             else:
                 assert src in compose.get("volumes", {}), f"{name}: undeclared volume {src}"
+
+
+# --------------------------------------------------------------------------- secrets
+
+#: Redis service -> the secret holding its password; client service -> variable -> secret
+REDIS_SECRETS = {"redis-events": "redis_password", "broker": "broker_password"}
+CLIENT_SECRETS = {
+    "service": {"RUMMY_REDIS_PASSWORD_FILE": "redis_password",
+                "RUMMY_ADMIN_TOKEN_FILE": "admin_token"},
+    "worker": {"RUMMY_REDIS_PASSWORD_FILE": "redis_password",
+               "RUMMY_BROKER_PASSWORD_FILE": "broker_password"},
+}
+
+
+def test_secret_files_are_gitignored_and_have_examples(compose: dict[str, Any]) -> None:
+    secrets = compose["secrets"]
+    assert set(secrets) == {"redis_password", "broker_password", "admin_token"}
+    for name, spec in secrets.items():
+        path = (DEPLOY / spec["file"]).resolve()
+        assert path.parent == DEPLOY / "secrets" and path.name == name
+        assert (path.parent / f"{name}.example").is_file()
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=REPO,
+                                 check=False).returncode
+        assert ignored == 0, f"{path} must be gitignored"
+    assert (DEPLOY / "secrets" / "README.md").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(CLIENT_SECRETS))
+def test_clients_read_passwords_and_tokens_from_secret_files(compose: dict[str, Any],
+                                                             name: str) -> None:
+    svc = compose["services"][name]
+    env = svc["environment"]
+    for var, secret in CLIENT_SECRETS[name].items():
+        assert env[var] == f"/run/secrets/{secret}" and secret in svc["secrets"], var
+    assert "RUMMY_ADMIN_TOKEN" not in env
+    urls = [str(v) for k, v in env.items() if k.endswith("_URL")]
+    urls += [p for p in map(str, svc["command"]) if "://" in p]
+    assert urls and not any("@" in u for u in urls), "no password in a URL of compose.yaml"
+
+
+@pytest.mark.parametrize("name", sorted(REDIS_SECRETS))
+def test_redis_demands_the_password_of_its_secret(compose: dict[str, Any], name: str) -> None:
+    svc = compose["services"][name]
+    secret = REDIS_SECRETS[name]
+    assert svc["secrets"] == [secret]
+    assert svc["environment"]["REDIS_PASSWORD_SECRET"] == secret
+    script = svc["entrypoint"][2]
+    assert "requirepass $$(cat /run/secrets/$$REDIS_PASSWORD_SECRET)" in script
+    assert '"$$@" - <<EOF' in script, "the password goes on stdin, not in argv"
+    assert f"$$(cat /run/secrets/{secret})" in svc["healthcheck"]["test"][1]
+    # only the services that need this Redis hold its password
+    holders = {n for n, s in compose["services"].items() if secret in s.get("secrets", [])}
+    assert holders == {name} | {c for c, v in CLIENT_SECRETS.items() if secret in v.values()}
+
+
+def test_the_redis_entrypoint_starts_redis_with_the_password(compose: dict[str, Any],
+                                                             tmp_path: Path) -> None:
+    """The entrypoint script and health check, run with a local redis-server (compose's
+    ``$$`` unescaped; the image's docker-entrypoint.sh only drops root, so it is left out)."""
+    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+        pytest.skip("redis-server is not installed")
+    svc = compose["services"]["broker"]
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "broker_password").write_text("pw-from-a-secret\n", encoding="utf-8")
+
+    def local(text: str) -> str:
+        return (text.replace("$$", "$").replace("/run/secrets", str(secrets))
+                .replace("docker-entrypoint.sh ", ""))
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    entry = [local(str(p)) for p in svc["entrypoint"]]
+    flags = [str(p) for p in svc["command"]] + ["--port", str(port), "--dir", str(tmp_path),
+                                                 "--bind", "127.0.0.1"]
+    proc = subprocess.Popen([*entry, *flags], env={**os.environ, **svc["environment"]},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        check = local(svc["healthcheck"]["test"][1]).replace("redis-cli ping",
+                                                            f"redis-cli -p {port} ping")
+        for _ in range(100):
+            if subprocess.run(["sh", "-c", check], check=False).returncode == 0:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the health check never passed")
+        noauth = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True,
+                                text=True, check=False)
+        assert "NOAUTH" in noauth.stdout + noauth.stderr
+        assert "pw-from-a-secret" not in Path(f"/proc/{proc.pid}/cmdline").read_text(
+            errors="replace")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -30,7 +30,8 @@ async def test_node_client_plays_a_game(running):
     google_dir = Path(google.rpc.__path__[0]).parent.parent  # .../site-packages
     proc = await asyncio.create_subprocess_exec(
         node, str(NODE_DIR / "client.mjs"), f"127.0.0.1:{running.port}", str(ROOT / "proto"),
-        str(google_dir), ADMIN_TOKEN, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        str(google_dir), ADMIN_TOKEN, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=120)
     text = out.decode()
     print(text)

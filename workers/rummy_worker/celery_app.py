@@ -13,6 +13,8 @@ imported. Production settings, following Celery's task guide:
   wasted work). RabbitMQ's ``consumer_timeout`` (30 min by default) must be too.
 * JSON only (task arguments are ids, seeds and names, never objects).
 * Redis clients are created after fork (``worker_process_init``), never inherited.
+* URLs may carry ``user:password@`` (or take the password from ``RUMMY_BROKER_PASSWORD_FILE``)
+  and use TLS (``rediss://``, ``amqps://``, verified against ``RUMMY_REDIS_CA_FILE``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ if config.broker_url().startswith(("redis://", "rediss://", "unix://")):
         _transport["unacked_restore_throttle"] = 1
     if config.broker_keyprefix():
         _transport["global_keyprefix"] = config.broker_keyprefix()
+
+# TLS (rediss://, amqps://): Celery needs the certificate options spelled out
+if config.broker_use_ssl() is not None:
+    app.conf.broker_use_ssl = config.broker_use_ssl()
+if config.backend_use_ssl() is not None:
+    app.conf.redis_backend_use_ssl = config.backend_use_ssl()
 
 app.conf.update(
     task_serializer="json",

@@ -6,7 +6,8 @@ command functions, after the environment has been set from the options).
 
 Connection options (each also read from the environment, see :mod:`rummy_worker.config`):
 ``--broker`` (RUMMY_BROKER_URL), ``--state-url`` (RUMMY_STATE_URL), ``--prefix``
-(RUMMY_KEY_PREFIX), ``--queue`` (RUMMY_QUEUE).
+(RUMMY_KEY_PREFIX), ``--queue`` (RUMMY_QUEUE). Passwords may come from
+``RUMMY_BROKER_PASSWORD_FILE`` instead of the URLs; messages print URLs redacted.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ def _store() -> Any:
 
 def _die(msg: str, code: int = 1) -> int:
     """Print ``error: msg`` and return the exit code: 1 for a failure, 2 for bad usage (the
-    same codes as every ``rummy`` subcommand)."""
-    print(f"error: {msg}", file=sys.stderr)
+    same codes as every ``rummy`` subcommand). A URL's password in ``msg`` is redacted."""
+    from rummy_store.urls import redact_text
+
+    print(f"error: {redact_text(msg)}", file=sys.stderr)
     return code
 
 
@@ -110,8 +113,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         for name in os.listdir(mp_dir):  # stale samples of a previous run
             if name.endswith(".db"):
                 os.unlink(os.path.join(mp_dir, name))
+    from rummy_store.urls import SecretFileError
+
     from rummy_worker import config, metrics
-    from rummy_worker.celery_app import app
+    try:
+        from rummy_worker.celery_app import app
+    except SecretFileError as e:  # a password or CA file named by the environment
+        return _die(str(e))
 
     if args.metrics_port is not None:
         metrics.start_exposition(args.metrics_port, args.metrics_addr)
@@ -393,13 +401,23 @@ def _guarded(cmd: Any) -> Any:
 
     def run(args: argparse.Namespace) -> int:
         import redis
+        from rummy_store.urls import SecretFileError, redact_url
 
         try:
             return int(cmd(args) or 0)
+        except SecretFileError as e:
+            return _die(str(e))
+        except redis.exceptions.AuthenticationError as e:
+            from rummy_worker import config
+
+            return _die(f"the batch-state Redis at {redact_url(config.state_url())} refused "
+                        f"the credentials ({type(e).__name__}: {e}); check the URL's user "
+                        "and RUMMY_BROKER_PASSWORD_FILE")
         except redis.exceptions.ConnectionError as e:
             from rummy_worker import config
 
-            return _die(f"cannot reach the batch-state Redis at {config.state_url()}: {e}")
+            return _die(f"cannot reach the batch-state Redis at "
+                        f"{redact_url(config.state_url())}: {e}")
 
     run.__doc__ = cmd.__doc__
     run.__name__ = cmd.__name__

@@ -19,11 +19,24 @@ Environment:
     RUMMY_BROKER_RESTORE_INTERVAL: Redis broker: seconds between sweeps that re-deliver
         unacknowledged tasks older than the visibility timeout (default: kombu's, about
         100 s; tests set 1).
+    RUMMY_BROKER_PASSWORD_FILE: the broker's password, for a broker, result or state URL
+        without one (a mounted secret; :mod:`rummy_store.urls`).
+    RUMMY_REDIS_PASSWORD_FILE: the event store's password, for ``RUMMY_EVENT_STORE_URL``
+        without one (applied where the store is opened, ``RedisEventStore.from_url``).
+    RUMMY_REDIS_CA_FILE: CA bundle verifying ``rediss://`` / ``amqps://`` servers; Celery gets
+        it as ``broker_use_ssl`` / ``redis_backend_use_ssl`` (:func:`broker_use_ssl`).
+
+Every URL may carry ``user:password@`` (Redis ACL users) and use TLS (``rediss://``,
+``amqps://``). Print a URL only through ``rummy_store.urls.redact_url``.
 """
 
 from __future__ import annotations
 
 import os
+import ssl
+from typing import Any
+
+from rummy_store.urls import BROKER_PASSWORD_FILE, ca_file, redis_tls_kwargs, resolve_url
 
 DEFAULT_URL = "redis://127.0.0.1:6379/1"
 
@@ -33,19 +46,53 @@ def _env(name: str, default: str) -> str:
 
 
 def broker_url() -> str:
-    """Celery broker URL."""
-    return _env("RUMMY_BROKER_URL", DEFAULT_URL)
+    """Celery broker URL, with the password of ``RUMMY_BROKER_PASSWORD_FILE`` if it has none.
+
+    Raises:
+        rummy_store.urls.SecretFileError: the password file cannot be used.
+    """
+    return resolve_url(_env("RUMMY_BROKER_URL", DEFAULT_URL), BROKER_PASSWORD_FILE)
 
 
 def result_url() -> str:
-    """Celery result backend URL."""
-    return _env("RUMMY_RESULT_URL", DEFAULT_URL)
+    """Celery result backend URL (password as for :func:`broker_url`)."""
+    return resolve_url(_env("RUMMY_RESULT_URL", DEFAULT_URL), BROKER_PASSWORD_FILE)
 
 
 def state_url() -> str:
-    """Redis URL of the batch state."""
+    """Redis URL of the batch state (password as for :func:`broker_url`)."""
     default = result_url() if result_url().startswith(("redis://", "rediss://")) else DEFAULT_URL
-    return _env("RUMMY_STATE_URL", default)
+    return resolve_url(_env("RUMMY_STATE_URL", default), BROKER_PASSWORD_FILE)
+
+
+def _celery_ssl(url: str) -> dict[str, Any] | None:
+    """The SSL options Celery needs for a TLS ``url``, or ``None`` for a plain one."""
+    ca = ca_file()
+    if url.startswith("rediss://"):  # kombu's Redis transport / Celery's Redis backend
+        opts: dict[str, Any] = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+        if ca:
+            opts["ssl_ca_certs"] = ca
+        return opts
+    if url.startswith("amqps://"):  # py-amqp: ssl.SSLContext.wrap_socket-style options
+        amqp: dict[str, Any] = {"cert_reqs": ssl.CERT_REQUIRED}
+        if ca:
+            amqp["ca_certs"] = ca
+        return amqp
+    return None
+
+
+def broker_use_ssl() -> dict[str, Any] | None:
+    """Celery's ``broker_use_ssl`` for :func:`broker_url`: certificates required (against
+    ``RUMMY_REDIS_CA_FILE`` when set) for ``rediss://`` and ``amqps://``; ``None`` otherwise.
+    Celery refuses a ``rediss://`` URL without these options."""
+    return _celery_ssl(broker_url())
+
+
+def backend_use_ssl() -> dict[str, Any] | None:
+    """Celery's ``redis_backend_use_ssl`` for a ``rediss://`` :func:`result_url`, else
+    ``None``."""
+    url = result_url()
+    return _celery_ssl(url) if url.startswith("rediss://") else None
 
 
 def key_prefix() -> str:
@@ -99,4 +146,5 @@ def state_client() -> object:
     process that uses it (after fork)."""
     import redis
 
-    return redis.Redis.from_url(state_url(), decode_responses=True)
+    url = state_url()
+    return redis.Redis.from_url(url, decode_responses=True, **redis_tls_kwargs(url))
