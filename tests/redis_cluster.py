@@ -128,3 +128,37 @@ def local_cluster(n: int = 3, *, timeout: float = 30.0) -> Iterator[str]:
                 proc.kill()
                 proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def local_redis(*, timeout: float = 30.0) -> Iterator[str]:
+    """Start one plain ``redis-server`` (no cluster, nothing persisted) on a free port and
+    yield its ``redis://`` URL; tear it down on exit (benchmarks compare it with
+    :func:`local_cluster`).
+
+    Raises:
+        RuntimeError: ``redis-server`` is missing or does not answer within ``timeout`` s.
+    """
+    if shutil.which("redis-server") is None:
+        raise RuntimeError("redis-server not on PATH")
+    workdir = Path(tempfile.mkdtemp(prefix="rummy-redis-"))
+    port = _free_ports(1)[0]
+    with open(workdir / "redis.log", "wb") as log:
+        proc = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--dir", str(workdir)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    try:
+        try:
+            _wait_ping(port, time.monotonic() + timeout)
+        except redis.RedisError as exc:
+            raise RuntimeError(f"redis-server on {port} did not start: {exc}") from exc
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
