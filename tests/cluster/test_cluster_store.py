@@ -149,3 +149,49 @@ async def test_a_served_bot_game_with_a_spectator_on_the_cluster(cluster_url: st
         await channel.close()
         await server.stop(None)
         await store.close()
+
+
+async def _move_slot(client: RedisCluster, key: str) -> str:
+    """Move ``key``'s slot (and its keys) to another primary, by hand (CLUSTER SETSLOT
+    IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE on every primary); returns the new
+    owner's name."""
+    slot = client.keyslot(key)
+    src = client.get_node_from_key(key)
+    dst = next(n for n in client.get_primaries() if n.name != src.name)
+    src_id = await client.execute_command("CLUSTER MYID", target_nodes=src)
+    dst_id = await client.execute_command("CLUSTER MYID", target_nodes=dst)
+    await client.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", src_id,
+                                 target_nodes=dst)
+    await client.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", dst_id,
+                                 target_nodes=src)
+    keys = await client.execute_command("CLUSTER GETKEYSINSLOT", slot, 100, target_nodes=src)
+    if keys:
+        await client.execute_command("MIGRATE", dst.host, dst.port, "", 0, 5000, "KEYS",
+                                     *keys, target_nodes=src)
+    for node in client.get_primaries():
+        await client.execute_command("CLUSTER SETSLOT", slot, "NODE", dst_id,
+                                     target_nodes=node)
+    return str(dst.name)
+
+
+@pytest.mark.asyncio
+async def test_a_subscription_follows_its_game_to_another_node(store_factory) -> None:
+    writer, reader = store_factory(), store_factory()
+    assert isinstance(reader, RedisEventStore) and isinstance(writer, RedisEventStore)
+    await writer.append("moving", numbered(2), 0)
+    sub = reader.subscribe("moving")
+    try:
+        assert [e.version for e in await take(sub, 2)] == [1, 2]
+        admin = writer.client
+        assert isinstance(admin, RedisCluster)
+        new_owner = await _move_slot(admin, writer.key("moving", "events"))
+        await writer.append("moving", numbered(2, 3), 2)  # the writer follows MOVED
+        got = await take(sub, 2, timeout=15)  # a wake-up, or the hub's 5 s resync
+        assert [e.version for e in got] == [3, 4]
+        await writer.append("moving", numbered(1, 5), 4)
+        assert [e.version for e in await take(sub, 1, timeout=15)] == [5]
+        client = reader.client
+        assert isinstance(client, RedisCluster)
+        assert client.get_node_from_key(reader.key("moving", "events")).name == new_owner
+    finally:
+        await sub.aclose()
