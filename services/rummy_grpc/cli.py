@@ -98,7 +98,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
         description="Run the event-sourced gRPC game service (rummy_api.v1.GameService, with "
         "health and reflection). Without --redis-url games live in an embedded in-memory store "
         "and vanish on exit. SIGTERM/SIGINT shut it down gracefully.")
-    p.add_argument("--redis-url", help="event store Redis URL, e.g. redis://127.0.0.1:6379/0")
+    p.add_argument("--redis-url", help="event store Redis URL, e.g. redis://127.0.0.1:6379/0, "
+                   "or a Redis Cluster: redis+cluster://host:port[,host:port...]")
     p.add_argument("--store", choices=("memory", "redis"),
                    help="event store (default: redis with --redis-url, else memory)")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")

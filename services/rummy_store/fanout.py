@@ -28,10 +28,11 @@ cancellation.
   ``subscribe`` then refills from ``XRANGE`` (it also fills any gap it sees and drops
   duplicates by version), so its order-without-gaps contract holds.
 
-**Redis Cluster:** a multi-key ``XREAD`` needs every key in one hash slot. Each game's keys
-share a slot (``{game_id}`` hash tag) but different games do not, so on a cluster one hub
-cannot read all games: run one hub per node (group the keys by slot owner) or keep the event
-store on a single primary. This module does not do that grouping.
+**Redis Cluster:** a multi-key ``XREAD`` needs every key in one hash slot (even keys of
+different slots on the same node are refused with ``CROSSSLOT``), and each game has its own
+slot, so this hub serves a single Redis only. On a cluster the store uses
+:class:`rummy_store.cluster_fanout.ClusterStreamHub` instead (sharded pub/sub wake-ups, one
+connection per node); both share :class:`Subscription` and :func:`deliver`.
 """
 
 from __future__ import annotations
@@ -40,14 +41,14 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
 from rummy_store.base import StoredEvent
 
-__all__ = ["BLOCK_MS", "QUEUE_SIZE", "StreamHub", "Subscription"]
+__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver"]
 
 log = logging.getLogger("rummy_store.fanout")
 
@@ -57,6 +58,13 @@ QUEUE_SIZE = 1024
 """Default capacity of a subscriber's queue (events)."""
 _PAGE = 1000  # entries per stream per XREAD
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.05, 5.0  # seconds
+
+
+class Hub(Protocol):
+    """What a :class:`Subscription` needs of its hub (:class:`StreamHub`, or
+    :class:`rummy_store.cluster_fanout.ClusterStreamHub` on a Redis Cluster)."""
+
+    def unregister(self, sub: Subscription) -> None: ...
 
 
 class Subscription:
@@ -71,7 +79,7 @@ class Subscription:
 
     __slots__ = ("_hub", "key", "overflowed", "queue")
 
-    def __init__(self, hub: StreamHub, key: str, queue_size: int) -> None:
+    def __init__(self, hub: Hub, key: str, queue_size: int) -> None:
         self._hub = hub
         self.key = key
         self.queue: asyncio.Queue[StoredEvent] = asyncio.Queue(maxsize=queue_size)
@@ -260,6 +268,7 @@ class StreamHub:
             backoff = _BACKOFF_FIRST
 
     def _dispatch(self, reply: Any) -> None:
+        """Hand the entries of one ``XREAD`` reply (RESP2 or RESP3) to the subscribers."""
         batches: list[tuple[Any, Any]]
         if isinstance(reply, dict):  # RESP3: {key: [[entry, ...]]}
             batches = [(key, value[0]) for key, value in reply.items() if value]
@@ -267,16 +276,26 @@ class StreamHub:
             batches = [(key, entries) for key, entries in reply]
         for raw_key, entries in batches:
             key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-            if key not in self._cursors:
-                continue  # every subscriber left during the read
-            subs = self._subs.get(key, set())
-            for entry in entries:
-                event = self._decode(entry)
-                if event.version <= self._cursors[key]:
-                    continue
-                self._cursors[key] = event.version
-                for sub in subs:
-                    try:
-                        sub.queue.put_nowait(event)
-                    except asyncio.QueueFull:
-                        sub.overflowed = True
+            deliver(key, entries, self._subs, self._cursors, self._decode)
+
+
+def deliver(key: str, entries: Iterable[Any], subs: dict[str, set[Subscription]],
+            cursors: dict[str, int], decode: Callable[[Any], StoredEvent]) -> None:
+    """Queue the raw stream ``entries`` of ``key`` (in id order) for every subscriber of it:
+    entries at or below the key's cursor are skipped, the cursor moves to the last one
+    queued; a full queue drops the event for that subscriber and sets its
+    :attr:`Subscription.overflowed`. A key without cursor (every subscriber left) is ignored.
+    Raises whatever ``decode`` raises (the cursor stays before that entry)."""
+    if key not in cursors:
+        return
+    targets = subs.get(key, set())
+    for entry in entries:
+        event = decode(entry)
+        if event.version <= cursors[key]:
+            continue
+        cursors[key] = event.version
+        for sub in targets:
+            try:
+                sub.queue.put_nowait(event)
+            except asyncio.QueueFull:
+                sub.overflowed = True

@@ -45,6 +45,8 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import parse_url
 
 from rummy_store.base import (
     AppendResult,
@@ -62,15 +64,23 @@ from rummy_store.base import (
     serialise_events,
     serialise_snapshot,
 )
+from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
-__all__ = ["APPEND_LUA", "CLAIM_LUA", "SCHEDULE_LUA", "RedisEventStore"]
+__all__ = ["APPEND_LUA", "CLAIM_LUA", "CLUSTER_SCHEMES", "SCHEDULE_LUA", "RedisEventStore",
+           "cluster_client_from_url"]
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes of a Redis Cluster (:func:`cluster_client_from_url`), with the plain scheme
+each stands for."""
 
 #: The append script. KEYS: stream, requests hash, then the game's other keys (meta,
 #: snapshots). ARGV: expected version, request id ("" for none), request hash, request record
 #: JSON, n, type and data JSON of each event, then the idle expiry in ms (0: none), which
-#: every key of the game gets after a successful append.
+#: every key of the game gets after a successful append, then "1" to ``SPUBLISH`` the new
+#: version on the stream key's sharded channel (cluster stores; a missing or other value:
+#: no publish, so Redis before 7.0 never sees SPUBLISH).
 #: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
 local stream, requests = KEYS[1], KEYS[2]
@@ -117,6 +127,9 @@ local ttl = tonumber(ARGV[6 + 2 * n])
 if ttl and ttl > 0 then
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
+if ARGV[7 + 2 * n] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
+  redis.call('SPUBLISH', stream, tostring(expected + n))
+end
 return {'ok', ms}
 """
 
@@ -151,7 +164,6 @@ for _, g in ipairs(ids) do redis.call('ZADD', key, until_, g) end
 return ids
 """
 
-_PAGE = 1000  # entries per XRANGE / XREAD call
 _PAGE = 1000  # entries per XRANGE call
 
 CATCH_UP_CONCURRENCY = 32
@@ -180,6 +192,55 @@ def _parse_record(text: str) -> dict[str, Any]:
     return {"hash": request_hash, "first": int(first), "last": int(last), "response": None}
 
 
+def cluster_client_from_url(url: str, **kwargs: Any) -> RedisCluster:
+    """A ``redis.asyncio.cluster.RedisCluster`` for a cluster URL.
+
+    The URL is ``redis+cluster://[user[:password]@]host:port[,host:port...][/0][?option=value
+    ...]`` (``rediss+cluster://`` for TLS): the listed nodes are startup nodes (any subset of
+    the cluster; the client discovers the others with ``CLUSTER SLOTS``), a missing port is
+    6379, IPv6 hosts go in brackets. Query options are those of a ``redis://`` URL and win
+    over ``kwargs``; the rest of ``kwargs`` goes to ``RedisCluster`` (``max_connections`` is
+    per node there). The client connects lazily, on its first command.
+
+    Raises:
+        ValueError: not a cluster URL, no host, a bad port, or a database other than 0
+            (a cluster has only database 0).
+    """
+    scheme, sep, rest = url.partition("://")
+    plain = CLUSTER_SCHEMES.get(scheme.lower())
+    if not sep or plain is None:
+        raise ValueError(f"not a Redis Cluster URL: {url!r} (expected "
+                         f"redis+cluster://host:port[,host:port...])")
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    userinfo, at, hosts = netloc.rpartition("@")
+    nodes: list[tuple[str, int]] = []
+    for item in hosts.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        host, colon, port = item.rpartition(":")
+        if not colon or host.endswith(":"):  # no port (an IPv6 host needs brackets)
+            host, port = item, "6379"
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"bad cluster node {item!r} in {url!r}: need host:port")
+        nodes.append((host, int(port)))
+    if not nodes:
+        raise ValueError(f"no node in the Redis Cluster URL {url!r}")
+    first_host, first_port = nodes[0]
+    first = f"[{first_host}]" if ":" in first_host else first_host
+    options: dict[str, Any] = dict(parse_url(f"{plain}://{userinfo}{at}{first}:{first_port}{tail}"))
+    if int(options.pop("db", 0) or 0) != 0:
+        raise ValueError(f"a Redis Cluster has only database 0: {url!r}")
+    for name in ("host", "port", "path"):
+        options.pop(name, None)
+    if options.pop("connection_class", None) is not None:  # rediss: SSLConnection
+        options["ssl"] = True
+    kwargs.update(options)
+    return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], **kwargs)
+
+
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -188,7 +249,9 @@ class RedisEventStore:
     """The Redis Streams event store. See :class:`rummy_store.base.EventStore` for the contract.
 
     Args:
-        client: a ``redis.asyncio.Redis`` (``decode_responses`` either way).
+        client: a ``redis.asyncio.Redis`` (``decode_responses`` either way), or a
+            ``redis.asyncio.cluster.RedisCluster`` (Redis 7 or later: see "Redis Cluster"
+            below).
         prefix: the first part of every key (no trailing colon).
         owns_client: close the client in :meth:`close`.
         hub_block_ms: longest wait of the stream hub's one blocking ``XREAD`` (milliseconds).
@@ -203,10 +266,20 @@ class RedisEventStore:
     connection with the client's settings; :meth:`close` stops it. Create clients after a
     worker process forks, never before (docs/architecture.md). Raises ``ValueError`` for a
     bad prefix.
+
+    **Redis Cluster.** A game's keys share one slot (the ``{game_id}`` hash tag), so the append
+    script and the snapshot transaction run on the game's node as on a single Redis. The
+    global keys (``P:games``, ``P:games:active``, ``P:due``, ``P:once:*``) each live in their
+    own slot and are only touched by single-key commands and single-key scripts; the one step
+    that mixed them with a game's keys in a transaction (``set_active(False)``) runs as two
+    steps there (see :meth:`set_active`). Appends also ``SPUBLISH`` a wake-up on the game's
+    sharded channel, and subscriptions go through
+    :class:`rummy_store.cluster_fanout.ClusterStreamHub` (one pub/sub connection per node).
     """
 
     def __init__(
-        self, client: aioredis.Redis, *, prefix: str = "rummy", owns_client: bool = False,
+        self, client: aioredis.Redis | RedisCluster, *, prefix: str = "rummy",
+        owns_client: bool = False,
         hub_block_ms: int = BLOCK_MS, queue_size: int = QUEUE_SIZE,
         idle_ttl: float = 0.0, request_ttl: float = 0.0,
     ) -> None:
@@ -215,6 +288,9 @@ class RedisEventStore:
         self._idle_ms = int(check_delay("idle_ttl", idle_ttl) * 1000)
         self._request_ms = int(check_delay("request_ttl", request_ttl) * 1000)
         self._r = client
+        self._cluster = isinstance(client, RedisCluster)
+        self._unready = self._cluster  # a cluster client not initialized yet
+        self._init_lock = asyncio.Lock()
         self._prefix = prefix
         self._owns = owns_client
         self._append = client.register_script(APPEND_LUA)
@@ -223,8 +299,13 @@ class RedisEventStore:
         self._due = f"{prefix}:due"
         self._schedule = client.register_script(SCHEDULE_LUA)
         self._claim = client.register_script(CLAIM_LUA)
-        self._hub = StreamHub(client, self._decode, name=f"rummy-hub:{prefix}",
-                              block_ms=hub_block_ms, queue_size=queue_size)
+        self._hub: StreamHub | ClusterStreamHub
+        if isinstance(client, RedisCluster):
+            self._hub = ClusterStreamHub(client, self._decode, name=f"rummy-hub:{prefix}",
+                                         block_ms=hub_block_ms, queue_size=queue_size)
+        else:
+            self._hub = StreamHub(client, self._decode, name=f"rummy-hub:{prefix}",
+                                  block_ms=hub_block_ms, queue_size=queue_size)
         self._catch_up = asyncio.Semaphore(CATCH_UP_CONCURRENCY)
 
     @classmethod
@@ -232,35 +313,53 @@ class RedisEventStore:
                  max_connections: int = MAX_CONNECTIONS, idle_ttl: float = 0.0,
                  request_ttl: float = 0.0, environ: Mapping[str, str] | None = None,
                  **kwargs: Any) -> RedisEventStore:
-        """A store on a new client for ``url`` (``redis://[user:password@]host:port/db``, or
-        ``rediss://`` for TLS); extra keyword arguments go to
-        ``redis.asyncio.Redis.from_url``. The store closes the client.
+        """A store on a new client for ``url``; the store closes the client.
 
-        A URL without a password takes it from the file named by ``RUMMY_REDIS_PASSWORD_FILE``
-        (a mounted secret), and a ``rediss://`` URL verifies the server against
-        ``RUMMY_REDIS_CA_FILE`` when set (:mod:`rummy_store.urls`); ``environ`` replaces
-        ``os.environ`` for both. The stream hub's own connection copies these settings.
+        ``url`` is either a single Redis, ``redis://[user:password@]host:port/db``
+        (``rediss://`` for TLS; extra keyword arguments go to ``redis.asyncio.Redis.from_url``),
+        or a Redis Cluster, ``redis+cluster://host:port[,host:port...]``
+        (``rediss+cluster://`` for TLS; see :func:`cluster_client_from_url`; extra keyword
+        arguments go to ``RedisCluster``).
 
-        ``max_connections`` sizes the client's connection pool explicitly: redis-py's
-        default changed between releases (unbounded in 5.x, 100 in 8.x). Subscriptions do not
-        hold pool connections while they wait (one hub reads for all of them).
+        A single-Redis URL without a password takes it from the file named by
+        ``RUMMY_REDIS_PASSWORD_FILE`` (a mounted secret), and a ``rediss://`` URL verifies
+        the server against ``RUMMY_REDIS_CA_FILE`` when set (:mod:`rummy_store.urls`);
+        ``environ`` replaces ``os.environ`` for both. The stream hub's own connection copies
+        these settings.
+
+        ``max_connections`` sizes the client's connection pool explicitly (per node on a
+        cluster): redis-py's default changed between releases (unbounded in 5.x, 100 in 8.x).
+        Subscriptions do not hold pool connections while they wait (one hub reads for all of
+        them).
 
         Raises:
+            ValueError: a malformed URL (``redis-py``'s message, or a bad cluster URL).
             rummy_store.urls.SecretFileError: a secret or CA file named by the environment
                 cannot be used.
         """
-        url = resolve_url(url, REDIS_PASSWORD_FILE, environ)
-        for key, value in redis_tls_kwargs(url, environ).items():
-            kwargs.setdefault(key, value)
+        if url.partition("://")[0].lower() not in CLUSTER_SCHEMES:
+            url = resolve_url(url, REDIS_PASSWORD_FILE, environ)
+            for key, value in redis_tls_kwargs(url, environ).items():
+                kwargs.setdefault(key, value)
         kwargs.setdefault("decode_responses", True)
         kwargs["max_connections"] = max_connections
-        return cls(aioredis.Redis.from_url(url, **kwargs), prefix=prefix, owns_client=True,
-                   idle_ttl=idle_ttl, request_ttl=request_ttl)
+        client: aioredis.Redis | RedisCluster
+        if url.partition("://")[0].lower() in CLUSTER_SCHEMES:
+            client = cluster_client_from_url(url, **kwargs)
+        else:
+            client = aioredis.Redis.from_url(url, **kwargs)
+        return cls(client, prefix=prefix, owns_client=True, idle_ttl=idle_ttl,
+                   request_ttl=request_ttl)
 
     @property
-    def client(self) -> aioredis.Redis:
-        """The underlying ``redis.asyncio.Redis``."""
+    def client(self) -> aioredis.Redis | RedisCluster:
+        """The underlying ``redis.asyncio.Redis`` (or ``RedisCluster``)."""
         return self._r
+
+    @property
+    def is_cluster(self) -> bool:
+        """True on a Redis Cluster client."""
+        return self._cluster
 
     @property
     def prefix(self) -> str:
@@ -293,7 +392,10 @@ class RedisEventStore:
         for kind, text in encoded:
             args += [kind, text]
         args.append(self._idle_ms)
+        args.append("1" if self._cluster else "0")
         keys = [stream, requests, self.key(game_id, "meta"), self.key(game_id, "snapshots")]
+        if self._unready:
+            await self._initialize()
         status, value = (_s(x) for x in await self._append(keys=keys, args=args))
         if status == "ok":
             ts = int(value) / 1000
@@ -330,12 +432,16 @@ class RedisEventStore:
         return self._idle_ms / 1000
 
     async def ping(self) -> None:
+        if self._unready:
+            await self._initialize()
         await self._r.ping()
 
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:
         check_request_id(request_id)
+        if self._unready:
+            await self._initialize()
         raw = await self._r.hget(self.key(game_id, "requests"), request_id)
         if raw is None:
             return None
@@ -360,6 +466,8 @@ class RedisEventStore:
         out: list[StoredEvent] = []
         low = after_version
         while True:
+            if self._unready:
+                await self._initialize()
             entries = await self._r.xrange(stream, min=f"0-{low + 1}", max=high, count=_PAGE) or []
             out.extend(self._decode(entry) for entry in entries)
             if len(entries) < _PAGE:
@@ -367,10 +475,14 @@ class RedisEventStore:
             low = out[-1].version
 
     async def version(self, game_id: str) -> int:
+        if self._unready:
+            await self._initialize()
         last = await self._r.xrevrange(self.key(game_id, "events"), count=1)
         return self._decode(last[0]).version if last else 0
 
     async def exists(self, game_id: str) -> bool:
+        if self._unready:
+            await self._initialize()
         return bool(await self._r.exists(self.key(game_id, "events")))
 
     def subscriber_count(self) -> int:
@@ -378,8 +490,9 @@ class RedisEventStore:
         return self._hub.subscriber_count()
 
     @property
-    def hub(self) -> StreamHub:
-        """The store's one stream reader (:class:`rummy_store.fanout.StreamHub`)."""
+    def hub(self) -> StreamHub | ClusterStreamHub:
+        """The store's stream reader (:class:`rummy_store.fanout.StreamHub`; on a cluster,
+        :class:`rummy_store.cluster_fanout.ClusterStreamHub`)."""
         return self._hub
 
     async def _range(self, stream: str, after: int,
@@ -391,6 +504,8 @@ class RedisEventStore:
         while True:
             async with self._catch_up:
                 try:
+                    if self._unready:
+                        await self._initialize()
                     entries = await self._r.xrange(stream, min=f"0-{after + 1}", max=high,
                                                    count=_PAGE) or []
                 finally:
@@ -449,20 +564,28 @@ class RedisEventStore:
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)
         seconds = check_delay("delay", delay)
+        if self._unready:
+            await self._initialize()
         await self._schedule(keys=[self._due],
                              args=[game_id, repr(seconds), "1" if only_earlier else "0"])
 
     async def unschedule(self, game_id: str) -> None:
+        if self._unready:
+            await self._initialize()
         await self._r.zrem(self._due, check_game_id(game_id))
 
     async def claim_due(self, lease: float, *, limit: int = 64,
                         game_id: str | None = None) -> list[str]:
         check_claim(lease, limit)
         one = "" if game_id is None else check_game_id(game_id)
+        if self._unready:
+            await self._initialize()
         ids = await self._claim(keys=[self._due], args=[repr(float(lease)), limit, one])
         return [_s(g) for g in ids]
 
     async def due(self, game_id: str) -> float | None:
+        if self._unready:
+            await self._initialize()
         score = await self._r.zscore(self._due, check_game_id(game_id))
         return None if score is None else float(score)
 
@@ -474,6 +597,8 @@ class RedisEventStore:
         if not isinstance(value, dict):
             raise TypeError(f"value must be a dict, got {value!r}")
         text = dumps(value)
+        if self._unready:
+            await self._initialize()
         if await self._r.set(key, text, nx=True, px=max(1, int(ttl * 1000))):
             return dict(json.loads(text))
         prior = await self._r.get(key)
@@ -485,9 +610,13 @@ class RedisEventStore:
         key = self.key(game_id, "meta")
         if not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict, got {meta!r}")
+        if self._unready:
+            await self._initialize()
         await self._r.set(key, dumps(meta), px=self._idle_ms or None)
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
+        if self._unready:
+            await self._initialize()
         text = await self._r.get(self.key(game_id, "meta"))
         return None if text is None else json.loads(_s(text))
 
@@ -498,6 +627,8 @@ class RedisEventStore:
         out: list[str] = []
         start = 0
         while len(out) < limit:
+            if self._unready:
+                await self._initialize()
             ids = [_s(g) for g in await self._r.zrevrange(key, start, start + limit - 1)]
             if not ids:
                 return out
@@ -517,16 +648,25 @@ class RedisEventStore:
         return out[:limit]
 
     async def set_active(self, game_id: str, active: bool) -> None:
+        """See :meth:`EventStore.set_active`. On a single Redis, finishing a game is one
+        MULTI/EXEC. On a cluster the active set and the game's keys are in different slots,
+        so it is two steps, each idempotent: first the game's keys are made permanent (one
+        MULTI/EXEC on the game's slot), then the game leaves ``P:games:active``. A crash
+        between the two leaves a finished, kept game still listed as active until
+        ``set_active(False)`` is retried; never an active-listed game whose keys expire."""
         check_game_id(game_id)
+        if not active and self._cluster:
+            if self._unready:
+                await self._initialize()
+            async with self._r.pipeline(transaction=True) as pipe:
+                self._keep(pipe, game_id)
+                await pipe.execute()
+            await self._r.zrem(self._active, game_id)
+            return
         if not active:  # finished: kept for good, its request records for the window only
             async with self._r.pipeline(transaction=True) as pipe:
                 pipe.zrem(self._active, game_id)
-                for kind in ("events", "meta", "snapshots"):
-                    pipe.persist(self.key(game_id, kind))
-                if self._request_ms:
-                    pipe.pexpire(self.key(game_id, "requests"), self._request_ms)
-                else:
-                    pipe.persist(self.key(game_id, "requests"))
+                self._keep(pipe, game_id)
                 await pipe.execute()
             return
         score = await self._r.zscore(self._index, game_id)
@@ -535,9 +675,21 @@ class RedisEventStore:
             await self._r.zadd(self._index, {game_id: score}, nx=True)
         await self._r.zadd(self._active, {game_id: score}, nx=True)
 
+    def _keep(self, pipe: Any, game_id: str) -> None:
+        """Queue, on ``pipe``, what finishing keeps: the game's keys without expiry, its
+        request records for the request window only."""
+        for kind in ("events", "meta", "snapshots"):
+            pipe.persist(self.key(game_id, kind))
+        if self._request_ms:
+            pipe.pexpire(self.key(game_id, "requests"), self._request_ms)
+        else:
+            pipe.persist(self.key(game_id, "requests"))
+
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         key = self.key(game_id, "snapshots")
         member = f"{version}:{serialise_snapshot(version, data)}"
+        if self._unready:
+            await self._initialize()
         ttl = await self._r.pttl(self.key(game_id, "events")) if self._idle_ms else -1
         async with self._r.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(key, version, version)
@@ -550,6 +702,8 @@ class RedisEventStore:
                            max_version: int) -> tuple[int, dict[str, Any]] | None:
         key = self.key(game_id, "snapshots")
         check_version("max_version", max_version)
+        if self._unready:
+            await self._initialize()
         found = await self._r.zrevrangebyscore(key, max_version, "-inf", start=0, num=1)
         if not found:
             return None
@@ -561,13 +715,29 @@ class RedisEventStore:
         if self._owns:
             await self._r.aclose()
 
+    async def _initialize(self) -> None:
+        """Initialize a cluster client (slot map, node connections) once, before any other
+        command. redis-py 8.1 initializes lazily, on the first command; many first commands
+        at once on a new client then race (a connection closed under a command:
+        ``AttributeError: 'NoneType' object has no attribute 'writelines'``), so the store
+        does it first, under a lock."""
+        async with self._init_lock:
+            if self._unready:
+                assert isinstance(self._r, RedisCluster)
+                await self._r.initialize()
+                self._unready = False
+
     async def _now(self) -> float:
         """The Redis server's clock in seconds (the one the append script stamps events with)."""
+        if self._unready:
+            await self._initialize()
         seconds, micros = await self._r.time()
         return int(seconds) + int(micros) / 1e6
 
     async def _register(self, game_id: str, ts: float) -> None:
         """Enter a game in the index, active, unless it is there already (idempotent)."""
+        if self._unready:
+            await self._initialize()
         if await self._r.zadd(self._index, {game_id: ts}, nx=True):
             await self._r.zadd(self._active, {game_id: ts}, nx=True)
 
