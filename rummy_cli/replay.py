@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -207,7 +208,8 @@ def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
     try:
         analysis = analyse(events, seat) if args.analyse else None
         if html_path:
-            name = getattr(args, "source", None) or getattr(args, "game_id", "")
+            source = str(getattr(args, "source", None) or getattr(args, "game_id", ""))
+            name = os.path.basename(source)
             n = write_page(html_path, events, seat, analysis, title=f"Replay of {name}")
             who = "every hand" if seat is None else f"seat {seat}'s view"
             print(f"wrote {html_path}: {n} events, {who}", file=err)

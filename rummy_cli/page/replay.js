@@ -22,7 +22,8 @@
     return e;
   }
 
-  // "7S" -> {short: "7♠", name: "seven of spades"}; "*7S" a joker declared 7S; "*" in hand
+  // a card token (R1.4) -> {short: rank + suit symbol, name: "seven of spades"}; a token
+  // "*" + card is a table joker declared as that card; "*" alone a joker in a hand
   function label(tok) {
     if (tok === "*") { return { short: "\u2605", name: "joker", red: false }; }
     var joker = tok.charAt(0) === "*";
@@ -84,7 +85,7 @@
     s.h.forEach(function (hand, p) {
       var div = el("div", "hand");
       div.setAttribute("data-seat", p);
-      div.appendChild(el("h3", "", seatName(p) + ": " + s.z[p] + " cards"));
+      div.appendChild(el("h3", "", seatName(p) + ": " + s.z[p] + (s.z[p] === 1 ? " card" : " cards")));
       if (hand === null) {
         div.appendChild(el("p", "hidden-hand", "hidden from seat " + game.seat + " (I3)"));
       } else if (hand === "") {
