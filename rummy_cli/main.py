@@ -182,7 +182,7 @@ def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``rummy replay``: rebuild a game from its event log, verify it, print it."""
     from rummy.invariants import ReplayError
-    from rummy_cli.replay import read_log, replay_events
+    from rummy_cli.replay import page_and_analysis, page_options_used, read_log, replay_events
     if not args.redis_url and not os.path.exists(args.source):
         # a game id, not a file: read the store named by RUMMY_REDIS_URL, as `rummy export`
         args.redis_url = os.environ.get("RUMMY_REDIS_URL") or None
@@ -210,6 +210,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"error: cannot read {args.source}: {e.strerror}", file=sys.stderr)
             return 1
+    if page_options_used(args):
+        return page_and_analysis(events, args)
     # a file must hold a whole game (a truncated log is an error); a stream in the store
     # may be a game in progress
     incomplete = args.allow_incomplete or bool(args.redis_url)
@@ -290,10 +292,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_simulate)
 
+    from rummy_cli.replay import EPILOG_REPLAY, add_page_options
     p = sub.add_parser("replay", help="rebuild a game from its event log, verifying every event",
                        description="Rebuild a game from a JSON-lines event log (or from the "
                        "Redis event store with --redis-url), verify every event against the "
-                       "rules and the invariants I1–I3, and print the final state and scores.")
+                       "rules and the invariants I1–I3, and print the final state and scores; "
+                       "or write it as an HTML page (--html) and analyse the play (--analyse).",
+                       epilog=EPILOG_REPLAY, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="event log file (JSON lines), or GAME_ID with --redis-url")
     p.add_argument("--step", action="store_true", help="print each event and the state after it")
     p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
@@ -303,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", help="read the game GAME_ID from this event store "
                    "(default: $RUMMY_REDIS_URL when SOURCE is not a file)")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
+    add_page_options(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("conformance", help="run conformance case files (JSON lines)",

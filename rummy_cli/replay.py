@@ -3,21 +3,31 @@
 ``read_log(path)`` parses a JSON-lines log (one :func:`rummy.events.dumps` line per event);
 ``replay_events(events, ...)`` verifies every event and invariant (:func:`verify_log`) and
 prints the final state, each step (``step=True``) or the state after event N (``at=N``).
+``page_and_analysis(events, args)`` serves ``--html`` (the replay page,
+:mod:`rummy_cli.replay_page`) and ``--analyse`` (:mod:`rummy.analysis`).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from rummy.cards import format_card
 from rummy.errors import NotationError, RummyError
-from rummy.events import Event, loads
+from rummy.events import CardDrawn, Event, GameStarted, RoundStarted, loads
 from rummy.invariants import ReplayError, verify_log
 from rummy.state import GameState
 from rummy_cli.report_format import event_line, hand_text, state_text
+
+if TYPE_CHECKING:
+    from rummy.analysis import GameAnalysis
 
 
 def read_log(path: str) -> list[Event]:
@@ -107,3 +117,146 @@ def replay_events(events: Sequence[Event], step: bool = False, at: int | None = 
     if not state.is_over:
         console.print("(the game is not over)")
     return 0
+
+
+EPILOG_REPLAY = """\
+examples:
+  rummy replay game.jsonl --html game.html             every hand (a full-information log)
+  rummy replay game.jsonl --html seat1.html --seat 1   only what seat 1 saw (I3)
+  rummy replay game.jsonl --analyse                    best play vs. play made, per decision
+  rummy replay game.jsonl --analyse --json analysis.json --html game.html
+  rummy replay GAME_ID --redis-url redis://localhost:6379/0 --html game.html
+
+The page is one HTML file with its script, style and game data inside: it opens offline.
+Open it at event N with game.html#step=N (the state `rummy replay LOG --at N` prints). The
+analysis judges every meld decision from the deciding seat's own view (its hand and the
+table, never another hand or the stock): the solver's best play (R5) in points (R1.5)
+against the points played, and the turns that could have ended in a knock (R6.1) and did
+not. Batch logs (`rummy simulate --events-dir DIR`) are JSON-lines logs too.
+"""
+
+
+def add_page_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--html``, ``--seat``, ``--analyse`` and ``--json`` to a ``replay`` parser."""
+    p.add_argument("--html", metavar="FILE",
+                   help="write the replay page: one self-contained HTML file (no network "
+                   "needed) with a slider, step buttons and arrow keys; every meld action "
+                   "marks what was added, moved and which joker was freed")
+    p.add_argument("--seat", type=int, metavar="N",
+                   help="show only what seat N saw (I3): its own hand, hand sizes, the "
+                   "table; other hands, the stock and other seats' draws stay out of the "
+                   "file and of the analysis (default: every hand)")
+    p.add_argument("--analyse", "--analyze", action="store_true", dest="analyse",
+                   help="analyse the game: at each meld decision the solver's best play "
+                   "from the seat's view against the points played, missed knocks (R6.1), "
+                   "points left on the table per round and the biggest misses per seat; "
+                   "printed as text, and shown in the page with --html")
+    p.add_argument("--json", metavar="FILE",
+                   help="with --analyse: write the analysis as JSON to FILE ('-': stdout)")
+
+
+def page_options_used(args: argparse.Namespace) -> bool:
+    """Whether any of the options of :func:`add_page_options` was given."""
+    return bool(getattr(args, "html", None) or getattr(args, "analyse", False)
+                or getattr(args, "json", None) or getattr(args, "seat", None) is not None)
+
+
+def first_redacted(events: Sequence[Event]) -> int | None:
+    """1-based index of the first event with a hidden field removed (a seat's copy, I3), or
+    ``None`` for a full-information log."""
+    for i, e in enumerate(events, 1):
+        if ((isinstance(e, RoundStarted) and e.deck is None)
+                or (isinstance(e, CardDrawn) and e.card is None)):
+            return i
+    return None
+
+
+def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
+                      out: TextIO | None = None) -> int:
+    """``rummy replay ... --html/--analyse``: verify the log, write the page and print or
+    write the analysis. Returns the exit code (0 ok, 1 bad log or file, 2 bad options)."""
+    from rummy.analysis import analyse  # the solver: loaded only when asked for
+    from rummy_cli.replay_page import write_page
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    err = sys.stderr
+    html_path: str | None = args.html
+    seat: int | None = args.seat
+    if args.json and not args.analyse:
+        print("error: --json writes the analysis: add --analyse", file=err)
+        return 2
+    if not html_path and not args.analyse:
+        print("error: --seat chooses what the page or the analysis shows: add --html FILE "
+              "or --analyse", file=err)
+        return 2
+    start = events[0]
+    if not isinstance(start, GameStarted):
+        print("error: the log does not start with GameStarted", file=err)
+        return 1
+    if seat is not None and not 0 <= seat < start.players:
+        print(f"error: --seat {seat}: this game has seats 0..{start.players - 1} (R1.1)",
+              file=err)
+        return 2
+    redacted = first_redacted(events)
+    if redacted is not None:
+        ask = ("every hand was asked for (no --seat)" if seat is None else
+               "the page and the analysis rebuild the game from every event")
+        print(f"error: {ask}, but this log is not full-information: event {redacted} has a "
+              "hidden field removed (a seat's copy, I3). Export the full log from the event "
+              "store (rummy export GAME_ID) and use --seat N to show one seat's view",
+              file=err)
+        return 1
+    try:
+        analysis = analyse(events, seat) if args.analyse else None
+        if html_path:
+            source = str(getattr(args, "source", None) or getattr(args, "game_id", ""))
+            name = os.path.basename(source)
+            n = write_page(html_path, events, seat, analysis, title=f"Replay of {name}")
+            who = "every hand" if seat is None else f"seat {seat}'s view"
+            print(f"wrote {html_path}: {n} events, {who}", file=err)
+    except ReplayError as e:
+        print(f"error: inconsistent log: {e}", file=err)
+        return 1
+    except OSError as e:
+        print(f"error: cannot write {html_path}: {e.strerror}", file=err)
+        return 1
+    if analysis is not None:
+        if args.json:
+            text = json.dumps(analysis.to_dict(), indent=1)
+            if args.json == "-":
+                print(text, file=out or sys.stdout)
+            else:
+                try:
+                    with open(args.json, "w", encoding="utf-8") as f:
+                        f.write(text + "\n")
+                except OSError as e:
+                    print(f"error: cannot write {args.json}: {e.strerror}", file=err)
+                    return 1
+        if args.json != "-":
+            analysis_text(analysis, console)
+    return 0
+
+
+def analysis_text(analysis: GameAnalysis, console: Console) -> None:
+    """Print a :class:`rummy.analysis.GameAnalysis`: per-seat summary, then the decisions
+    that missed points and the missed knocks (event numbers for ``--at`` and ``#step=``)."""
+    t = RichTable(title="Game analysis (points, R1.5; each seat judged from its own view, I3)")
+    for col in ("seat", "name", "decisions", "points left on the table", "by round",
+                "missed knocks"):
+        t.add_column(col)
+    for s in analysis.seats:
+        by_round = ", ".join(f"r{r}: {p}" for r, p in sorted(s.missed_by_round.items()))
+        t.add_row(str(s.seat), s.name, str(s.decisions), str(s.missed_points), by_round or "-",
+                  str(s.missed_knocks))
+    console.print(t)
+    for s in analysis.seats:
+        for d in s.biggest:
+            console.print(f"seat {s.seat} biggest miss: event {d.index} (round {d.round}): "
+                          f"best {d.best} ({' '.join(format_card(c) for c in d.best_cards)}), "
+                          f"played {d.played}: missed {d.missed}")
+    for k in analysis.knocks:
+        console.print(f"seat {k.seat} missed knock: event {k.index} (round {k.round}), hand "
+                      f"{k.hand_points} points <= threshold {k.threshold} (R6.1)")
+    unproven = sum(1 for d in analysis.decisions if not d.proven)
+    if unproven:
+        console.print(f"{unproven} decision(s) reached the search budget: their best is a "
+                      "lower bound")

@@ -202,14 +202,17 @@ def add_export_parser(sub: Any) -> argparse.ArgumentParser:
 
 def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
     """Register a store-backed ``replay`` (same options as the file replay)."""
+    from rummy_cli.replay import EPILOG_REPLAY, add_page_options
     p = sub.add_parser(
-        "replay", help="rebuild a stored game from the event store, verifying every event")
+        "replay", help="rebuild a stored game from the event store, verifying every event",
+        epilog=EPILOG_REPLAY, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("game_id", metavar="GAME_ID", help="the game's id (from CreateGame)")
     p.add_argument("--redis-url", default=DEFAULT_REDIS_URL,
                    help=f"event store Redis URL (default: $RUMMY_REDIS_URL or {LOCAL_REDIS})")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.add_argument("--step", action="store_true", help="print each event and the state after it")
     p.add_argument("--at", type=int, metavar="N", help="show the state after event N (1-based)")
+    add_page_options(p)
     p.set_defaults(func=cmd_replay)
     return cast(argparse.ArgumentParser, p)
 
@@ -403,5 +406,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     """``replay --redis-url URL GAME_ID``: the file replay (``rummy_cli.replay.replay_events``)
     on a stored game."""
-    from rummy_cli.replay import replay_events
+    from rummy_cli.replay import page_and_analysis, page_options_used, replay_events
+    if page_options_used(args):
+        return page_and_analysis(_read_or_exit(args), args)
     return replay_events(_read_or_exit(args), step=args.step, at=args.at)

@@ -88,6 +88,10 @@ COMMANDS: dict[str, str] = {
     "rummy replay game.jsonl": "live",
     "rummy replay game.jsonl --at 20": "live",
     "rummy replay GAME_ID --redis-url redis://localhost:6379/0": "live",
+    "rummy replay game.jsonl --html game.html": "live",
+    "rummy replay game.jsonl --html seat1.html --seat 1": "live",
+    "rummy replay game.jsonl --analyse": "live",
+    "rummy replay game.jsonl --analyse --json analysis.json --html game.html": "live",
     # 5. batches
     "rummy simulate --games 50 --players 4 --bots basic,random --seed 7": "run",
     "rummy simulate --replay-game 3 --games 50 --players 4 --bots basic,random --seed 7 "
