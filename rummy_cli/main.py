@@ -83,7 +83,8 @@ def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``rummy simulate``: bot-versus-bot games in local processes, then a balance report."""
-    from rummy.simulate import Aggregate, merge_all, report
+    from rummy.balance import BalanceReport
+    from rummy.simulate import Aggregate, merge_all
     from rummy_cli.report_format import render
     console = Console(stderr=False)
     if not 2 <= args.players <= 5:
@@ -130,12 +131,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                     results.append(Aggregate.from_dict(fut.result()))
                     progress.advance(task, c[3] - c[2])
     elapsed = time.perf_counter() - t0
-    rep = report(merge_all(args.players, results))
-    rep["seed"] = args.seed
-    rep["bots"] = bots
-    rep["rules"] = rules.changed()
+    rep = BalanceReport.of(merge_all(args.players, results)).with_run(
+        args.seed, bots, rules.changed())
     if args.json:
-        text = json.dumps(rep, indent=2, sort_keys=True)
+        text = json.dumps(rep.to_dict(), indent=2, sort_keys=True)
         if args.json == "-":
             print(text)
         else:
@@ -146,12 +145,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                f"players, bots {','.join(bots)}, seed {args.seed}"
                + (f", rules {rules.changed()}" if rules.changed() else ""))
         console.print(f"[dim]{args.games / elapsed:.1f} games/s with {jobs} process(es); "
-                      f"{rep['steps'] / elapsed:,.0f} engine steps/s[/dim]",
+                      f"{rep.steps / elapsed:,.0f} engine steps/s[/dim]",
                       highlight=False)
-    if rep["failed_games"]:
-        n = len(rep["failed_games"])
+    if rep.failed_games:
+        n = len(rep.failed_games)
         print(f"error: {n} of {args.games} game(s) failed (a bot raised or broke a rule); "
-              f"first: game {rep['failed_games'][0]['index']}. Re-run one alone with "
+              f"first: game {rep.failed_games[0][0]}. Re-run one alone with "
               f"--replay-game INDEX (same --seed, --bots, --players, --rules)", file=sys.stderr)
         return 1
     return 0

@@ -244,14 +244,13 @@ def document(store: Any, batch_id: str) -> dict[str, Any]:
     Raises:
         UnknownBatch: no such batch.
     """
+    from rummy.balance import BalanceReport
     from rummy_worker.batches import batch_report
 
     spec, merged = store.merged(batch_id)
     rep = batch_report(spec, merged)
-    if not spec.is_ab:
-        rep["seed"] = spec.seed
-        rep["bots"] = list(spec.bots)
-        rep["rules"] = dict(spec.rules)
+    if isinstance(rep, BalanceReport):
+        rep = rep.with_run(spec.seed, spec.bots, spec.rules)
     return {"batch_id": batch_id, "spec": spec.to_dict(), "chunks": spec.chunks,
             "chunks_done": merged.chunks, "complete": merged.chunks == spec.chunks,
             "report": rep}
@@ -286,12 +285,10 @@ def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
         from rich.console import Console
 
         output.render_terminal(doc, Console())
-    rep = doc["report"]
-    failed = [f for r in ([rep["a"], rep["b"]] if "compare" in rep else [rep])
-              for f in r.get("failed_games", [])]
+    failed = [f for r in output.variants(doc["report"]) for f in r.failed_games]
     if failed:
         print(f"error: {len(failed)} game(s) of batch {batch_id} failed (a bot raised or "
-              f"broke a rule); first: game {failed[0]['index']}: {failed[0]['error']}. "
+              f"broke a rule); first: game {failed[0][0]}: {failed[0][1]}. "
               f"Re-run one with `rummy batch replay-game {batch_id} INDEX`", file=sys.stderr)
         return 1
     return 0
