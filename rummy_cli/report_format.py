@@ -17,7 +17,7 @@ def _pct(x: float) -> str:
 
 
 def _ci(low: float | None, high: float | None) -> str:
-    return "n/a" if low is None or high is None else f"{_pct(low)} – {_pct(high)}"
+    return "n/a" if low is None or high is None else f"{100 * low:.1f}–{100 * high:.1f}%"
 
 
 def render(rep: BalanceReport, console: Console, title: str = "Balance report") -> None:
@@ -38,16 +38,17 @@ def render(rep: BalanceReport, console: Console, title: str = "Balance report") 
     console.print(seats)
     console.print(f"Seat fairness (chi-square test against 1/{rep.players}): "
                   f"{rep.fairness.verdict}", highlight=False)
-    bots = RichTable(title="Win rate and final score by bot (95% CI clustered by game)")
-    for col in ("bot", "win rate", "95% CI", "naive CI", "seat-games", "mean final score",
-                "95% CI ", "mean points left"):
+    bots = RichTable(title="By bot (95% CI clustered by game; naive: seat-games as if "
+                     "independent)")
+    for col in ("bot", "win rate (95% CI)", "naive CI", "seat-games", "mean score (95% CI)",
+                "points left"):
         bots.add_column(col, justify="right")
     for b, s in rep.bots.items():
-        bots.add_row(b, _pct(s.win.rate), _ci(s.win.low, s.win.high),
+        lo, hi = s.score.low, s.score.high
+        bots.add_row(b, f"{_pct(s.win.rate)} ({_ci(s.win.low, s.win.high)})",
                      _ci(s.win.naive_low, s.win.naive_high), str(s.win.n),
-                     f"{s.score.mean:.1f}",
-                     "n/a" if s.score.low is None or s.score.high is None
-                     else f"{s.score.low:.1f} – {s.score.high:.1f}",
+                     f"{s.score.mean:.1f}" + ("" if lo is None or hi is None
+                                              else f" ({lo:.0f}–{hi:.0f})"),
                      f"{s.points_left:.1f}")
     console.print(bots)
     ends = RichTable(title="How rounds ended (share of rounds)")

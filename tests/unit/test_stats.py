@@ -141,3 +141,25 @@ def test_report_clusters_bot_rates_by_game() -> None:
     assert d["bot_win_rate"]["basic"]["naive_low"] == basic.naive_low
     assert d["seat_fairness"]["df"] == 3
     assert any(w.startswith(STOCK_WARNING) for w in rep.warnings)  # basic/random: stock
+
+
+def test_parse_lineup_is_the_one_line_up_parser() -> None:
+    from rummy.simulate import DEFAULT_LINEUP, parse_lineup
+
+    assert parse_lineup("basic, random", 4) == ("basic", "random", "basic", "random")
+    assert parse_lineup(["random"], 3) == ("random",) * 3
+    assert parse_lineup("", 4) == parse_lineup(None, 4) == DEFAULT_LINEUP * 2
+    for bad, msg in ((",", "at least one"), ("nobody", "unknown bot"),
+                     ("basic,random,basic", "3 bots for 2 players")):
+        with pytest.raises(ValueError, match=msg):
+            parse_lineup(bad, 2)
+
+
+def test_play_range_hooks_see_every_finished_game() -> None:
+    from rummy.simulate import play_range
+
+    seen: list[tuple[int, bool]] = []
+    agg = play_range(["basic", "random"], 4, 2, 6, record=lambda i: i == 3,
+                     on_game=lambda i, r, _s: seen.append((i, bool(r.events))))
+    assert seen == [(2, False), (3, True), (4, False), (5, False)]
+    assert agg == run_games(["basic", "random"], 4, 2, 6)

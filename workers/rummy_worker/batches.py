@@ -30,7 +30,7 @@ from typing import Any
 from rummy.balance import BalanceReport
 from rummy.bots import BOTS
 from rummy.rules import RuleSet
-from rummy.simulate import Aggregate, merge_all
+from rummy.simulate import Aggregate, merge_all, parse_lineup
 from rummy_worker.paired import Paired, compare
 
 DEFAULT_CHUNK_SIZE = 200  #: games per chunk task (chunky: never one task per game)
@@ -160,20 +160,15 @@ class BatchSpec:
             compare_rules=None if cr is None else dict(cr))
 
 
-def expand_bots(names: Sequence[str], players: int) -> tuple[str, ...]:
-    """The line-up from ``--bots`` and ``--players``, as ``rummy simulate`` builds it: the
-    names are cycled over the seats (``basic,random`` for 4 players is
-    ``basic,random,basic,random``).
+def expand_bots(names: str | Sequence[str], players: int) -> tuple[str, ...]:
+    """The line-up from ``--bots`` and ``--players``: :func:`rummy.simulate.parse_lineup`,
+    the same parser as ``rummy simulate`` (names cycled over the seats; ``""`` is the
+    default line-up).
 
     Raises:
-        ValueError: no names, or more names than players.
+        ValueError: no names, an unknown bot, or more names than players.
     """
-    names = tuple(n.strip() for n in names if n.strip())
-    if not names:
-        raise ValueError("give at least one bot name")
-    if len(names) > players:
-        raise ValueError(f"{len(names)} bots for {players} players")
-    return tuple(names[i % len(names)] for i in range(players))
+    return parse_lineup(names, players)
 
 
 def game_id(batch_id: str, index: int, variant: str = "a") -> str:

@@ -80,9 +80,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     from rummy.rules import RuleSet, parse_rule_pairs
     from rummy_worker.batches import BatchSpec, expand_bots
 
-    bots = expand_bots(args.bots.split(","), args.players)
+    bots = expand_bots(args.bots, args.players)
     rules = RuleSet.from_dict(parse_rule_pairs(args.rules)).changed()
-    compare_bots = (expand_bots(args.compare_bots.split(","), args.players)
+    compare_bots = (expand_bots(args.compare_bots, args.players)
                     if args.compare_bots else None)
     compare_rules = None
     if args.compare_rules:
@@ -416,8 +416,9 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
 def _batch_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="basic,random",
-                   help="comma-separated bot line-up, cycled over the seats (default basic,random)")
+    p.add_argument("--bots", default="",
+                   help="comma-separated bot line-up, cycled over the seats (default "
+                   "strategic,greedy: rummy.simulate.DEFAULT_LINEUP)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
                    help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")
