@@ -16,12 +16,12 @@ the same report whatever the number of processes or the chunk size.
 from __future__ import annotations
 
 import hashlib
-import math
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy.bots import make_bot
+from rummy.bots import BOTS, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
@@ -32,6 +32,11 @@ from rummy.views import view
 WIN_UNIT = 60  #: win credit of one outright win; shared wins get WIN_UNIT // k each
 MAX_STEPS = 200_000  #: a game longer than this is a bug (an engine or bot loop)
 SCORE_BIN = 25  #: width of the final-score histogram bins, in points
+#: the line-up of ``rummy simulate`` and ``rummy batch`` without ``--bots``: bots that end
+#: rounds by knocking or going out, as people do (``basic,random`` let 99% of rounds run
+#: the stock out, which measured the bots more than the rules; issue 14)
+DEFAULT_LINEUP = ("strategic", "greedy")
+AGGREGATE_VERSION = 2  #: ``Aggregate.to_dict()["v"]``: 2 added the per-game (clustered) sums
 
 
 def game_seed(master_seed: int, index: int) -> int:
@@ -147,8 +152,15 @@ def _add(a: dict[Any, int], b: dict[Any, int]) -> dict[Any, int]:
 class Aggregate:
     """Integer counts over a set of games; ``merge`` is associative and commutative.
 
-    Win credit is in units of 1/``WIN_UNIT`` of a win. Keys of per-bot dicts are strategy
-    names; per-seat lists are indexed by seat.
+    Win credit is in units of 1/``WIN_UNIT`` of a win; scores are in points. Keys of
+    per-bot dicts are strategy names; per-seat lists are indexed by seat.
+
+    Per-game sums for intervals clustered by game (:mod:`rummy.stats`): with ``m`` a bot's
+    seats in one game, ``w`` the sum of their win credit and ``s`` the sum of their final
+    scores, ``bot_games`` counts the games the bot played, and ``bot_seats`` = Σm,
+    ``bot_seats_sq`` = Σm², ``bot_wins`` = Σw, ``bot_wins_sq`` = Σw², ``bot_wins_seats`` =
+    Σw·m, ``bot_score_sum`` = Σs, ``bot_score_sq`` = Σs², ``bot_score_seats`` = Σs·m (sums
+    over games). ``seat_wins_sq`` is Σ over games of a seat's credit squared.
     """
 
     players: int
@@ -169,6 +181,11 @@ class Aggregate:
     rounds_hist: dict[int, int] = field(default_factory=dict)
     turns_hist: dict[int, int] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
+    bot_games: dict[str, int] = field(default_factory=dict)
+    bot_seats_sq: dict[str, int] = field(default_factory=dict)
+    bot_wins_seats: dict[str, int] = field(default_factory=dict)
+    bot_score_sq: dict[str, int] = field(default_factory=dict)
+    bot_score_seats: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, players: int) -> Aggregate:
@@ -200,12 +217,13 @@ class Aggregate:
             bot_rounds[b] = bot_rounds.get(b, 0) + r.rounds
             bot_seats[b] = bot_seats.get(b, 0) + 1
             bot_wins[b] = bot_wins.get(b, 0) + seat_wins[i]
-            bot_sq[b] = bot_sq.get(b, 0) + seat_wins[i] ** 2
             score_sum[b] = score_sum.get(b, 0) + r.final[i]
             h = hist.setdefault(b, {})
             k = r.final[i] // SCORE_BIN * SCORE_BIN
             h[k] = h.get(k, 0) + 1
             left[b] = left.get(b, 0) + r.points_left[i]
+        for b in bot_seats:  # one game is one cluster: squares of the per-game sums
+            bot_sq[b] = bot_wins[b] ** 2
         reasons: dict[str, int] = {}
         for reason in r.reasons:
             reasons[reason] = reasons.get(reason, 0) + 1
@@ -214,7 +232,12 @@ class Aggregate:
             turns_hist[t] = turns_hist.get(t, 0) + 1
         return cls(n, 1, r.rounds, sum(r.turns), r.steps, seat_wins,
                    tuple(w * w for w in seat_wins), bot_seats, bot_wins, bot_sq, score_sum,
-                   hist, left, bot_rounds, reasons, {r.rounds: 1}, turns_hist)
+                   hist, left, bot_rounds, reasons, {r.rounds: 1}, turns_hist,
+                   bot_games={b: 1 for b in bot_seats},
+                   bot_seats_sq={b: m * m for b, m in bot_seats.items()},
+                   bot_wins_seats={b: bot_wins[b] * m for b, m in bot_seats.items()},
+                   bot_score_sq={b: v * v for b, v in score_sum.items()},
+                   bot_score_seats={b: score_sum[b] * m for b, m in bot_seats.items()})
 
     def merge(self, other: Aggregate) -> Aggregate:
         """The aggregate of both sets of games (exact; order does not matter)."""
@@ -234,11 +257,16 @@ class Aggregate:
             _add(self.bot_points_left, other.bot_points_left),
             _add(self.bot_rounds, other.bot_rounds),
             _add(self.reasons, other.reasons), _add(self.rounds_hist, other.rounds_hist),
-            _add(self.turns_hist, other.turns_hist), {**self.failed, **other.failed})
+            _add(self.turns_hist, other.turns_hist), {**self.failed, **other.failed},
+            _add(self.bot_games, other.bot_games), _add(self.bot_seats_sq, other.bot_seats_sq),
+            _add(self.bot_wins_seats, other.bot_wins_seats),
+            _add(self.bot_score_sq, other.bot_score_sq),
+            _add(self.bot_score_seats, other.bot_score_seats))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (histogram keys become strings); inverse of :meth:`from_dict`."""
         return {
+            "v": AGGREGATE_VERSION,
             "players": self.players, "games": self.games, "rounds": self.rounds,
             "turns": self.turns, "steps": self.steps, "seat_wins": list(self.seat_wins),
             "seat_wins_sq": list(self.seat_wins_sq), "bot_seats": self.bot_seats,
@@ -251,11 +279,24 @@ class Aggregate:
             "rounds_hist": {str(k): v for k, v in self.rounds_hist.items()},
             "turns_hist": {str(k): v for k, v in self.turns_hist.items()},
             "failed": {str(k): v for k, v in sorted(self.failed.items())},
+            "bot_games": self.bot_games, "bot_seats_sq": self.bot_seats_sq,
+            "bot_wins_seats": self.bot_wins_seats, "bot_score_sq": self.bot_score_sq,
+            "bot_score_seats": self.bot_score_seats,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Aggregate:
-        """Rebuild from :meth:`to_dict` output."""
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            ValueError: an aggregate of format 1 (before version 2, ``bot_wins_sq`` summed
+                squares per seat and the per-game sums did not exist): its games must be
+                re-played, as merging it would give wrong intervals.
+            KeyError: a missing key.
+        """
+        if d.get("v", 1) != AGGREGATE_VERSION:
+            raise ValueError(f"aggregate format {d.get('v', 1)} is not {AGGREGATE_VERSION} "
+                             "(clustered sums missing): re-play these games")
         return cls(
             d["players"], d["games"], d["rounds"], d["turns"], d["steps"],
             tuple(d["seat_wins"]), tuple(d["seat_wins_sq"]), dict(d["bot_seats"]),
@@ -264,7 +305,9 @@ class Aggregate:
             dict(d["bot_points_left"]), dict(d["bot_rounds"]), dict(d["reasons"]),
             {int(k): v for k, v in d["rounds_hist"].items()},
             {int(k): v for k, v in d["turns_hist"].items()},
-            {int(k): str(v) for k, v in (d.get("failed") or {}).items()})
+            {int(k): str(v) for k, v in (d.get("failed") or {}).items()},
+            dict(d["bot_games"]), dict(d["bot_seats_sq"]), dict(d["bot_wins_seats"]),
+            dict(d["bot_score_sq"]), dict(d["bot_score_seats"]))
 
 
 def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:
@@ -296,83 +339,76 @@ def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: i
         return Aggregate.of_failure(len(bots), index, e)
 
 
-def run_games(bots: Sequence[str], master_seed: int, start: int, stop: int,
-              rules: RuleSet | None = None, rotate: bool = True) -> Aggregate:
-    """Play games ``start .. stop-1`` of a batch and return their aggregate (a chunk).
+#: called after each finished game of :func:`play_range` with (game index, result,
+#: wall-clock seconds of the game)
+GameHook = Callable[[int, GameResult, float], None]
 
-    A game that fails is counted in ``Aggregate.failed`` (see :func:`play_or_fail`)."""
+
+def play_range(bots: Sequence[str], master_seed: int, start: int, stop: int,
+               rules: RuleSet | None = None, rotate: bool = True, *,
+               record: Callable[[int], bool] | None = None, on_game: GameHook | None = None,
+               passthrough: tuple[type[BaseException], ...] = ()) -> Aggregate:
+    """Play games ``start .. stop-1`` of a batch and return their aggregate: the one
+    simulation loop of ``rummy simulate`` (each process task), of Celery chunks and of
+    :func:`run_games`.
+
+    Game ``i`` uses :func:`game_seed` ``(master_seed, i)`` and :func:`lineup_for`
+    ``(bots, i, rotate)``. A game that fails is counted in ``Aggregate.failed`` (see
+    :func:`play_or_fail`, which also explains ``passthrough``).
+
+    Args:
+        record: ``record(i)`` true keeps game ``i``'s event log in the result given to
+            ``on_game`` (``None``: record none).
+        on_game: called after each game that finished (not after failed ones).
+    """
     agg = Aggregate.empty(len(bots))
     for i in range(start, stop):
-        r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i)
-        agg = agg.merge(r if isinstance(r, Aggregate) else Aggregate.of_game(r))
+        t0 = time.perf_counter()
+        r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i,
+                         record=record is not None and record(i), passthrough=passthrough)
+        if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost run
+            agg = agg.merge(r)
+            continue
+        if on_game is not None:
+            on_game(i, r, time.perf_counter() - t0)
+        agg = agg.merge(Aggregate.of_game(r))
     return agg
 
 
-# ----------------------------------------------------------------------------- statistics
-
-def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion (95% for z=1.96); ``(0, 0)`` when n == 0."""
-    if n <= 0:
-        return (0.0, 0.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+def run_games(bots: Sequence[str], master_seed: int, start: int, stop: int,
+              rules: RuleSet | None = None, rotate: bool = True) -> Aggregate:
+    """:func:`play_range` without hooks (kept for callers and tests)."""
+    return play_range(bots, master_seed, start, stop, rules, rotate)
 
 
-@dataclass(frozen=True, slots=True)
-class Rate:
-    """A win rate with its 95% confidence interval (Wilson), over ``n`` seat-games."""
+def parse_lineup(names: str | Sequence[str] | None, players: int) -> tuple[str, ...]:
+    """The seat line-up from bot names (a comma-separated string such as ``--bots``, or a
+    list), cycled over ``players`` seats: ``basic,random`` for 4 players is
+    ``basic,random,basic,random``. ``None`` or ``""`` means :data:`DEFAULT_LINEUP`.
 
-    rate: float
-    low: float
-    high: float
-    n: int
+    Raises:
+        ValueError: an unknown bot (naming the known ones), or more names than players.
+    """
+    if names is None or (isinstance(names, str) and not names.strip()):
+        names = DEFAULT_LINEUP
+    items = names.split(",") if isinstance(names, str) else list(names)
+    clean = [n.strip() for n in items if n.strip()]
+    if not clean:
+        raise ValueError("give at least one bot name")
+    for b in clean:
+        if b not in BOTS:
+            raise ValueError(f"unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+    if len(clean) > players:
+        raise ValueError(f"{len(clean)} bots for {players} players")
+    return tuple(clean[i % len(clean)] for i in range(players))
 
+
+# ----------------------------------------------------------------------------- report
 
 def report(agg: Aggregate) -> dict[str, Any]:
-    """The balance report of an aggregate, as a JSON-ready dict.
+    """The balance report of an aggregate as a JSON-ready dict:
+    ``rummy.balance.BalanceReport.of(agg).to_dict()`` (see there for the keys; ``games``
+    does not include the ``failed_games``, which count in no figure)."""
+    from rummy.balance import BalanceReport  # rummy.balance imports this module
 
-    Keys: ``games``, ``rounds_per_game``, ``turns_per_round``, ``seat_win_rate`` (list of
-    {rate, low, high, n}), ``bot_win_rate`` ({bot: {...}}), ``bot_mean_score``,
-    ``bot_score_hist``, ``bot_mean_points_left`` (per seat-round), ``round_end_share``
-    ({knock, undercut, going_out, stock}: share of rounds), ``rounds_hist``, ``turns_hist``,
-    ``failed_games`` (``[{index, error}]``, by index: games in which a bot failed; they
-    count in no other figure, and ``games`` does not include them).
-    """
-    g = agg.games
-    seat_rates = []
-    for w in agg.seat_wins:
-        lo, hi = wilson(w / WIN_UNIT, g)
-        seat_rates.append({"rate": w / WIN_UNIT / g if g else 0.0, "low": lo, "high": hi, "n": g})
-    bot_rates = {}
-    for b in sorted(agg.bot_seats):
-        n = agg.bot_seats[b]
-        won = agg.bot_wins.get(b, 0) / WIN_UNIT
-        lo, hi = wilson(won, n)
-        bot_rates[b] = {"rate": won / n if n else 0.0, "low": lo, "high": hi, "n": n}
-    rounds = agg.rounds
-    return {
-        "games": g,
-        "players": agg.players,
-        "rounds": rounds,
-        "turns": agg.turns,
-        "rounds_per_game": rounds / g if g else 0.0,
-        "turns_per_round": agg.turns / rounds if rounds else 0.0,
-        "seat_win_rate": seat_rates,
-        "bot_win_rate": bot_rates,
-        "bot_mean_score": {b: agg.bot_score_sum[b] / agg.bot_seats[b]
-                           for b in sorted(agg.bot_seats)},
-        "bot_score_hist": {b: dict(sorted(h.items()))
-                           for b, h in sorted(agg.bot_score_hist.items())},
-        "bot_mean_points_left": {
-            b: agg.bot_points_left.get(b, 0) / agg.bot_rounds[b] if agg.bot_rounds.get(b)
-            else 0.0 for b in sorted(agg.bot_seats)},
-        "round_end_share": {k: agg.reasons.get(k, 0) / rounds if rounds else 0.0
-                            for k in ("knock", "undercut", "going_out", "stock")},
-        "rounds_hist": dict(sorted(agg.rounds_hist.items())),
-        "turns_hist": dict(sorted(agg.turns_hist.items())),
-        "steps": agg.steps,
-        "failed_games": [{"index": i, "error": e} for i, e in sorted(agg.failed.items())],
-    }
+    return BalanceReport.of(agg).to_dict()

@@ -24,6 +24,7 @@ EPILOG_SIMULATE = """\
 examples:
   rummy simulate --games 200 --players 4 --seed 7
   rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2
+  rummy simulate --games 200 --players 4 --bots basic,random    (the pre-issue-14 default)
   rummy simulate --games 10 --players 3 --events-dir out/ --rules knock_threshold=7
   rummy simulate --replay-game 17 --games 200 --players 4 --seed 7 --events-dir out/
 
@@ -49,41 +50,36 @@ def _parse_rules(pairs: Sequence[str]) -> Any:
 
 
 def _lineup(bots: str, players: int) -> list[str]:
-    from rummy.bots import BOTS
-    names = [b.strip() for b in bots.split(",") if b.strip()]
-    if not names:
-        raise usage_error("error: --bots needs at least one bot name")
-    for b in names:
-        if b not in BOTS:
-            raise usage_error(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
-    if len(names) > players:
-        raise usage_error(f"error: {len(names)} bots for {players} players")
-    return [names[i % len(names)] for i in range(players)]
+    from rummy.simulate import parse_lineup
+    try:
+        return list(parse_lineup(bots, players))
+    except ValueError as e:
+        raise usage_error(f"error: {e}") from None
 
 
 def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict[str, Any]:
-    """Worker-process body: play games [start, stop) and return the aggregate as a dict."""
+    """Worker-process body: :func:`rummy.simulate.play_range` over games [start, stop),
+    writing each game's events when asked; returns the aggregate as a dict."""
     from rummy.events import dumps
-    from rummy.simulate import Aggregate, game_seed, lineup_for, play_or_fail
+    from rummy.simulate import GameResult, play_range
     bots, seed, start, stop, rules, rotate, events_dir = args
-    agg = Aggregate.empty(len(bots))
-    for i in range(start, stop):
-        r = play_or_fail(lineup_for(bots, i, rotate), game_seed(seed, i), rules, i,
-                         record=events_dir is not None)
-        if isinstance(r, Aggregate):  # a bot failed: counted as a failed game
-            agg = agg.merge(r)
-            continue
-        if events_dir is not None:
-            with open(os.path.join(events_dir, f"game-{i:06d}.jsonl"), "w",
-                      encoding="utf-8") as f:
-                f.writelines(dumps(e) + "\n" for e in r.events)
-        agg = agg.merge(Aggregate.of_game(r))
+
+    def write_events(i: int, r: GameResult, _seconds: float) -> None:
+        assert events_dir is not None
+        with open(os.path.join(events_dir, f"game-{i:06d}.jsonl"), "w",
+                  encoding="utf-8") as f:
+            f.writelines(dumps(e) + "\n" for e in r.events)
+
+    agg = play_range(bots, seed, start, stop, rules, rotate,
+                     record=None if events_dir is None else (lambda _i: True),
+                     on_game=None if events_dir is None else write_events)
     return agg.to_dict()
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``rummy simulate``: bot-versus-bot games in local processes, then a balance report."""
-    from rummy.simulate import Aggregate, merge_all, report
+    from rummy.balance import BalanceReport
+    from rummy.simulate import Aggregate, merge_all
     from rummy_cli.report_format import render
     console = Console(stderr=False)
     if not 2 <= args.players <= 5:
@@ -130,12 +126,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                     results.append(Aggregate.from_dict(fut.result()))
                     progress.advance(task, c[3] - c[2])
     elapsed = time.perf_counter() - t0
-    rep = report(merge_all(args.players, results))
-    rep["seed"] = args.seed
-    rep["bots"] = bots
-    rep["rules"] = rules.changed()
+    rep = BalanceReport.of(merge_all(args.players, results)).with_run(
+        args.seed, bots, rules.changed())
     if args.json:
-        text = json.dumps(rep, indent=2, sort_keys=True)
+        text = json.dumps(rep.to_dict(), indent=2, sort_keys=True)
         if args.json == "-":
             print(text)
         else:
@@ -146,12 +140,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                f"players, bots {','.join(bots)}, seed {args.seed}"
                + (f", rules {rules.changed()}" if rules.changed() else ""))
         console.print(f"[dim]{args.games / elapsed:.1f} games/s with {jobs} process(es); "
-                      f"{rep['steps'] / elapsed:,.0f} engine steps/s[/dim]",
+                      f"{rep.steps / elapsed:,.0f} engine steps/s[/dim]",
                       highlight=False)
-    if rep["failed_games"]:
-        n = len(rep["failed_games"])
+    if rep.failed_games:
+        n = len(rep.failed_games)
         print(f"error: {n} of {args.games} game(s) failed (a bot raised or broke a rule); "
-              f"first: game {rep['failed_games'][0]['index']}. Re-run one alone with "
+              f"first: game {rep.failed_games[0][0]}. Re-run one alone with "
               f"--replay-game INDEX (same --seed, --bots, --players, --rules)", file=sys.stderr)
         return 1
     return 0
@@ -275,8 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="basic,random",
-                   help="comma-separated bot line-up, cycled over the seats (default basic,random)")
+    p.add_argument("--bots", default="",
+                   help="comma-separated bot line-up, cycled over the seats (default "
+                   "strategic,greedy: bots that knock and go out, so rounds end as people's "
+                   "do)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
     p.add_argument("--chunk-size", type=int, default=0, help="games per process task")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from rummy.balance import BalanceReport
 from rummy.cards import format_card
 from rummy.events import Event, to_dict
 from rummy.melds import table_text
@@ -17,43 +16,57 @@ def _pct(x: float) -> str:
     return f"{100 * x:5.1f}%"
 
 
-def render(rep: dict[str, Any], console: Console, title: str = "Balance report") -> None:
-    """Print a balance report (:func:`rummy.simulate.report` output) as tables."""
+def _ci(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"{100 * low:.1f}–{100 * high:.1f}%"
+
+
+def render(rep: BalanceReport, console: Console, title: str = "Balance report") -> None:
+    """Print a :class:`rummy.balance.BalanceReport` as tables, with its seat-fairness
+    verdict and warnings in words."""
     console.print(f"[bold]{title}[/bold]")
     summary = RichTable(show_header=False, box=None)
-    summary.add_row("games", str(rep["games"]))
-    summary.add_row("players", str(rep["players"]))
-    summary.add_row("rounds per game", f"{rep['rounds_per_game']:.2f}")
-    summary.add_row("turns per round", f"{rep['turns_per_round']:.2f}")
+    summary.add_row("games", str(rep.games))
+    summary.add_row("players", str(rep.players))
+    summary.add_row("rounds per game", f"{rep.rounds_per_game:.2f}")
+    summary.add_row("turns per round", f"{rep.turns_per_round:.2f}")
     console.print(summary)
-    seats = RichTable(title="Win rate by seat (95% CI, Wilson)")
+    seats = RichTable(title="Win rate by seat (95% CI, Wilson over games)")
     for col in ("seat", "win rate", "95% CI", "games"):
         seats.add_column(col, justify="right")
-    for i, r in enumerate(rep["seat_win_rate"]):
-        seats.add_row(str(i), _pct(r["rate"]), f"{_pct(r['low'])} – {_pct(r['high'])}",
-                      str(r["n"]))
+    for i, r in enumerate(rep.seats):
+        seats.add_row(str(i), _pct(r.rate), _ci(r.low, r.high), str(r.n))
     console.print(seats)
-    bots = RichTable(title="Win rate by bot (95% CI, Wilson; per seat-game)")
-    for col in ("bot", "win rate", "95% CI", "seat-games", "mean final score",
-                "mean points left"):
+    console.print(f"Seat fairness (chi-square test against 1/{rep.players}): "
+                  f"{rep.fairness.verdict}", highlight=False)
+    bots = RichTable(title="By bot (95% CI clustered by game; naive: seat-games as if "
+                     "independent)")
+    for col in ("bot", "win rate (95% CI)", "naive CI", "seat-games", "mean score (95% CI)",
+                "points left"):
         bots.add_column(col, justify="right")
-    for b, r in rep["bot_win_rate"].items():
-        bots.add_row(b, _pct(r["rate"]), f"{_pct(r['low'])} – {_pct(r['high'])}", str(r["n"]),
-                     f"{rep['bot_mean_score'][b]:.1f}", f"{rep['bot_mean_points_left'][b]:.1f}")
+    for b, s in rep.bots.items():
+        lo, hi = s.score.low, s.score.high
+        bots.add_row(b, f"{_pct(s.win.rate)} ({_ci(s.win.low, s.win.high)})",
+                     _ci(s.win.naive_low, s.win.naive_high), str(s.win.n),
+                     f"{s.score.mean:.1f}" + ("" if lo is None or hi is None
+                                              else f" ({lo:.0f}–{hi:.0f})"),
+                     f"{s.points_left:.1f}")
     console.print(bots)
     ends = RichTable(title="How rounds ended (share of rounds)")
     for col in ("knock", "undercut", "going out", "stock exhausted"):
         ends.add_column(col, justify="right")
-    s = rep["round_end_share"]
-    ends.add_row(_pct(s["knock"]), _pct(s["undercut"]), _pct(s["going_out"]), _pct(s["stock"]))
+    sh = rep.round_end_share
+    ends.add_row(_pct(sh["knock"]), _pct(sh["undercut"]), _pct(sh["going_out"]),
+                 _pct(sh["stock"]))
     console.print(ends)
-    failed = rep.get("failed_games") or []
+    for w in rep.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    failed = rep.failed_games
     if failed:
         fails = RichTable(title=f"Failed games ({len(failed)}; not counted above)")
         fails.add_column("game index", justify="right")
         fails.add_column("error")
-        for f in failed[:20]:
-            fails.add_row(str(f["index"]), f["error"])
+        for index, error in failed[:20]:
+            fails.add_row(str(index), error)
         if len(failed) > 20:
             fails.add_row("…", f"{len(failed) - 20} more (see the JSON report)")
         console.print(fails)

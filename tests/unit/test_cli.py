@@ -36,7 +36,8 @@ def test_simulate_report_identical_for_any_jobs(tmp_path):
 
 def test_simulate_writes_events_and_replay_reproduces_scores(tmp_path, capsys):
     assert main(["simulate", "--games", "3", "--players", "3", "--seed", "5", "--jobs", "1",
-                 "--quiet", "--events-dir", str(tmp_path), "--json", "-"]) == 0
+                 "--bots", "basic,random", "--quiet", "--events-dir", str(tmp_path),
+                 "--json", "-"]) == 0
     files = sorted(tmp_path.glob("game-*.jsonl"))
     assert len(files) == 3
     r = play_game(lineup_for(["basic", "random", "basic"], 1), game_seed(5, 1))

@@ -6,7 +6,8 @@ import pytest
 from rummy_worker.batches import BatchSpec, UnknownBatch, batch_report
 from rummy_worker.chunks import compute_chunk
 
-from rummy.simulate import report, run_games
+from rummy.balance import BalanceReport
+from rummy.simulate import run_games
 
 pytestmark = pytest.mark.redis
 
@@ -22,7 +23,7 @@ def test_chunk_stored_twice_is_counted_once(store) -> None:
     assert store.put_chunk(bid, 0, results[0]) is False
     spec, merged = store.merged(bid)
     assert spec == SPEC and merged.chunks == 4 and merged.a.games == 20
-    assert batch_report(spec, merged) == report(run_games(SPEC.bots, 42, 0, 20))
+    assert batch_report(spec, merged) == BalanceReport.of(run_games(SPEC.bots, 42, 0, 20))
 
 
 def test_status_and_missing_chunks(store) -> None:

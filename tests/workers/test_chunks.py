@@ -9,11 +9,12 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rummy_worker.batches import BatchSpec, batch_report, expand_bots, merge_results
+from rummy_worker.batches import ABReport, BatchSpec, batch_report, expand_bots, merge_results
 from rummy_worker.chunks import compute_chunk, play_indexed, should_record
 from rummy_worker.paired import Paired, game_vector
 
-from rummy.simulate import WIN_UNIT, Aggregate, game_seed, lineup_for, play_game, report, run_games
+from rummy.balance import BalanceReport
+from rummy.simulate import WIN_UNIT, Aggregate, game_seed, lineup_for, play_game, run_games
 
 BOTS2 = ("random", "random")
 
@@ -42,7 +43,8 @@ def test_any_chunk_size_gives_the_local_report(chunk_size: int, seed: int) -> No
     spec = BatchSpec(games=games, bots=BOTS2, seed=seed, chunk_size=chunk_size)
     results = [compute_chunk(spec, i) for i in range(spec.chunks)]
     random.Random(seed).shuffle(results)  # merge order does not matter
-    assert batch_report(spec, merge_results(2, results)) == report(run_games(BOTS2, seed, 0, games))
+    local = BalanceReport.of(run_games(BOTS2, seed, 0, games))
+    assert batch_report(spec, merge_results(2, results)) == local
 
 
 def test_ab_variants_equal_separate_runs() -> None:
@@ -53,8 +55,9 @@ def test_ab_variants_equal_separate_runs() -> None:
     assert merged.a == run_games(spec.bots, 3, 0, 12, spec.ruleset("a"))
     assert merged.b == run_games(("random", "random"), 3, 0, 12, spec.ruleset("b"))
     rep = batch_report(spec, merged)
-    assert rep["a"] == report(merged.a) and rep["b"] == report(merged.b)
-    assert rep["compare"]["games"] == 12
+    assert isinstance(rep, ABReport)
+    assert rep.a == BalanceReport.of(merged.a) and rep.b == BalanceReport.of(merged.b)
+    assert rep.compare["games"] == 12
 
 
 def test_ab_paired_stats_match_brute_force() -> None:
@@ -74,7 +77,9 @@ def test_ab_paired_stats_match_brute_force() -> None:
         diffs.append((wa - wb) / WIN_UNIT)
     mean = sum(diffs) / 16
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 15)
-    e = batch_report(spec, merged)["compare"]["slot_win_rate"][0]
+    rep = batch_report(spec, merged)
+    assert isinstance(rep, ABReport)
+    e = rep.compare["slot_win_rate"][0]
     assert e["diff"] == pytest.approx(mean)
     assert e["low"] == pytest.approx(mean - 1.959963984540054 * sd / 4)
     assert e["high"] == pytest.approx(mean + 1.959963984540054 * sd / 4)
@@ -83,8 +88,10 @@ def test_ab_paired_stats_match_brute_force() -> None:
 
 def test_identical_variants_have_zero_difference() -> None:
     spec = BatchSpec(games=8, bots=BOTS2, seed=2, chunk_size=3, compare_rules={}).validate()
-    cmp = batch_report(spec, merge_results(2, [compute_chunk(spec, i)
-                                               for i in range(spec.chunks)]))["compare"]
+    rep = batch_report(spec, merge_results(2, [compute_chunk(spec, i)
+                                               for i in range(spec.chunks)]))
+    assert isinstance(rep, ABReport)
+    cmp = rep.compare
     for e in cmp["seat_win_rate"] + cmp["slot_win_rate"]:
         assert (e["diff"], e["low"], e["high"]) == (0.0, 0.0, 0.0)
     assert cmp["turns_per_round"]["diff"] == 0.0
@@ -190,4 +197,5 @@ def test_a_failing_bot_is_a_failed_game_not_a_lost_chunk(monkeypatch) -> None:
     assert got["a"]["failed"] and not got["b"]["failed"]
     assert got["paired"]["games"] == 12 - len(got["a"]["failed"])
     rep = batch_report(ab, merge_results(2, [got]))
-    assert [f["index"] for f in rep["a"]["failed_games"]] == sorted(local.failed)
+    assert isinstance(rep, ABReport)
+    assert [i for i, _ in rep.a.failed_games] == sorted(local.failed)

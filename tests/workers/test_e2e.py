@@ -1,7 +1,7 @@
 """End to end: real Celery worker processes, the real Redis broker and batch state.
 
-A batch's report must equal ``report(run_games(...))`` computed locally with the same seed,
-for any chunk size and number of workers, and also after a worker is SIGKILLed mid-batch
+A batch's report must equal ``BalanceReport.of(run_games(...))`` computed locally with the same
+seed, for any chunk size and number of workers, and also after a worker is SIGKILLed mid-batch
 (acks_late + reject_on_worker_lost + the broker's visibility timeout redeliver its chunks;
 HSETNX keeps each chunk counted once).
 """
@@ -13,9 +13,10 @@ import signal
 import time
 
 import pytest
-from rummy_worker.batches import BatchSpec, batch_report
+from rummy_worker.batches import ABReport, BatchSpec, batch_report
 
-from rummy.simulate import report, run_games
+from rummy.balance import BalanceReport
+from rummy.simulate import run_games
 from tests.workers.helpers import BROKER_PREFIX, wait_complete
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -24,7 +25,8 @@ BOTS = ("random", "random")
 
 
 def _local(spec: BatchSpec) -> dict:
-    return report(run_games(spec.bots, spec.seed, 0, spec.games, spec.ruleset(), spec.rotate))
+    return BalanceReport.of(run_games(spec.bots, spec.seed, 0, spec.games, spec.ruleset(),
+                                      spec.rotate))
 
 
 def _submit(celery_app, store, spec: BatchSpec, queue: str, **limits: float) -> str:
@@ -64,9 +66,10 @@ def test_ab_batch_on_workers(celery_app, store, queue, start_worker):
     bid = _submit(celery_app, store, spec, queue)
     wait_complete(store, bid, workers=[w])
     rep = batch_report(*store.merged(bid))
-    assert rep["a"] == _local(spec)
-    assert rep["b"] == report(run_games(spec.bots, 5, 0, 12, spec.ruleset("b")))
-    assert rep["compare"]["games"] == 12
+    assert isinstance(rep, ABReport)
+    assert rep.a == _local(spec)
+    assert rep.b == BalanceReport.of(run_games(spec.bots, 5, 0, 12, spec.ruleset("b")))
+    assert rep.compare["games"] == 12
 
 
 def _wait_progress(store, bid: str, at_least: int, timeout: float = 30.0) -> int:

@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from rich.console import Console
-from rummy_worker.batches import BatchSpec, batch_report, merge_results
+from rummy_worker.batches import ABReport, BatchSpec, batch_report, merge_results
 from rummy_worker.chunks import compute_chunk
-from rummy_worker.output import render_terminal, to_csv, to_html, to_json
+from rummy_worker.output import render_terminal, to_csv, to_dict, to_html, to_json
 
 
 def _doc(spec: BatchSpec) -> dict:
@@ -32,17 +32,21 @@ def doc(request: pytest.FixtureRequest) -> dict:
 
 
 def test_json_round_trips(doc: dict) -> None:
-    assert json.loads(to_json(doc)) == json.loads(json.dumps(doc))
+    assert json.loads(to_json(doc)) == json.loads(json.dumps(to_dict(doc)))
+    rep = doc["report"]
+    plain = rep.a if isinstance(rep, ABReport) else rep
+    assert json.loads(to_json(doc))["report"].get("a", json.loads(to_json(doc))["report"])[
+        "bot_win_rate"]["basic"]["rate"] == plain.bots["basic"].win.rate
 
 
 def test_csv_has_the_win_rates(doc: dict) -> None:
     rows = list(csv.DictReader(io.StringIO(to_csv(doc))))
-    rep = doc["report"] if "compare" not in doc["report"] else doc["report"]["a"]
+    rep = doc["report"].a if isinstance(doc["report"], ABReport) else doc["report"]
     seats = [r for r in rows if r["metric"] == "seat_win_rate" and r["variant"] == "a"]
-    assert [float(r["value"]) for r in seats] == [e["rate"] for e in rep["seat_win_rate"]]
+    assert [float(r["value"]) for r in seats] == [e.rate for e in rep.seats]
     assert {r["metric"] for r in rows} >= {"games", "bot_win_rate", "round_end_share",
                                            "rounds_hist", "turns_hist"}
-    if "compare" in doc["report"]:
+    if isinstance(doc["report"], ABReport):
         assert any(r["variant"] == "a-b" and r["metric"] == "slot_win_rate" for r in rows)
 
 
@@ -56,7 +60,7 @@ def test_html_is_self_contained_with_plots(doc: dict) -> None:
     titles = [ET.fromstring(s).get("aria-label") for s in svgs]  # each is well-formed XML
     assert "Win rate by seat" in titles
     assert any(t.startswith("Final score: ") for t in titles)
-    if "compare" in doc["report"]:
+    if isinstance(doc["report"], ABReport):
         assert any("A − B" in t for t in titles)
 
 
@@ -65,5 +69,5 @@ def test_terminal_render(doc: dict) -> None:
     render_terminal(doc, console)
     text = console.file.getvalue()
     assert "Win rate by seat" in text and "Final score distribution" in text
-    if "compare" in doc["report"]:
+    if isinstance(doc["report"], ABReport):
         assert "A − B, paired over 6 games" in text

@@ -27,9 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rummy.balance import BalanceReport
 from rummy.bots import BOTS
 from rummy.rules import RuleSet
-from rummy.simulate import Aggregate, merge_all, report
+from rummy.simulate import Aggregate, merge_all, parse_lineup
 from rummy_worker.paired import Paired, compare
 
 DEFAULT_CHUNK_SIZE = 200  #: games per chunk task (chunky: never one task per game)
@@ -159,20 +160,15 @@ class BatchSpec:
             compare_rules=None if cr is None else dict(cr))
 
 
-def expand_bots(names: Sequence[str], players: int) -> tuple[str, ...]:
-    """The line-up from ``--bots`` and ``--players``, as ``rummy simulate`` builds it: the
-    names are cycled over the seats (``basic,random`` for 4 players is
-    ``basic,random,basic,random``).
+def expand_bots(names: str | Sequence[str], players: int) -> tuple[str, ...]:
+    """The line-up from ``--bots`` and ``--players``: :func:`rummy.simulate.parse_lineup`,
+    the same parser as ``rummy simulate`` (names cycled over the seats; ``""`` is the
+    default line-up).
 
     Raises:
-        ValueError: no names, or more names than players.
+        ValueError: no names, an unknown bot, or more names than players.
     """
-    names = tuple(n.strip() for n in names if n.strip())
-    if not names:
-        raise ValueError("give at least one bot name")
-    if len(names) > players:
-        raise ValueError(f"{len(names)} bots for {players} players")
-    return tuple(names[i % len(names)] for i in range(players))
+    return parse_lineup(names, players)
 
 
 def game_id(batch_id: str, index: int, variant: str = "a") -> str:
@@ -210,18 +206,32 @@ def merge_results(players: int, results: Sequence[Mapping[str, Any]]) -> Merged:
     return Merged(a, b, pr, len(results))
 
 
-def batch_report(spec: BatchSpec, merged: Merged) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ABReport:
+    """The report of an A/B batch: each variant's :class:`BalanceReport` and the paired
+    comparison (:func:`rummy_worker.paired.compare` output: differences A − B with 95%
+    paired intervals)."""
+
+    a: BalanceReport
+    b: BalanceReport
+    compare: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"a": ..., "b": ..., "compare": ...}``."""
+        return {"a": self.a.to_dict(), "b": self.b.to_dict(), "compare": self.compare}
+
+
+def batch_report(spec: BatchSpec, merged: Merged) -> BalanceReport | ABReport:
     """The balance report of merged results.
 
     Returns:
-        ``rummy.simulate.report(merged.a)`` for a plain batch (histogram keys are ints);
-        for an A/B batch ``{"a": report(A), "b": report(B), "compare": paired comparison}``
-        (see :func:`rummy_worker.paired.compare`).
+        ``BalanceReport.of(merged.a)`` for a plain batch (equal to the report of
+        ``rummy simulate`` with the same seed); for an A/B batch an :class:`ABReport`.
     """
     if merged.b is None or merged.paired is None:
-        return report(merged.a)
-    return {"a": report(merged.a), "b": report(merged.b),
-            "compare": compare(merged.paired, spec.lineup("a"), spec.lineup("b"))}
+        return BalanceReport.of(merged.a)
+    return ABReport(BalanceReport.of(merged.a), BalanceReport.of(merged.b),
+                    compare(merged.paired, spec.lineup("a"), spec.lineup("b")))
 
 
 # ----------------------------------------------------------------------------- Redis state

@@ -1,19 +1,20 @@
 """One chunk of a batch, computed purely: no Celery, no Redis (hooks do the I/O).
 
-:func:`compute_chunk` plays games ``start .. stop-1`` of a batch exactly as
-:func:`rummy.simulate.run_games` does (same seeds, same line-up rotation, same aggregate), but
-game by game so that it can time each game (metrics) and hand every K-th game's events to a
-recorder. ``tests/workers/test_chunks.py`` pins ``compute_chunk(...)["a"] ==
+:func:`compute_chunk` plays games ``start .. stop-1`` of a batch with
+:func:`rummy.simulate.play_range`, the one simulation loop (same seeds, same line-up rotation,
+same aggregate as ``rummy simulate``), through its hooks: each game is timed (metrics), every
+K-th game's events go to a recorder, and A/B batches pair the two variants' results by index.
+``tests/workers/test_chunks.py`` pins ``compute_chunk(...)["a"] ==
 run_games(...).to_dict()``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from rummy.simulate import Aggregate, GameResult, game_seed, lineup_for, play_game, play_or_fail
+from rummy.simulate import Aggregate, GameResult, game_seed, lineup_for, play_game, play_range
 from rummy_worker.batches import BatchSpec
 from rummy_worker.paired import Paired, game_vector
 
@@ -65,30 +66,28 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
     start, stop = spec.chunk_range(index)
     n = spec.players
     variants = ("a", "b") if spec.is_ab else ("a",)
-    rules = {v: spec.ruleset(v) for v in variants}
-    lineups = {v: spec.lineup(v) for v in variants}
-    aggs = {v: Aggregate.empty(n) for v in variants}
-    paired = Paired.empty(n) if spec.is_ab else None
-    for i in range(start, stop):
-        seed = game_seed(spec.seed, i)
-        record = recorder is not None and should_record(spec, i)
-        results: dict[str, GameResult] = {}
-        for v in variants:
-            t0 = time.perf_counter()
-            r = play_or_fail(lineup_for(lineups[v], i, spec.rotate), seed, rules[v], i,
-                             record=record, passthrough=passthrough)
-            if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost chunk
-                aggs[v] = aggs[v].merge(r)
-                continue
+    finished: dict[str, dict[int, GameResult]] = {v: {} for v in variants}
+    aggs: dict[str, Aggregate] = {}
+    for v in variants:
+        def hook(i: int, r: GameResult, seconds: float, v: str = v) -> None:
             if on_game is not None:
-                on_game(r, time.perf_counter() - t0)
-            if record and recorder is not None:
+                on_game(r, seconds)
+            if recorder is not None and r.events:
                 recorder(i, v, r)
-            aggs[v] = aggs[v].merge(Aggregate.of_game(r))
-            results[v] = r
-        if paired is not None and len(results) == 2:  # both variants finished
-            paired = paired.merge(Paired.of_vector(
-                n, game_vector(results["a"], results["b"], i, spec.rotate)))
+            if spec.is_ab:
+                finished[v][i] = replace(r, events=()) if r.events else r
+
+        aggs[v] = play_range(spec.lineup(v), spec.seed, start, stop, spec.ruleset(v),
+                             spec.rotate,
+                             record=(lambda i: should_record(spec, i)) if recorder else None,
+                             on_game=hook, passthrough=passthrough)
+    paired = None
+    if spec.is_ab:  # games in which both variants finished, paired by index
+        paired = Paired.empty(n)
+        for i in range(start, stop):
+            if i in finished["a"] and i in finished["b"]:
+                paired = paired.merge(Paired.of_vector(
+                    n, game_vector(finished["a"][i], finished["b"][i], i, spec.rotate)))
     out: dict[str, Any] = {"chunk": index, "start": start, "stop": stop,
                            "a": aggs["a"].to_dict()}
     if paired is not None:

@@ -83,9 +83,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     from rummy.rules import RuleSet, parse_rule_pairs
     from rummy_worker.batches import BatchSpec, expand_bots
 
-    bots = expand_bots(args.bots.split(","), args.players)
+    bots = expand_bots(args.bots, args.players)
     rules = RuleSet.from_dict(parse_rule_pairs(args.rules)).changed()
-    compare_bots = (expand_bots(args.compare_bots.split(","), args.players)
+    compare_bots = (expand_bots(args.compare_bots, args.players)
                     if args.compare_bots else None)
     compare_rules = None
     if args.compare_rules:
@@ -252,14 +252,13 @@ def document(store: Any, batch_id: str) -> dict[str, Any]:
     Raises:
         UnknownBatch: no such batch.
     """
+    from rummy.balance import BalanceReport
     from rummy_worker.batches import batch_report
 
     spec, merged = store.merged(batch_id)
     rep = batch_report(spec, merged)
-    if not spec.is_ab:
-        rep["seed"] = spec.seed
-        rep["bots"] = list(spec.bots)
-        rep["rules"] = dict(spec.rules)
+    if isinstance(rep, BalanceReport):
+        rep = rep.with_run(spec.seed, spec.bots, spec.rules)
     return {"batch_id": batch_id, "spec": spec.to_dict(), "chunks": spec.chunks,
             "chunks_done": merged.chunks, "complete": merged.chunks == spec.chunks,
             "report": rep}
@@ -294,12 +293,10 @@ def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
         from rich.console import Console
 
         output.render_terminal(doc, Console())
-    rep = doc["report"]
-    failed = [f for r in ([rep["a"], rep["b"]] if "compare" in rep else [rep])
-              for f in r.get("failed_games", [])]
+    failed = [f for r in output.variants(doc["report"]) for f in r.failed_games]
     if failed:
         print(f"error: {len(failed)} game(s) of batch {batch_id} failed (a bot raised or "
-              f"broke a rule); first: game {failed[0]['index']}: {failed[0]['error']}. "
+              f"broke a rule); first: game {failed[0][0]}: {failed[0][1]}. "
               f"Re-run one with `rummy batch replay-game {batch_id} INDEX`", file=sys.stderr)
         return 1
     return 0
@@ -437,8 +434,9 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
 def _batch_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="basic,random",
-                   help="comma-separated bot line-up, cycled over the seats (default basic,random)")
+    p.add_argument("--bots", default="",
+                   help="comma-separated bot line-up, cycled over the seats (default "
+                   "strategic,greedy: rummy.simulate.DEFAULT_LINEUP)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
                    help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")

@@ -2,7 +2,9 @@
 
 Input everywhere is a *document*: ``{"batch_id", "spec", "complete", "chunks",
 "chunks_done", "report"}`` where ``report`` is :func:`rummy_worker.batches.batch_report`
-output (a ``rummy.simulate.report`` dict, or ``{"a", "b", "compare"}`` for an A/B batch).
+output: a typed :class:`rummy.balance.BalanceReport`, or an
+:class:`rummy_worker.batches.ABReport` for an A/B batch. Every renderer reads those objects;
+only :func:`to_json` turns them into dicts (``BalanceReport.to_dict``).
 The HTML file has no external resources: inline CSS and inline SVG plots (win rate by seat
 and by bot with 95% error bars, final-score histograms per bot, rounds per game, turns per
 round; for A/B batches a difference plot with paired 95% intervals).
@@ -18,34 +20,55 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rummy.balance import BalanceReport
+from rummy.stats import ProportionCI
+from rummy_worker.batches import ABReport
+
 # ----------------------------------------------------------------------------- JSON / CSV
+
+
+def variants(rep: BalanceReport | ABReport) -> list[BalanceReport]:
+    """The variant reports of a batch report: ``[rep]``, or ``[A, B]`` for an A/B batch."""
+    return [rep.a, rep.b] if isinstance(rep, ABReport) else [rep]
+
+
+def to_dict(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with its report as JSON-ready dicts."""
+    return {**doc, "report": doc["report"].to_dict()}
 
 
 def to_json(doc: dict[str, Any]) -> str:
     """The document as indented JSON (keys sorted; histogram keys become strings)."""
-    return json.dumps(doc, indent=2, sort_keys=True)
+    return json.dumps(to_dict(doc), indent=2, sort_keys=True)
 
 
-def _csv_rows(rep: dict[str, Any], variant: str) -> Iterable[list[Any]]:
-    yield [variant, "games", "", "", rep["games"], "", "", ""]
-    for key in ("players", "rounds", "turns", "rounds_per_game", "turns_per_round"):
-        yield [variant, key, "", "", rep[key], "", "", ""]
-    for seat, r in enumerate(rep["seat_win_rate"]):
-        yield [variant, "seat_win_rate", "seat", seat, r["rate"], r["low"], r["high"], r["n"]]
-    for bot, r in rep["bot_win_rate"].items():
-        yield [variant, "bot_win_rate", "bot", bot, r["rate"], r["low"], r["high"], r["n"]]
-    for bot, v in rep["bot_mean_score"].items():
-        yield [variant, "bot_mean_score", "bot", bot, v, "", "", ""]
-    for bot, v in rep["bot_mean_points_left"].items():
-        yield [variant, "bot_mean_points_left", "bot", bot, v, "", "", ""]
-    for reason, v in rep["round_end_share"].items():
+def _csv_rows(rep: BalanceReport, variant: str) -> Iterable[list[Any]]:
+    yield [variant, "games", "", "", rep.games, "", "", ""]
+    for key, value in (("players", rep.players), ("rounds", rep.rounds),
+                       ("turns", rep.turns), ("rounds_per_game", rep.rounds_per_game),
+                       ("turns_per_round", rep.turns_per_round)):
+        yield [variant, key, "", "", value, "", "", ""]
+    for seat, r in enumerate(rep.seats):
+        yield [variant, "seat_win_rate", "seat", seat, r.rate, r.low, r.high, r.n]
+    yield [variant, "seat_fairness_p", "", "", rep.fairness.p_value, "", "", rep.games]
+    for bot, s in rep.bots.items():
+        yield [variant, "bot_win_rate", "bot", bot, s.win.rate, s.win.low, s.win.high, s.win.n]
+        yield [variant, "bot_win_rate_naive", "bot", bot, s.win.rate, s.win.naive_low,
+               s.win.naive_high, s.win.n]
+    for bot, s in rep.bots.items():
+        yield [variant, "bot_mean_score", "bot", bot, s.score.mean,
+               "" if s.score.low is None else s.score.low,
+               "" if s.score.high is None else s.score.high, s.score.n]
+    for bot, s in rep.bots.items():
+        yield [variant, "bot_mean_points_left", "bot", bot, s.points_left, "", "", ""]
+    for reason, v in rep.round_end_share.items():
         yield [variant, "round_end_share", "reason", reason, v, "", "", ""]
-    for bot, hist in rep["bot_score_hist"].items():
-        for lo, count in hist.items():
+    for bot, s in rep.bots.items():
+        for lo, count in s.score_hist.items():
             yield [variant, f"score_hist:{bot}", "score_bin_low", lo, count, "", "", ""]
-    for k, count in rep["rounds_hist"].items():
+    for k, count in rep.rounds_hist.items():
         yield [variant, "rounds_hist", "rounds", k, count, "", "", ""]
-    for k, count in rep["turns_hist"].items():
+    for k, count in rep.turns_hist.items():
         yield [variant, "turns_hist", "turns", k, count, "", "", ""]
 
 
@@ -53,17 +76,19 @@ def to_csv(doc: dict[str, Any]) -> str:
     """The report as tidy CSV rows.
 
     Columns: ``variant`` (``a``; ``b`` or ``a-b`` in A/B batches), ``metric``, ``key_kind``,
-    ``key``, ``value``, ``low``, ``high``, ``n``. Rates are fractions; ``low``/``high`` are
-    95% bounds (Wilson for rates, paired normal for ``a-b`` differences).
+    ``key``, ``value``, ``low``, ``high``, ``n``. Rates are fractions, scores points;
+    ``low``/``high`` are 95% bounds (seat rates: Wilson; bot rates: clustered by game, and
+    the naive Wilson bounds as ``bot_win_rate_naive``; mean scores: clustered normal;
+    ``a-b`` differences: paired normal). ``seat_fairness_p`` is the chi-square p-value.
     """
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["variant", "metric", "key_kind", "key", "value", "low", "high", "n"])
     rep = doc["report"]
-    if "compare" in rep:
-        for v in ("a", "b"):
-            w.writerows(_csv_rows(rep[v], v))
-        cmp = rep["compare"]
+    if isinstance(rep, ABReport):
+        w.writerows(_csv_rows(rep.a, "a"))
+        w.writerows(_csv_rows(rep.b, "b"))
+        cmp = rep.compare
         g = cmp["games"]
         for seat, e in enumerate(cmp["seat_win_rate"]):
             w.writerow(["a-b", "seat_win_rate", "seat", seat, e["diff"], e["low"], e["high"], g])
@@ -113,26 +138,26 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
     status = "" if doc.get("complete", True) else (
         f" [red](partial: {doc['chunks_done']}/{doc['chunks']} chunks)[/red]")
     rep = doc["report"]
-    reports = [("a", rep)] if "compare" not in rep else [("a", rep["a"]), ("b", rep["b"])]
-    for variant, r in reports:
+    is_ab = isinstance(rep, ABReport)
+    for variant, r in zip("ab", variants(rep), strict=False):
         bots: list[str] = ((spec.get("compare_bots") if variant == "b" else None)
                            or spec.get("bots") or [])
         rules = spec.get("compare_rules") if variant == "b" and spec.get("compare_rules") \
             is not None else spec.get("rules", {})
-        label = f"variant {variant.upper()}: " if "compare" in rep else ""
+        label = f"variant {variant.upper()}: " if is_ab else ""
         render(r, console, title=f"Batch {doc.get('batch_id', '?')}{status}: {label}"
-               f"{r['games']} games, bots {','.join(bots)}, seed {spec.get('seed')}"
+               f"{r.games} games, bots {','.join(bots)}, seed {spec.get('seed')}"
                + (f", rules {rules}" if rules else ""))
         hist = Table(title="Final score distribution per bot (bins of 25 points)")
         for col in ("bot", "mean", "min bin", "histogram", "max bin"):
             hist.add_column(col, justify="right" if col != "histogram" else "left")
-        for b, h in r["bot_score_hist"].items():
-            keys = sorted(int(k) for k in h)
-            hist.add_row(b, f"{r['bot_mean_score'][b]:.1f}", str(keys[0]) if keys else "",
-                         _spark(h), str(keys[-1]) if keys else "")
+        for b, s in r.bots.items():
+            keys = sorted(s.score_hist)
+            hist.add_row(b, f"{s.score.mean:.1f}", str(keys[0]) if keys else "",
+                         _spark(dict(s.score_hist)), str(keys[-1]) if keys else "")
         console.print(hist)
-    if "compare" in rep:
-        cmp = rep["compare"]
+    if isinstance(rep, ABReport):
+        cmp = rep.compare
         t = Table(title=f"A − B, paired over {cmp['games']} games (95% CI)")
         for col in ("metric", "A", "B", "A − B", "95% CI"):
             t.add_column(col, justify="right")
@@ -165,13 +190,12 @@ def _svg_open(width: float, height: float, title: str) -> str:
             f'text-anchor="middle" class="t">{_esc(title)}</text>')
 
 
-def svg_rate_bars(labels: Sequence[str], rates: Sequence[dict[str, Any]], title: str,
+def svg_rate_bars(labels: Sequence[str], rates: Sequence[ProportionCI], title: str,
                   width: int = 520, height: int = 260) -> str:
-    """An inline SVG bar chart of rates (0–1) with 95% error bars (``low``/``high``)."""
+    """An inline SVG bar chart of rates (fractions, 0–1) with 95% error bars."""
     left, right, top, bottom = 48, 12, 28, 40
     pw, ph = width - left - right, height - top - bottom
-    top_rate = max([0.5] + [float(r["high"] or 0) for r in rates] + [float(r["rate"])
-                                                                        for r in rates])
+    top_rate = max([0.5] + [r.high for r in rates] + [r.rate for r in rates])
     ymax = min(1.0, (int(top_rate * 10) + 1) / 10)
     n = max(1, len(rates))
     slot = pw / n
@@ -186,21 +210,21 @@ def svg_rate_bars(labels: Sequence[str], rates: Sequence[dict[str, Any]], title:
                      f'{100 * v:.0f}%</text>')
     for i, (lab, r) in enumerate(zip(labels, rates, strict=True)):
         x = left + slot * i + (slot - bw) / 2
-        h = ph * float(r["rate"]) / ymax
+        h = ph * r.rate / ymax
         color = _PALETTE[i % len(_PALETTE)]
         parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{bw:.1f}" '
                      f'height="{h:.1f}" fill="{color}"><title>{_esc(lab)}: '
-                     f'{100 * r["rate"]:.2f}% (95% CI {100 * r["low"]:.2f}–'
-                     f'{100 * r["high"]:.2f}%)</title></rect>')
+                     f'{100 * r.rate:.2f}% (95% CI {100 * r.low:.2f}–'
+                     f'{100 * r.high:.2f}%)</title></rect>')
         cx = x + bw / 2
-        ylo = top + ph - ph * float(r["low"]) / ymax
-        yhi = top + ph - ph * float(r["high"]) / ymax
+        ylo = top + ph - ph * r.low / ymax
+        yhi = top + ph - ph * r.high / ymax
         parts.append(f'<path d="M{cx:.1f},{ylo:.1f}V{yhi:.1f}M{cx - 6:.1f},{ylo:.1f}'
                      f'h12M{cx - 6:.1f},{yhi:.1f}h12" class="err"/>')
         parts.append(f'<text x="{cx:.1f}" y="{top + ph + 16}" text-anchor="middle" class="a">'
                      f'{_esc(lab)}</text>')
         parts.append(f'<text x="{cx:.1f}" y="{top + ph + 30}" text-anchor="middle" class="a">'
-                     f'{100 * r["rate"]:.1f}%</text>')
+                     f'{100 * r.rate:.1f}%</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -283,38 +307,51 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
-def _report_html(r: dict[str, Any], heading: str) -> str:
+def _ci_text(low: float | None, high: float | None, fmt: str = "pct") -> str:
+    if low is None or high is None:
+        return "n/a"
+    return f"{_pct(low)} – {_pct(high)}" if fmt == "pct" else f"{low:.1f} – {high:.1f}"
+
+
+def _report_html(r: BalanceReport, heading: str) -> str:
     out = [f"<h2>{_esc(heading)}</h2>"]
+    out.extend(f"<p><strong>Warning:</strong> {_esc(w)}</p>" for w in r.warnings)
     out.append(_table(["games", "players", "rounds", "turns", "rounds per game",
                        "turns per round"],
-                      [[r["games"], r["players"], r["rounds"], r["turns"],
-                        f"{r['rounds_per_game']:.3f}", f"{r['turns_per_round']:.3f}"]]))
-    out.append("<h3>Win rate by seat and by bot (95% CI, Wilson)</h3><div class=plots>")
-    out.append(svg_rate_bars([f"seat {i}" for i in range(len(r["seat_win_rate"]))],
-                             r["seat_win_rate"], "Win rate by seat"))
-    out.append(svg_rate_bars(list(r["bot_win_rate"]), list(r["bot_win_rate"].values()),
+                      [[r.games, r.players, r.rounds, r.turns,
+                        f"{r.rounds_per_game:.3f}", f"{r.turns_per_round:.3f}"]]))
+    out.append("<h3>Win rate by seat and by bot (95% CI; bots clustered by game)</h3>"
+               "<div class=plots>")
+    out.append(svg_rate_bars([f"seat {i}" for i in range(len(r.seats))], list(r.seats),
+                             "Win rate by seat"))
+    out.append(svg_rate_bars(list(r.bots), [s.win for s in r.bots.values()],
                              "Win rate by bot (per seat-game)"))
     out.append("</div>")
-    out.append(_table(["seat", "win rate", "95% CI", "games"],
-                      [[i, _pct(e["rate"]), f"{_pct(e['low'])} – {_pct(e['high'])}", e["n"]]
-                       for i, e in enumerate(r["seat_win_rate"])]))
-    out.append(_table(["bot", "win rate", "95% CI", "seat-games", "mean final score",
-                       "mean points left per round"],
-                      [[b, _pct(e["rate"]), f"{_pct(e['low'])} – {_pct(e['high'])}", e["n"],
-                        f"{r['bot_mean_score'][b]:.1f}", f"{r['bot_mean_points_left'][b]:.2f}"]
-                       for b, e in r["bot_win_rate"].items()]))
-    s = r["round_end_share"]
+    out.append(_table(["seat", "win rate", "95% CI (Wilson)", "games"],
+                      [[i, _pct(e.rate), _ci_text(e.low, e.high), e.n]
+                       for i, e in enumerate(r.seats)]))
+    out.append(f"<p>Seat fairness (chi-square test against 1/{r.players}): "
+               f"{_esc(r.fairness.verdict)}</p>")
+    out.append(_table(["bot", "win rate", "95% CI (clustered)", "naive CI", "seat-games",
+                       "mean final score", "95% CI", "mean points left per round"],
+                      [[b, _pct(s.win.rate), _ci_text(s.win.low, s.win.high),
+                        _ci_text(s.win.naive_low, s.win.naive_high), s.win.n,
+                        f"{s.score.mean:.1f}", _ci_text(s.score.low, s.score.high, "num"),
+                        f"{s.points_left:.2f}"]
+                       for b, s in r.bots.items()]))
+    sh = r.round_end_share
     out.append("<h3>How rounds ended (share of rounds)</h3>")
     out.append(_table(["knock", "undercut", "going out", "stock exhausted"],
-                      [[_pct(s["knock"]), _pct(s["undercut"]), _pct(s["going_out"]),
-                        _pct(s["stock"])]]))
+                      [[_pct(sh["knock"]), _pct(sh["undercut"]), _pct(sh["going_out"]),
+                        _pct(sh["stock"])]]))
     out.append("<h3>Final score distribution per bot</h3><div class=plots>")
-    for i, (b, h) in enumerate(r["bot_score_hist"].items()):
-        out.append(svg_histogram(h, f"Final score: {b}", "final score (bins of 25 points)",
-                                 bin_width=25, color=_PALETTE[i % len(_PALETTE)], width=360))
+    for i, (b, s) in enumerate(r.bots.items()):
+        out.append(svg_histogram(dict(s.score_hist), f"Final score: {b}",
+                                 "final score (bins of 25 points)", bin_width=25,
+                                 color=_PALETTE[i % len(_PALETTE)], width=360))
     out.append("</div><h3>Game and round length</h3><div class=plots>")
-    out.append(svg_histogram(r["rounds_hist"], "Rounds per game", "rounds", width=360))
-    out.append(svg_histogram(r["turns_hist"], "Turns per round", "turns", width=360))
+    out.append(svg_histogram(dict(r.rounds_hist), "Rounds per game", "rounds", width=360))
+    out.append(svg_histogram(dict(r.turns_hist), "Turns per round", "turns", width=360))
     out.append("</div>")
     return "".join(out)
 
@@ -331,8 +368,8 @@ def to_html(doc: dict[str, Any]) -> str:
         out.append(f"<p><strong>Partial report:</strong> {doc['chunks_done']} of "
                    f"{doc['chunks']} chunks.</p>")
     out.append("<p>Batch spec: <code>" + _esc(json.dumps(spec, sort_keys=True)) + "</code></p>")
-    if "compare" in rep:
-        cmp = rep["compare"]
+    if isinstance(rep, ABReport):
+        cmp = rep.compare
         out.append(f"<h2>A − B, paired over {cmp['games']} games</h2>")
         rows = [(f"win rate seat {i}", e) for i, e in enumerate(cmp["seat_win_rate"])]
         rows += [(f"win rate slot {i} ({e['bot_a']}/{e['bot_b']})", e)
@@ -354,8 +391,8 @@ def to_html(doc: dict[str, Any]) -> str:
                               f"{cmp[k]['diff']:+.3f}", ci(cmp[k], 1.0)]
                              for k in ("rounds_per_game", "turns_per_game",
                                        "turns_per_round")]))
-        out.append(_report_html(rep["a"], "Variant A"))
-        out.append(_report_html(rep["b"], "Variant B"))
+        out.append(_report_html(rep.a, "Variant A"))
+        out.append(_report_html(rep.b, "Variant B"))
     else:
         out.append(_report_html(rep, "Balance report"))
     out.append("</body></html>\n")

@@ -15,8 +15,9 @@ Vector layout for ``n`` players (``W = 2n + 2`` entries per variant, A first, th
 credit of the bot at position ``k`` of the line-up list (``--bots``), whatever seat rotation
 put it in, so two line-ups are compared slot by slot.
 
-Intervals are normal approximations of the paired differences, ``mean ± 1.96·sd/√N``; the
-ratio "turns per round" uses the delta method. They are ``None`` when ``N < 2``.
+Intervals are normal approximations of the paired differences, ``mean ± z·sd/√N`` with
+``z = rummy.stats.Z95`` (1.95996…); the ratio "turns per round" uses the delta method.
+They are ``None`` when ``N < 2``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rummy.simulate import WIN_UNIT, GameResult
-
-Z95 = 1.959963984540054  #: two-sided 95% normal quantile
+from rummy.stats import Z95
 
 
 def width(players: int) -> int:
