@@ -101,6 +101,35 @@ def test_sigkill_whole_worker_mid_batch_still_gives_exact_report(
     assert batch_report(got_spec, merged) == _local(spec)
 
 
+def test_a_batch_heals_itself_after_its_worker_is_killed(
+        celery_app, store, queue, start_worker, rclient):
+    """Issue 14: a whole worker SIGKILLed mid-batch with the broker's visibility timeout at
+    an hour. Its chunks' leases lapse (no heartbeat) and the other worker's sweeper sends
+    them again: the batch completes by itself, with no `resume`, long before the visibility
+    timeout, and its report equals `rummy simulate`'s (every game counted once)."""
+    healing = {"RUMMY_VISIBILITY_TIMEOUT": "3600", "RUMMY_CHUNK_LEASE": "3",
+               "RUMMY_SWEEP_INTERVAL": "1", "RUMMY_KEY_PREFIX": store.prefix}
+    spec = BatchSpec(games=96, bots=BOTS, seed=19, chunk_size=6)
+    first = start_worker(queue, concurrency=2, env=healing)
+    bid = _submit(celery_app, store, spec, queue)
+    done = _wait_progress(store, bid, 2)
+    leased = rclient.hlen(f"{store.prefix}:batch:{{{bid}}}:leases")
+    first.kill(signal.SIGKILL)
+    killed = time.monotonic()
+    assert done < spec.chunks, "the batch finished before the kill: make chunks longer"
+    assert leased >= 1, "no chunk was being computed at the kill"
+    second = start_worker(queue, concurrency=2, env=healing)
+    wait_complete(store, bid, timeout=90, workers=[first, second])
+    took = time.monotonic() - killed
+    assert took < 90 and rclient.hlen(f"{BROKER_PREFIX}unacked") >= 1  # no redelivery yet
+    got_spec, merged = store.merged(bid)
+    assert merged.chunks == spec.chunks and merged.a.games == 96
+    assert batch_report(got_spec, merged) == _local(spec)
+    assert "lost their worker; sent again" in second.output()
+    print(f"\nworker SIGKILLed with {spec.chunks - done} chunks left: the batch completed "
+          f"by itself {took:.1f} s later (visibility timeout 3600 s)")
+
+
 def test_sigkill_pool_process_redelivers_its_chunk(celery_app, store, queue, start_worker):
     """A pool process dies with SIGKILL mid-chunk: reject_on_worker_lost requeues the chunk
     and the same worker (a fresh pool process) completes the batch."""

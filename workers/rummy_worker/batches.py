@@ -9,13 +9,20 @@ re-played alone and the merged report equals ``report(run_games(...))`` locally.
 Redis layout (``P`` is the key prefix, default ``"rummy"``; ``{id}`` is a hash tag so one
 batch lives on one cluster shard)::
 
-    P:batch:{id}            hash   spec (JSON), chunks (count), created (epoch seconds)
+    P:batch:{id}            hash   spec (JSON), chunks (count), created (epoch seconds), queue
     P:batch:{id}:chunks     hash   chunk index -> chunk result JSON   (HSETNX: first wins)
     P:batch:{id}:failures   hash   chunk index -> last error text
+    P:batch:{id}:leases     hash   chunk index -> lease end (epoch s) while a worker computes it
     P:batches               zset   batch id scored by creation time
 
 A chunk result is stored with ``HSETNX``, so a chunk computed twice (a redelivered task
 after a worker died) is counted once; results are deterministic, so either copy is the same.
+
+Self-healing (issue 14): the task computing a chunk holds a lease on it and renews it with a
+heartbeat; when a whole worker dies, its leases lapse, and the next sweep (every worker and
+every ``--wait`` sweeps, :func:`rummy_worker.tasks.heal`) sends those chunks again, within
+about one lease plus one sweep interval, without ``rummy batch resume`` and without waiting
+for the broker's visibility timeout.
 """
 
 from __future__ import annotations
@@ -279,6 +286,78 @@ class BatchStore:
     def _failures(self, batch_id: str) -> str:
         return f"{self.prefix}:batch:{{{batch_id}}}:failures"
 
+    def _leases(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}:leases"
+
+    # -- leases: a chunk being computed has a lease its worker renews (issue 14) -----------
+
+    def take_lease(self, batch_id: str, index: int, seconds: float) -> None:
+        """Record that chunk ``index`` is being computed, until ``seconds`` from now (epoch
+        seconds in the hash ``…:leases``); the computing task renews it while it runs."""
+        self.r.hset(self._leases(batch_id), str(index), repr(time.time() + seconds))
+
+    def set_queue(self, batch_id: str, queue: str) -> None:
+        """Record the queue the batch's chunks are sent to (a sweep sends lost ones there)."""
+        self.r.hset(self._meta(batch_id), "queue", queue)
+
+    def queue_of(self, batch_id: str) -> str | None:
+        """The queue the batch's chunks were sent to, if recorded."""
+        value = self.r.hget(self._meta(batch_id), "queue")
+        return str(value) if value is not None else None
+
+    def drop_lease(self, batch_id: str, index: int) -> None:
+        """Chunk ``index`` is no longer being computed (stored, or failed and noted)."""
+        self.r.hdel(self._leases(batch_id), str(index))
+
+    def claim_stalled(self, batch_id: str, grace: float) -> list[int]:
+        """Chunks without a result whose lease lapsed (their worker died mid-chunk): each one
+        claimed is given a new lease of ``grace`` seconds in one atomic step, so that of
+        several sweepers exactly one sends it again. Returns the indices claimed."""
+        now = time.time()
+        have = set(self.r.hkeys(self._chunks(batch_id)))
+        claimed = []
+        for index, until in self.r.hgetall(self._leases(batch_id)).items():
+            if index in have or float(until) > now:
+                continue
+            if self._claim(keys=[self._leases(batch_id)],
+                           args=[index, until, repr(now + grace)]):
+                claimed.append(int(index))
+        return sorted(claimed)
+
+    def claim_orphans(self, batch_id: str, grace: float, patience: float) -> list[int]:
+        """Chunks without a result and without any lease (sent but never started: a worker
+        died with them reserved) once the batch made no progress for ``patience`` seconds
+        or twice its mean chunk time, whichever is longer. Each one is given a lease of
+        ``grace`` seconds (HSETNX: one sweeper wins), and returned to be sent again; a copy
+        still queued somewhere is a harmless duplicate (results are stored once)."""
+        meta = self.r.hgetall(self._meta(batch_id))
+        if not meta:
+            return []
+        now = time.time()
+        timed = int(meta.get("timed", 0))
+        mean = float(meta.get("busy_seconds", 0.0)) / timed if timed else 0.0
+        since = float(meta.get("last_done", meta.get("created", now)))
+        if now - since < max(patience, 2 * mean):
+            return []
+        leased = set(self.r.hkeys(self._leases(batch_id)))
+        claimed = []
+        for index in self.missing_chunks(batch_id):
+            if str(index) in leased:
+                continue
+            if self.r.hsetnx(self._leases(batch_id), str(index), repr(now + grace)):
+                claimed.append(index)
+        return claimed
+
+    @property
+    def _claim(self) -> Any:
+        script = getattr(self, "_claim_script", None)
+        if script is None:  # compare-and-set: the lease still holds the lapsed value
+            script = self.r.register_script(
+                "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then "
+                "redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end return 0")
+            self._claim_script = script
+        return script
+
     def create(self, spec: BatchSpec, batch_id: str | None = None) -> str:
         """Record a new batch and return its id (12 hex digits unless given).
 
@@ -312,8 +391,10 @@ class BatchStore:
         """True when chunk ``index``'s result is stored."""
         return bool(self.r.hexists(self._chunks(batch_id), str(index)))
 
-    def put_chunk(self, batch_id: str, index: int, result: Mapping[str, Any]) -> bool:
-        """Store a chunk result unless one is stored already (HSETNX).
+    def put_chunk(self, batch_id: str, index: int, result: Mapping[str, Any],
+                  seconds: float | None = None) -> bool:
+        """Store a chunk result unless one is stored already (HSETNX); ``seconds`` is the
+        time it took to compute (kept as the batch's mean chunk time).
 
         Returns:
             True if this call stored it, False if the chunk was already counted.
@@ -321,6 +402,12 @@ class BatchStore:
         stored = bool(self.r.hsetnx(self._chunks(batch_id), str(index),
                                     json.dumps(result, separators=(",", ":"))))
         self.r.hdel(self._failures(batch_id), str(index))
+        if stored:  # progress, and the time a chunk takes (a sweep's patience)
+            meta = self._meta(batch_id)
+            self.r.hset(meta, "last_done", repr(time.time()))
+            if seconds is not None:
+                self.r.hincrbyfloat(meta, "busy_seconds", seconds)
+                self.r.hincrby(meta, "timed", 1)
         return stored
 
     def record_failure(self, batch_id: str, index: int, error: str) -> None:
@@ -367,5 +454,6 @@ class BatchStore:
 
     def delete(self, batch_id: str) -> None:
         """Forget a batch (its state and results; recorded games stay in the event store)."""
-        self.r.delete(self._meta(batch_id), self._chunks(batch_id), self._failures(batch_id))
+        self.r.delete(self._meta(batch_id), self._chunks(batch_id), self._failures(batch_id),
+                      self._leases(batch_id))
         self.r.zrem(f"{self.prefix}:batches", batch_id)

@@ -23,7 +23,13 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import (
+    task_received,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 
 from rummy_worker import config
 
@@ -92,3 +98,78 @@ def _on_exit(pid: int | None = None, **_: Any) -> None:
     from rummy_worker.metrics import mark_dead
 
     mark_dead(pid or os.getpid())
+
+
+_sweep_stop: Any = None
+_reserved: dict[tuple[str, str, int], float] = {}  # (prefix, batch, chunk) -> when received
+
+
+@task_received.connect
+def _on_received(request: Any = None, **_: Any) -> None:
+    """A chunk task reserved by this worker (running, or waiting for a pool process): the
+    main process leases it at once and keeps the lease alive (``_keep_leases``), so a
+    whole worker killed with chunks reserved but not started lets all of them lapse."""
+    from rummy_worker.tasks import TASK_NAME
+
+    if request is None or getattr(request, "name", None) != TASK_NAME:
+        return
+    args = list(request.args or ())
+    kwargs = dict(request.kwargs or {})
+    try:
+        batch_id = str(args[0] if args else kwargs["batch_id"])
+        index = int(args[1] if len(args) > 1 else kwargs["index"])
+        prefix = str(args[3] if len(args) > 3 else kwargs.get("prefix", "rummy"))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return
+    import time
+
+    _reserved[(prefix, batch_id, index)] = time.time()
+    _keep_leases()
+
+
+def _keep_leases() -> None:
+    """Renew the lease of every chunk this worker reserved and that has no result (nor a
+    noted failure) yet; forget the others."""
+    from rummy_worker.batches import BatchStore
+
+    for key in list(_reserved):
+        prefix, batch_id, index = key
+        store = BatchStore(state_client(), prefix)
+        try:
+            if store.has_chunk(batch_id, index) or store.r.hexists(
+                    store._failures(batch_id), str(index)):  # noqa: SLF001
+                _reserved.pop(key, None)
+                continue
+            store.take_lease(batch_id, index, config.lease_seconds())
+        except Exception:  # noqa: BLE001 - the next beat retries
+            continue
+
+
+@worker_ready.connect
+def _start_sweeper(**_: Any) -> None:
+    """The worker's main process keeps its reserved chunks' leases alive and sweeps for
+    chunks whose worker died (their lease lapsed), sending them again (issue 14:
+    self-healing batches)."""
+    global _sweep_stop
+    import threading
+
+    from rummy_worker.tasks import sweep_forever
+
+    _sweep_stop = threading.Event()
+    stop = _sweep_stop
+    beat = min(config.sweep_interval(), config.lease_seconds() / 3)
+
+    def heartbeat() -> None:
+        while not stop.wait(beat):
+            _keep_leases()
+
+    threading.Thread(target=heartbeat, name="chunk-leases", daemon=True).start()
+    threading.Thread(target=sweep_forever, args=(_sweep_stop,),
+                     kwargs={"prefix": config.key_prefix()}, name="chunk-sweeper",
+                     daemon=True).start()
+
+
+@worker_shutdown.connect
+def _stop_sweeper(**_: Any) -> None:
+    if _sweep_stop is not None:
+        _sweep_stop.set()

@@ -13,6 +13,7 @@ Connection options (each also read from the environment, see :mod:`rummy_worker.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -187,13 +188,21 @@ def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
         TimeRemainingColumn,
     )
 
+    from rummy_worker import config
+
     st = store.status(batch_id)
     t0 = time.monotonic()
     with Progress(TextColumn(f"[bold]batch {batch_id}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("chunks"), TimeElapsedColumn(), TimeRemainingColumn(),
                   console=Console(stderr=True), disable=quiet) as progress:
         task = progress.add_task("chunks", total=st.chunks, completed=st.done)
+        swept = time.monotonic()
         while True:
+            if time.monotonic() - swept >= config.sweep_interval():
+                swept = time.monotonic()
+                with contextlib.suppress(Exception):  # the waiter also heals lost chunks
+                    from rummy_worker.tasks import heal
+                    heal(store)
             st = store.status(batch_id)
             progress.update(task, completed=st.done)
             if st.complete:

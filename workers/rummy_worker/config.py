@@ -130,6 +130,19 @@ def visibility_timeout() -> int:
     return int(_env("RUMMY_VISIBILITY_TIMEOUT", "3600"))
 
 
+def lease_seconds() -> float:
+    """How long a chunk's lease lasts without a heartbeat, seconds (``RUMMY_CHUNK_LEASE``,
+    default 15): a chunk whose worker died is sent again about this long after its last
+    heartbeat (every third of it), not after the broker's visibility timeout."""
+    return float(_env("RUMMY_CHUNK_LEASE", "15"))
+
+
+def sweep_interval() -> float:
+    """Seconds between two sweeps for chunks whose lease lapsed (``RUMMY_SWEEP_INTERVAL``,
+    default 5); every worker and every ``rummy batch ... --wait`` sweeps."""
+    return float(_env("RUMMY_SWEEP_INTERVAL", "5"))
+
+
 def broker_keyprefix() -> str | None:
     """Redis broker global key prefix, or ``None``."""
     return os.environ.get("RUMMY_BROKER_KEYPREFIX") or None

@@ -8,7 +8,12 @@ result: idempotent, as ``acks_late`` requires.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import threading
+import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -16,12 +21,41 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 
 from rummy_worker import config, metrics
-from rummy_worker.batches import BatchSpec, BatchStore
+from rummy_worker.batches import BatchSpec, BatchStore, UnknownBatch
 from rummy_worker.celery_app import app, state_client
 from rummy_worker.chunks import compute_chunk
 from rummy_worker.recording import GameRecorder
 
 TASK_NAME = "rummy_worker.run_chunk"
+
+log = logging.getLogger("rummy_worker")
+
+
+@contextlib.contextmanager
+def leased(store: BatchStore, batch_id: str, index: int,
+           seconds: float | None = None) -> Iterator[None]:
+    """Hold a lease on chunk ``index`` while the block runs: take it, renew it every third
+    of ``seconds`` (``RUMMY_CHUNK_LEASE``) from a heartbeat thread, drop it at the end. A
+    worker killed mid-chunk stops renewing, and a sweep (:func:`heal`) sends the chunk
+    again once the lease lapsed."""
+    seconds = seconds if seconds is not None else config.lease_seconds()
+    store.take_lease(batch_id, index, seconds)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(seconds / 3):
+            with contextlib.suppress(Exception):  # a missed beat only risks a duplicate
+                store.take_lease(batch_id, index, seconds)
+
+    thread = threading.Thread(target=beat, name=f"lease-{batch_id}-{index}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=seconds)
+        with contextlib.suppress(Exception):
+            store.drop_lease(batch_id, index)
 
 #: errors worth retrying (the chunk is recomputed: it is deterministic)
 TRANSIENT = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
@@ -77,11 +111,14 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
     recorder = (GameRecorder(batch_id, config.event_store_url(), config.event_store_prefix())
                 if batch.record_every else None)
     try:
-        result = compute_chunk(batch, index, on_game=metrics.observe_game, recorder=recorder,
-                               passthrough=(SoftTimeLimitExceeded, TimeLimitExceeded))
-        if recorder is not None:
-            recorder.flush()
-        stored = store.put_chunk(batch_id, index, result)
+        with leased(store, batch_id, index):
+            t0 = time.monotonic()
+            result = compute_chunk(batch, index, on_game=metrics.observe_game,
+                                   recorder=recorder,
+                                   passthrough=(SoftTimeLimitExceeded, TimeLimitExceeded))
+            if recorder is not None:
+                recorder.flush()
+            stored = store.put_chunk(batch_id, index, result, time.monotonic() - t0)
     except TRANSIENT:
         metrics.CHUNK_FAILURES.inc()
         raise
@@ -127,6 +164,8 @@ def send_chunks(batch_id: str, spec: BatchSpec, indices: list[int], *, prefix: s
     """
     q = queue or config.queue()
     args_spec = spec.to_dict()
+    with contextlib.suppress(Exception):  # where a sweep sends this batch's lost chunks
+        BatchStore(state_client(), prefix).set_queue(batch_id, q)
     soft, hard = limits(soft_time_limit, time_limit)
     with app.producer_or_acquire() as producer:
         for i in indices:
@@ -149,6 +188,51 @@ def submit(spec: BatchSpec, *, store: BatchStore, queue: str | None = None,
     send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix, queue=queue,
                 soft_time_limit=soft_time_limit, time_limit=time_limit)
     return batch_id
+
+
+def heal(store: BatchStore, *, queue: str | None = None, batches: int = 50,
+         grace: float | None = None) -> list[tuple[str, int]]:
+    """One sweep: in the ``batches`` most recent batches, send again every chunk without a
+    result whose lease lapsed (its worker died mid-chunk), to the batch's own queue (else
+    ``queue``), claiming each atomically so that of several sweepers one sends it; and the
+    chunks with no lease at all once the batch made no progress for a lease or twice its
+    mean chunk time (sent, reserved by a worker that died before starting them). Returns
+    ``(batch_id, chunk)`` pairs sent.
+
+    Raises:
+        redis errors: the state Redis is unreachable (callers retry at the next sweep).
+    """
+    grace = grace if grace is not None else config.lease_seconds()
+    sent: list[tuple[str, int]] = []
+    for batch_id in store.recent(batches):
+        try:
+            if store.status(batch_id).complete:
+                continue
+            stalled = store.claim_stalled(batch_id, grace)
+            stalled += store.claim_orphans(batch_id, grace, patience=grace)
+            if stalled:
+                send_chunks(batch_id, store.spec(batch_id), stalled, prefix=store.prefix,
+                            queue=store.queue_of(batch_id) or queue)
+                log.warning("batch %s: chunk(s) %s lost their worker; sent again", batch_id,
+                            ", ".join(map(str, stalled)))
+                sent += [(batch_id, i) for i in stalled]
+        except UnknownBatch:
+            continue
+    return sent
+
+
+def sweep_forever(stop: threading.Event, *, prefix: str, queue: str | None = None,
+                  interval: float | None = None) -> None:
+    """Run :func:`heal` every ``interval`` seconds (``RUMMY_SWEEP_INTERVAL``) until
+    ``stop`` is set; errors are logged and retried at the next sweep."""
+    interval = interval if interval is not None else config.sweep_interval()
+    store = BatchStore(config.state_client(), prefix)
+    while not stop.wait(interval):
+        try:
+            heal(store, queue=queue)
+        except Exception as exc:  # noqa: BLE001 - the next sweep retries
+            log.warning("chunk sweep failed (%s: %s); retrying in %.0f s",
+                        type(exc).__name__, exc, interval)
 
 
 def resume(batch_id: str, *, store: BatchStore, queue: str | None = None,
