@@ -49,7 +49,7 @@ from rummy.state import KNOCK_OR_END, GameState
 #: the value of the ``Format`` header; a later, incompatible layout gets a new number
 FORMAT = "manipulation-rummy-record 1"
 
-_HEADER = re.compile(r'^\[([A-Za-z][A-Za-z0-9]*) ("(?:[^"\\]|\\.)*")\]( #.*)?$')
+_HEADER = re.compile(r'^\[([A-Za-z][A-Za-z0-9]*) ("(?:[^"\\]|\\.)*")\](\s+#.*)?$')
 _TURN = re.compile(r"^(\d+)\. S(\d+) (.*)$")
 _TOKEN = re.compile(r"[+-]\[[^\]]*\]|\S+")
 _SEAT_HEADER = re.compile(r"^Seat(\d+)$")
