@@ -356,6 +356,10 @@ def _optional_commands(sub: Any) -> None:
                 p.set_defaults(func=_missing_extra(name, extra, e))
             continue
         mod.add_parsers(sub)
+    from rummy_cli.record import add_parser as record_parser
+    record_parser(sub)
+    from rummy_cli.tournament import add_parser as tournament_parser
+    tournament_parser(sub)
     try:
         from rummy_cli.play import add_parser as play_parser
         play_parser(sub)

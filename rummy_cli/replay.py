@@ -10,8 +10,10 @@ prints the final state, each step (``step=True``) or the state after event N (``
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
 
 
 def read_log(path: str) -> list[Event]:
-    """Read a JSON-lines event log.
+    """Read a JSON-lines event log, or a game record (docs/record.md), told apart by
+    content (:func:`rummy_cli.record.looks_like_record`).
 
     Raises:
         ReplayError: a corrupt or truncated line, naming the line number.
@@ -39,20 +42,36 @@ def read_log(path: str) -> list[Event]:
     """
     events: list[Event] = []
     with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
+        data = f.read()
+    if data.lstrip()[:1] != b"{":
+        from rummy.record import from_record
+        from rummy_cli.record import looks_like_record
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:  # the line-by-line reading below names the line
+            text = ""
+        if looks_like_record(text):
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ReplayError(n, f"{path} is not UTF-8 text", unit="line", sep=" of") from None
-            if not line.strip():
-                continue
-            try:
-                events.append(loads(line))
-            except (NotationError, TypeError, ValueError, AttributeError, RecursionError) as e:
-                msg = e.message if isinstance(e, NotationError) else (
-                    "nested too deeply" if isinstance(e, RecursionError) else str(e))
-                raise ReplayError(n, f"{path} (event {len(events) + 1}): {msg}",
-                                  unit="line", sep=" of") from None
+                return from_record(text)
+            except NotationError as e:
+                m = re.match(r"line (\d+): (.*)", e.message, re.S)
+                n, msg = (int(m.group(1)), m.group(2)) if m else (0, e.message)
+                raise ReplayError(n, f"{path} (game record): {msg}", unit="line",
+                                  sep=" of") from None
+    for n, raw in enumerate(io.BytesIO(data), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ReplayError(n, f"{path} is not UTF-8 text", unit="line", sep=" of") from None
+        if not line.strip():
+            continue
+        try:
+            events.append(loads(line))
+        except (NotationError, TypeError, ValueError, AttributeError, RecursionError) as e:
+            msg = e.message if isinstance(e, NotationError) else (
+                "nested too deeply" if isinstance(e, RecursionError) else str(e))
+            raise ReplayError(n, f"{path} (event {len(events) + 1}): {msg}",
+                              unit="line", sep=" of") from None
     if not events:
         raise ReplayError(0, f"{path} holds no events", unit="file")
     return events

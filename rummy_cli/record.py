@@ -1,0 +1,104 @@
+"""``rummy record export|import``: event logs (JSON lines) to game records (text) and back.
+
+The codec is :mod:`rummy.record` (pure); this module reads and writes the files. Both
+directions are exact: ``import`` of an ``export`` gives the same events (docs/record.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rummy.errors import NotationError
+from rummy.events import dumps
+from rummy.invariants import ReplayError
+
+EPILOG_RECORD = """\
+examples:
+  rummy simulate --games 3 --players 4 --events-dir out/
+  rummy record export out/game-000000.jsonl -o game0.txt
+  rummy record import game0.txt -o game0.jsonl
+  rummy replay game0.txt          # replay reads records as well as event logs
+
+The record format is specified in docs/record.md.
+"""
+
+
+def looks_like_record(text: str) -> bool:
+    """Whether ``text`` is a game record rather than a JSON-lines log: its first line that
+    is not blank or a ``#`` comment is a header ``[Name "value"]`` (a JSON event line
+    starts with ``{``)."""
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        return s.startswith("[")
+    return False
+
+
+def _write(path: str | None, text: str) -> None:
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``rummy record export LOG.jsonl [-o GAME.txt]``."""
+    from rummy.record import to_record
+    from rummy_cli.replay import read_log
+    try:
+        events = read_log(args.log)
+        text = to_record(events)
+    except ReplayError as e:
+        print(f"error: corrupt event log: {e.message}", file=sys.stderr)
+        return 1
+    except NotationError as e:
+        print(f"error: {args.log}: {e.message}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot read {args.log}: {e.strerror}", file=sys.stderr)
+        return 1
+    _write(args.output, text)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``rummy record import GAME.txt [-o LOG.jsonl]``."""
+    from rummy.record import from_record
+    try:
+        with open(args.record, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        print(f"error: cannot read {args.record}: {e.strerror}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError:
+        print(f"error: {args.record} is not UTF-8 text", file=sys.stderr)
+        return 1
+    try:
+        events = from_record(text)
+    except NotationError as e:
+        print(f"error: {args.record}: {e.message}", file=sys.stderr)
+        return 1
+    _write(args.output, "".join(dumps(e) + "\n" for e in events))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``rummy record`` (with ``export`` and ``import``) on the subparsers."""
+    p = sub.add_parser("record", help="convert event logs to game records (text) and back",
+                       description="Game records: a human-readable text form of a whole "
+                       "game (headers, the dealt decks, one line per turn in the R1.4 "
+                       "notation, the scores), like chess's PGN. docs/record.md.",
+                       epilog=EPILOG_RECORD, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rsub = p.add_subparsers(dest="record_command", metavar="ACTION", required=True)
+    e = rsub.add_parser("export", help="event log (JSON lines) -> game record")
+    e.add_argument("log", help="event log, JSON lines of rummy.events.dumps")
+    e.add_argument("-o", "--output", help="record file to write (default: stdout)")
+    e.set_defaults(func=cmd_export)
+    i = rsub.add_parser("import", help="game record -> event log (JSON lines)")
+    i.add_argument("record", help="game record file (docs/record.md)")
+    i.add_argument("-o", "--output", help="event log to write (default: stdout)")
+    i.set_defaults(func=cmd_import)

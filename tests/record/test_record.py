@@ -1,0 +1,202 @@
+"""Game records (docs/record.md, rummy.record): exact round trips, refusals with line
+numbers, the ``rummy record`` subcommand and ``rummy replay`` of a record (issue 16)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rummy.bots import make_bot
+from rummy.commands import CreateGame
+from rummy.decide import step
+from rummy.errors import NotationError
+from rummy.events import dumps, loads
+from rummy.record import FORMAT, from_record, to_record
+from rummy.rules import RuleSet
+from rummy.simulate import play_game
+from rummy.state import GAME_OVER
+from rummy.views import redact, view
+from rummy_cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ("random", "basic", "greedy", "strategic")
+
+
+@st.composite
+def games(draw: st.DrawFn) -> tuple[list[str], int, RuleSet]:
+    """A line-up of 2–5 bots, a seed and a rule set with variants (§11) that keeps games
+    short enough for many examples (target 20–150 points)."""
+    players = draw(st.integers(2, 5))
+    bots = draw(st.lists(st.sampled_from(BOTS), min_size=players, max_size=players))
+    deck = 53 if players == 2 else 106
+    rules = RuleSet(
+        target_score=draw(st.sampled_from((20, 60, 150))),
+        knock_threshold=draw(st.integers(0, 12)),
+        hand_size=draw(st.integers(3, min(12, (deck - 1) // players))),
+        max_draws_per_turn=draw(st.integers(1, 4)),
+        undercut_bonus=draw(st.sampled_from((0, 10))),
+        round_bonus_for_all=draw(st.booleans()),
+        opening_meld_per_player=draw(st.booleans()),
+        opening_meld_min_points=draw(st.sampled_from((0, 0, 15, 30))),
+    )
+    return bots, draw(st.integers(0, 2**63 - 1)), rules
+
+
+def _round_trip(game: tuple[list[str], int, RuleSet]) -> None:
+    bots, seed, rules = game
+    events = list(play_game(bots, seed, rules, record=True).events)
+    text = to_record(events)
+    back = from_record(text)
+    assert back == events
+    assert to_record(back) == text
+    # and through the JSON lines of the event log, as `rummy record import` writes them
+    assert [loads(dumps(e)) for e in back] == events
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_record_round_trips_exactly(game: tuple[list[str], int, RuleSet]) -> None:
+    _round_trip(game)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_record_round_trips_exactly_1000_games(game: tuple[list[str], int, RuleSet]) -> None:
+    _round_trip(game)
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(str(ROOT / "tests/golden/*.jsonl"))))
+def test_golden_logs_round_trip(path: str) -> None:
+    events = [loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    assert from_record(to_record(events)) == events
+
+
+def test_game_in_progress_round_trips() -> None:
+    """A log that stops between two commands (a game in progress) round-trips too."""
+    bots = [make_bot(b, i) for i, b in enumerate(("basic", "random", "basic"))]
+    state, events = step(None, CreateGame(3, 11))
+    cuts = 0
+    while state.phase != GAME_OVER:
+        state, new = step(state, bots[state.turn].act(view(state, state.turn)))
+        events.extend(new)
+        if len(events) % 7 == 0:
+            assert from_record(to_record(events)) == events
+            cuts += 1
+    assert cuts > 3
+
+
+@pytest.fixture(scope="module")
+def record_text() -> str:
+    return to_record(list(play_game(["basic", "random"], 3, record=True).events))
+
+
+def test_layout(record_text: str) -> None:
+    lines = record_text.splitlines()
+    assert lines[0] == f'[Format "{FORMAT}"]'
+    assert '[Seat0 "basic"]' in lines and '[Seat1 "random"]' in lines
+    assert '[Seed "3"]' in lines and '[Rules ""]' in lines
+    assert "Round 1 dealer S" + lines[lines.index("") + 1][-1] in lines
+    assert any(line.startswith("Deck ") and len(line.split()) == 54 for line in lines)
+    assert any(line.startswith("1. S") and " draw " in line for line in lines)
+    assert lines[-1].startswith("Game over: totals ")
+
+
+def test_comments_and_spacing_are_ignored(record_text: str) -> None:
+    lines = record_text.splitlines()
+    noisy = ["# a comment", ""] + [line.replace(" ", "  ") if not line.startswith("[")
+                                    else line for line in lines]
+    noisy[5] += "   # note"
+    assert from_record("\n".join(noisy)) == from_record(record_text)
+
+
+def _line_of(text: str, start: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(start))
+
+
+@pytest.mark.parametrize("edit, start, words", [
+    (lambda t: t.replace("1. S", "1. S9", 1), "1. S", "seat"),
+    (lambda t: t.replace(" draw ", " draw X", 1), "1. S", "malformed card"),
+    (lambda t: t.replace(" pass", " meld +[AS 2S 3S]", 1), None, "R5"),
+    (lambda t: t.replace(" pass", " fold", 1), None, "unknown turn action"),
+    (lambda t: t.replace("Deck A", "Deck 2", 1).replace("Deck ", "Deck KS ", 1), "Deck ",
+     "the game gives"),
+    (lambda t: t.replace('[Seed "3"]', '[Seed "4"]'), "[Dealer", "dealer"),
+    (lambda t: t.replace('[Rules ""]', '[Rules "nope=1"]'), "[Rules", "unknown rule variant"),
+    (lambda t: t.replace('[Format "', '[Format "x'), "[Format", "unknown record format"),
+    (lambda t: t.replace("Game over: totals ", "Game over: totals 1"), "Game over",
+     "the game gives"),
+])
+def test_bad_records_name_the_line(record_text: str, edit, start: str | None,
+                                   words: str) -> None:
+    bad = edit(record_text)
+    assert bad != record_text
+    with pytest.raises(NotationError) as info:
+        from_record(bad)
+    msg = info.value.message
+    assert msg.startswith("line ") and words in msg
+    n = int(msg.split(":")[0].split()[1])
+    if start is None:  # the first line that differs
+        start = next(a for a, b in zip(bad.splitlines(), record_text.splitlines(),
+                                       strict=False) if a != b)
+        assert bad.splitlines()[n - 1] == start
+    else:
+        assert n == _line_of(bad, start) or start == "1. S"
+
+
+def test_missing_headers_and_redacted_logs_are_refused() -> None:
+    with pytest.raises(NotationError, match="line 1: a game record starts with its headers"):
+        from_record("1. S0 draw 7S\n")
+    with pytest.raises(NotationError, match="missing header"):
+        from_record(f'[Format "{FORMAT}"]\n[Players "2"]\n')
+    events = list(play_game(["basic", "basic"], 2, record=True).events)
+    seat0 = [redact(e, 0, players=2, hand_size=10) for e in events]
+    with pytest.raises(NotationError, match="redacted"):
+        to_record(seat0)
+    with pytest.raises(NotationError, match="GameStarted"):
+        to_record(events[1:])
+
+
+def test_cli_export_import_and_replay(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    events = list(play_game(["greedy", "basic", "random"], 5, record=True).events)
+    log = tmp_path / "game.jsonl"
+    log.write_text("".join(dumps(e) + "\n" for e in events))
+    rec = tmp_path / "game.txt"
+    back = tmp_path / "back.jsonl"
+    assert main(["record", "export", str(log), "-o", str(rec)]) == 0
+    assert main(["record", "import", str(rec), "-o", str(back)]) == 0
+    assert back.read_text() == log.read_text()
+    capsys.readouterr()
+    assert main(["replay", str(rec)]) == 0
+    assert "verified" in capsys.readouterr().out
+    rec.write_text(rec.read_text().replace("[Seed", "[Seed \"1\"]\n[Sed", 1))
+    assert main(["record", "import", str(rec)]) == 1
+    assert "line " in capsys.readouterr().err
+    assert main(["replay", str(rec)]) == 1
+
+
+def test_cli_runs_as_a_command(tmp_path: Path) -> None:
+    events = list(play_game(["basic", "random"], 8, record=True).events)
+    log = tmp_path / "g.jsonl"
+    log.write_text("".join(dumps(e) + "\n" for e in events))
+    out = subprocess.run([sys.executable, "-m", "rummy_cli", "record", "export", str(log)],
+                         capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert from_record(out.stdout) == events
+
+
+def test_seat_names_are_kept_exactly() -> None:
+    """A name with runs of spaces, ``#``, quotes or backslashes survives (JSON strings)."""
+    _, events = step(None, CreateGame(2, 5, names=('a  #b "q"', "ü\\x")))
+    text = to_record(events)
+    assert '[Seat0 "a  #b \\"q\\""]' in text.splitlines()
+    assert from_record(text) == events
