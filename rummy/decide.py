@@ -46,7 +46,7 @@ from rummy.events import (
     StockExhausted,
     TurnEnded,
 )
-from rummy.evolve import evolve
+from rummy.evolve import _HANDLERS, evolve
 from rummy.melds import canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
@@ -58,6 +58,7 @@ from rummy.state import (
     MELD_OR_PASS,
     ROUND_OVER,
     ROUND_SCORED,
+    STABLE_PHASES,
     TURN_OVER,
     GameState,
 )
@@ -213,6 +214,8 @@ def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
 def _automatic(s: GameState) -> Event | None:
     """The event that a transient phase calls for, or ``None`` in a stable phase."""
     phase = s.phase
+    if phase in STABLE_PHASES:
+        return None
     if phase == TURN_OVER:
         return TurnEnded(s.turn)
     if phase == ROUND_OVER:
@@ -249,7 +252,8 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
     events = _primary(state, command)
     s: GameState | None = state
     for e in events:
-        s = evolve(s, e)
+        handler = _HANDLERS.get(type(e))
+        s = handler(s, e) if handler is not None else evolve(s, e)
     assert s is not None
     auto = _automatic(s)
     while auto is not None:
