@@ -97,14 +97,15 @@ def view(state: GameState, seat: int | None) -> PlayerView:
     """
     if seat is not None and not 0 <= seat < state.players:
         raise ValueError(f"seat must be 0..{state.players - 1}, got {seat}")
-    acting = seat is not None and seat == state.turn and state.phase != GAME_OVER
+    (rules, players, names, _seed, version, round_, dealer, turn, phase, draws, hands, table,
+     deck, stock_pos, final_turns_left, _knocker, _end_reason, totals, rounds_won, opened,
+     last_round, result) = state  # one unpacking instead of 19 attribute reads
+    acting = seat is not None and seat == turn and phase != GAME_OVER
     return _new_view(PlayerView, (
-        seat, state.players, state.names, state.rules, state.version, state.round,
-        state.dealer, state.turn, state.phase, state.draws,
-        state.hands[seat] if seat is not None else (), tuple(map(len, state.hands)),
-        state.table, len(state.deck) - state.stock_pos, state.final_turns_left, state.totals,
-        state.rounds_won, state.opened, legal_action_kinds(state) if acting else (),
-        state.last_round, state.result))
+        seat, players, names, rules, version, round_, dealer, turn, phase, draws,
+        hands[seat] if seat is not None else (), tuple(map(len, hands)), table,
+        len(deck) - stock_pos, final_turns_left, totals, rounds_won, opened,
+        legal_action_kinds(state) if acting else (), last_round, result))
 
 
 #: builds a view from its fields in order, without the keyword handling of ``__new__``

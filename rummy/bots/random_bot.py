@@ -10,6 +10,8 @@ same choices as when the whole list was built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache, reduce
+from operator import or_
 
 from rummy.bots._melding import _TRIPLES, lay_off
 from rummy.bots.base import BotBase
@@ -38,11 +40,62 @@ def _extensions(mm: int, n: int) -> int:
 #: lay-off cards of every legal meld, by its mask (a legal meld of ``k`` cards has a mask
 #: of ``k`` bits, so the meld's length is implied); 369 entries, built at import
 _EXT: dict[int, int] = {m: _extensions(m, k + 1) for m, k in VALID_MELDS.items()}
-#: (index in ``_TRIPLES``, mask, cards, points) of each 3-card meld, by its lowest card
-_TRIPLES_BY_LOW: tuple[tuple[tuple[int, int, MeldT, int], ...], ...] = tuple(
-    tuple((i, m, cards, sum(min(c % 13 + 1, 10) for c in cards))
-          for i, (m, cards) in enumerate(_TRIPLES) if cards[0] == low)
-    for low in range(52))
+_TRIPLE_INDEX: dict[int, int] = {m: i for i, (m, _) in enumerate(_TRIPLES)}
+#: points of each 3-card meld (R1.5), by its index in ``_TRIPLES``
+_TRIPLE_POINTS: tuple[int, ...] = tuple(sum(min(c % 13 + 1, 10) for c in cards)
+                                        for _, cards in _TRIPLES)
+#: index in ``_TRIPLES`` of the 3-card sequence of suit ``s`` from position ``p`` (0..11;
+#: position 13 is the high ace, R4.3)
+_SEQ_INDEX: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_TRIPLE_INDEX[sum(1 << (s * 13 + q % 13) for q in range(p, p + 3))] for p in range(12))
+    for s in range(4))
+#: index in ``_TRIPLES`` of the 3-card group of rank ``r`` in each choice of three suits
+#: (the suits of the masks a&b&c, a&b&d, a&c&d, b&c&d in ``_triples_of``)
+_GROUP_INDEX: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_TRIPLE_INDEX[sum(1 << (s * 13 + r) for s in suits)] for r in range(13))
+    for suits in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)))
+_SUIT = (1 << 13) - 1
+#: bit of each hand card (0 for a joker)
+_BIT: tuple[int, ...] = tuple(1 << c for c in range(52)) + (0,)
+
+
+def _triples_of(hm: int) -> list[int]:
+    """Indices in ``_TRIPLES`` (ascending) of the 3-card melds within the card mask ``hm``:
+    runs of three found with shifts in each suit's 13 bits (the ace also above the king),
+    groups as ranks held in three given suits."""
+    out: list[int] = []
+    a, b, c, d = hm & _SUIT, hm >> 13 & _SUIT, hm >> 26 & _SUIT, hm >> 39 & _SUIT
+    for index, bits in zip(_SEQ_INDEX, (a, b, c, d), strict=True):
+        ext = bits | (bits & 1) << 13
+        starts = ext & ext >> 1 & ext >> 2
+        while starts:
+            low = starts & -starts
+            starts ^= low
+            out.append(index[low.bit_length() - 1])
+    for index, ranks in zip(_GROUP_INDEX, (a & b & c, a & b & d, a & c & d, b & c & d),
+                            strict=True):
+        while ranks:
+            low = ranks & -ranks
+            ranks ^= low
+            out.append(index[low.bit_length() - 1])
+    out.sort()
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _table_extensions(table: Table) -> tuple[int, ...]:
+    """The lay-off cards of each meld of ``table`` (see :func:`_extensions`). Cached, bounded:
+    the table stands unchanged over many decisions (every draw and pass), and the cache
+    finds the same table object by identity before comparing."""
+    eff = EFF_BIT.__getitem__
+    out = []
+    for meld in table:
+        mm = sum(map(eff, meld))
+        ext = _EXT.get(mm)
+        if ext is None or VALID_MELDS[mm] != len(meld):  # not a legal meld
+            ext = _extensions(mm, len(meld) + 1)
+        out.append(ext)
+    return tuple(out)
 
 
 class _Candidates(Sequence[Table]):
@@ -53,8 +106,8 @@ class _Candidates(Sequence[Table]):
 
     __slots__ = ("table", "hand", "triples", "exts", "counts", "size")
 
-    def __init__(self, table: Table, hand: tuple[int, ...], triples: list[MeldT],
-                 exts: list[int], counts: list[int]) -> None:
+    def __init__(self, table: Table, hand: tuple[int, ...], triples: list[int],
+                 exts: tuple[int, ...], counts: list[int]) -> None:
         self.table = table
         self.hand = hand
         self.triples = triples
@@ -70,7 +123,7 @@ class _Candidates(Sequence[Table]):
             raise IndexError(k)
         table = self.table
         if k < len(self.triples):
-            return table + (self.triples[k],)
+            return table + (_TRIPLES[self.triples[k]][1],)
         k -= len(self.triples)
         for i, count in enumerate(self.counts):
             if k >= count:
@@ -121,35 +174,20 @@ class RandomBot(BotBase):
         counted without being built (only the one chosen is)."""
         hand = view.hand
         table = view.table
-        hm = 0
-        for c in hand:
-            if c != JOKER:
-                hm |= 1 << c
+        hm = reduce(or_, map(_BIT.__getitem__, hand), 0)
+        triples = _triples_of(hm)
         minimum = view.rules.opening_meld_min_points
-        found: list[tuple[int, MeldT]] = []
-        rest = hm
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            for i, m, cards, points in _TRIPLES_BY_LOW[low.bit_length() - 1]:
-                if m & hm == m and not (minimum and points < minimum):
-                    found.append((i, cards))
-        found.sort()
-        triples = [cards for _, cards in found]
-        exts: list[int] = []
+        if minimum:
+            triples = [i for i in triples if _TRIPLE_POINTS[i] >= minimum]
+        exts: tuple[int, ...] = ()
         counts: list[int] = []
         opening = view.rules.opening_meld_per_player and not view.opened[view.seat or 0]
         if not opening and table:
-            joker = JOKER in hand
-            ext_of = _EXT.get
-            eff = EFF_BIT.__getitem__
-            for meld in table:
-                mm = sum(map(eff, meld))
-                ext = ext_of(mm)
-                if ext is None or VALID_MELDS[mm] != len(meld):  # not a legal meld
-                    ext = _extensions(mm, len(meld) + 1)
-                exts.append(ext)
-                counts.append((ext & hm).bit_count() + (1 if joker and ext else 0))
+            exts = _table_extensions(table)
+            if JOKER in hand:
+                counts = [(ext & hm).bit_count() + (ext != 0) for ext in exts]
+            else:
+                counts = [(ext & hm).bit_count() for ext in exts]
         return _Candidates(table, hand, triples, exts, counts)
 
     @staticmethod
