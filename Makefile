@@ -48,7 +48,8 @@ lint: setup  ## ruff, mypy (strict on the core) and the import contract
 audit: setup  ## pip-audit every version in constraints.txt (fails on a known vulnerability)
 	$(PY) .ci/audit.py
 
-bench: setup  ## print the benchmark figures (see benchmarks/)
+bench: setup  ## print the benchmark figures (see benchmarks/); installs the bench extra (OpenSpiel)
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(PY) benchmarks/bench_engine.py
 	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
 	  if [ -f $$b ]; then $(PY) $$b; fi; done

@@ -10,9 +10,18 @@ straightforward Counter-based check ``check_action_slow``) and the published anc
 * engine steps per second with ``random`` bots (one step = one command decided and its
   events evolved; anchors: OpenSpiel's C++ gin rummy from Python ~63,000 steps/s, RLCard's
   pure-Python gin rummy 13,000-16,000; target >= 60,000), without and with the bots' time;
-* full 4-player games per second with ``basic`` bots.
+* full 4-player games per second with ``basic`` bots;
+* engine vs OpenSpiel (issue 15), the two engines interleaved in rounds: (a) the full
+  random-play loop in decisions/s (ours: the ``random`` bot chooses from
+  ``view(state, seat)``, then ``step``; OpenSpiel: ``gin_rummy``, ``legal_actions`` ->
+  ``random.choice`` -> ``apply_action``, chance nodes sampled from ``chance_outcomes``);
+  (b) the engine step alone, replaying recorded commands through ``step`` and recorded
+  action lists through ``apply_action`` on fresh states. Targets: (a) >= 1.5x, (b) >= 1.0x.
+  Needs the ``bench`` extra (``pip install -e '.[bench]'``, OpenSpiel); without it these
+  rows are skipped with a message.
 
-Usage: python benchmarks/bench_engine.py [--quick]
+Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel] [--rounds N]
+       [--seconds S]
 """
 
 from __future__ import annotations
@@ -170,8 +179,199 @@ def bench_games(quick: bool) -> None:
           f"({rounds / n:.1f} rounds per game, one process)")
 
 
+# ----------------------------------------------------------------- engine vs OpenSpiel
+
+def _our_random_game(seed: int, players: int) -> int:
+    """One game of ``random`` bots through the full loop; returns its decisions (commands
+    sent by seats; ``CreateGame`` and the automatic events are not decisions)."""
+    bots = [make_bot("random", seed * 8 + i) for i in range(players)]
+    s, _ = step(None, CreateGame(players, seed))
+    n = 0
+    while s.phase != GAME_OVER:
+        seat = s.turn
+        s, _ = step(s, bots[seat].act(view(s, seat)))
+        n += 1
+    return n
+
+
+def _os_random_game(game, rng: random.Random) -> tuple[int, int]:
+    """One OpenSpiel game with uniformly random players; chance nodes are sampled from
+    ``chance_outcomes``. Returns ``(decisions, chance actions)``: decisions are player
+    actions only; the chance actions' time is included in the loop's time."""
+    s = game.new_initial_state()
+    n = c = 0
+    choice, choices = rng.choice, rng.choices
+    while not s.is_terminal():
+        if s.is_chance_node():
+            actions, probs = zip(*s.chance_outcomes(), strict=True)
+            s.apply_action(choices(actions, probs)[0])
+            c += 1
+        else:
+            s.apply_action(choice(s.legal_actions()))
+            n += 1
+    return n, c
+
+
+def _os_record(game, rng: random.Random) -> tuple[list[int], int]:
+    """The action list of one random OpenSpiel game (chance actions included) and its
+    number of decisions."""
+    s = game.new_initial_state()
+    actions: list[int] = []
+    n = 0
+    while not s.is_terminal():
+        if s.is_chance_node():
+            acts, probs = zip(*s.chance_outcomes(), strict=True)
+            a = rng.choices(acts, probs)[0]
+        else:
+            a = rng.choice(s.legal_actions())
+            n += 1
+        actions.append(a)
+        s.apply_action(a)
+    return actions, n
+
+
+def _interleaved(seconds: float, ours, theirs, slices: int = 10) -> tuple[
+        tuple[float, int, int], tuple[float, int, int]]:
+    """Run ``ours()`` and ``theirs()`` (each returns the units it did) in alternating slices
+    of ``seconds / slices`` each until both have had ``seconds``, so a change of the
+    machine's load hits both alike. Returns ``(rate, units, calls)`` for each."""
+    perf = time.perf_counter
+    acc = [[0.0, 0, 0], [0.0, 0, 0]]
+    slice_s = seconds / slices
+    for _ in range(slices):
+        for a, fn in ((acc[0], ours), (acc[1], theirs)):
+            t0 = perf()
+            while True:
+                a[1] += fn()
+                a[2] += 1
+                dt = perf() - t0
+                if dt >= slice_s:
+                    a[0] += dt
+                    break
+    return ((acc[0][1] / acc[0][0], acc[0][1], acc[0][2]),
+            (acc[1][1] / acc[1][0], acc[1][1], acc[1][2]))
+
+
+def _summary(rates: list[float]) -> tuple[float, float]:
+    """Median rate and the p99 round (the rate of the slowest 1% of rounds: with a few
+    rounds, the slowest)."""
+    return statistics.median(rates), sorted(rates)[int(0.01 * len(rates))]
+
+
+def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
+    print(f"\nengine vs OpenSpiel gin_rummy (issue 15), {rounds} rounds of ~"
+          f"{seconds:g} s per engine, interleaved in slices within each round; decisions = "
+          "commands a seat sends (ours) / player actions (OpenSpiel; chance actions not "
+          "counted, their time included)")
+    try:
+        import pyspiel  # type: ignore[import-not-found]
+    except ImportError:
+        print("  SKIPPED: OpenSpiel is not installed (pip install -e '.[bench]' or "
+              "pip install open_spiel); the OpenSpiel rows need it")
+        return
+    game = pyspiel.load_game("gin_rummy")
+    players = 4
+    # (a) the full random-play loop
+    ours_r: list[float] = []
+    os_r: list[float] = []
+    our_dec = our_games = os_dec = os_games = 0
+    count = {"game": 0, "chance": 0}
+    rng = random.Random(15)
+
+    def ours_one() -> int:  # the same sequence of games on every run
+        count["game"] += 1
+        return _our_random_game(game_seed(15, count["game"]), players)
+
+    def os_one() -> int:
+        n, c = _os_random_game(game, rng)
+        count["chance"] += c
+        return n
+
+    print(f"(a) full random-play loop, decisions/s; ours: {players} players, random bots")
+    print(f"{'round':>7} {'ours':>10} {'OpenSpiel':>10} {'ratio':>6}")
+    for r in range(rounds):
+        a, b = _interleaved(seconds, ours_one, os_one)
+        ours_r.append(a[0])
+        os_r.append(b[0])
+        our_dec += a[1]
+        our_games += a[2]
+        os_dec += b[1]
+        os_games += b[2]
+        print(f"{r + 1:>7} {ours_r[-1]:>10,.0f} {os_r[-1]:>10,.0f} {ours_r[-1] / os_r[-1]:>5.2f}x")
+    om, op = _summary(ours_r)
+    sm, sp = _summary(os_r)
+    ratio_a = om / sm
+    print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_a:>5.2f}x   target >= 1.5x "
+          f"({'met' if ratio_a >= 1.5 else 'NOT met'})")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f}   (slowest round)")
+    print(f"  decisions per game (the games differ): ours {our_dec / our_games:,.1f} "
+          f"({players}-player Manipulation Rummy to the target score); OpenSpiel "
+          f"{os_dec / os_games:,.1f} (+{count['chance'] / os_games:,.1f} chance actions; "
+          "2-player gin rummy, one hand)")
+    # (b) the engine step alone: recorded commands / action lists replayed
+    runs = record_commands(10 if quick else 30, players)
+    os_runs = [_os_record(game, rng) for _ in range(100 if quick else 300)]
+    ours_steps = sum(len(c) for _, c in runs)
+    os_calls = sum(len(a) for a, _ in os_runs)
+    os_decs = sum(n for _, n in os_runs)
+
+    nxt = [0, 0]
+
+    def replay_ours() -> int:  # one recorded game per call, in turn
+        start, cmds = runs[nxt[0] % len(runs)]
+        nxt[0] += 1
+        s = start
+        for c in cmds:
+            s, _ = step(s, c)
+        return len(cmds)
+
+    new_state = game.new_initial_state
+
+    def replay_os() -> int:
+        actions, _ = os_runs[nxt[1] % len(os_runs)]
+        nxt[1] += 1
+        s = new_state()
+        apply = s.apply_action
+        for a in actions:
+            apply(a)
+        return len(actions)
+
+    ours_s: list[float] = []
+    os_s: list[float] = []
+    print("(b) engine step alone: ours step() per command (recorded commands, no bot); "
+          "OpenSpiel apply_action() per call (recorded actions, chance actions included, "
+          "fresh states)")
+    print(f"{'round':>7} {'ours':>10} {'OpenSpiel':>10} {'ratio':>6}")
+    for r in range(rounds):
+        a, b = _interleaved(seconds, replay_ours, replay_os)
+        ours_s.append(a[0])
+        os_s.append(b[0])
+        print(f"{r + 1:>7} {ours_s[-1]:>10,.0f} {os_s[-1]:>10,.0f} {ours_s[-1] / os_s[-1]:>5.2f}x")
+    om, op = _summary(ours_s)
+    sm, sp = _summary(os_s)
+    ratio_b = om / sm
+    print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_b:>5.2f}x   target >= 1.0x "
+          f"({'met' if ratio_b >= 1.0 else 'NOT met'})")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f}   (slowest round)")
+    print(f"  OpenSpiel counted per decision instead (its chance calls' time included): "
+          f"{sm / (os_calls / os_decs):,.0f}/s, ratio {om / (sm * os_decs / os_calls):.2f}x; "
+          f"{os_calls / len(os_runs):.1f} apply_action calls per game, "
+          f"{os_decs / len(os_runs):.1f} of them decisions; ours "
+          f"{ours_steps / len(runs):.1f} steps per game")
+
+
 if __name__ == "__main__":
-    quick = "--quick" in sys.argv
-    bench_validation(quick)
-    bench_steps(quick)
-    bench_games(quick)
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    only = args[args.index("--only") + 1] if "--only" in args else None
+    n_rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if quick else 7)
+    secs = float(args[args.index("--seconds") + 1]) if "--seconds" in args else \
+        (0.5 if quick else 1.0)
+    if only in (None, "validation"):
+        bench_validation(quick)
+    if only in (None, "steps"):
+        bench_steps(quick)
+    if only in (None, "games"):
+        bench_games(quick)
+    if only in (None, "openspiel"):
+        bench_openspiel(quick, n_rounds, secs)

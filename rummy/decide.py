@@ -46,7 +46,7 @@ from rummy.events import (
     StockExhausted,
     TurnEnded,
 )
-from rummy.evolve import evolve
+from rummy.evolve import _HANDLERS, evolve
 from rummy.melds import canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
@@ -58,6 +58,7 @@ from rummy.state import (
     MELD_OR_PASS,
     ROUND_OVER,
     ROUND_SCORED,
+    STABLE_PHASES,
     TURN_OVER,
     GameState,
 )
@@ -76,6 +77,32 @@ def round_deck(seed: int | None, round_no: int, players: int) -> tuple[int, ...]
 def first_dealer(seed: int, players: int) -> int:
     """The first dealer, chosen at random from the game's seed (R2.1)."""
     return random.Random(f"rummy:{seed}:dealer").randrange(players)
+
+
+# Shared instances of the small events a step makes most (issue 15). Events are immutable
+# values, so a shared one equals a new one in every way but identity; building a frozen
+# dataclass costs one object.__setattr__ per field. Seats 0..4 (R1.1), draws 1..3 (the
+# default max_draws_per_turn), cards 0..52 (795 CardDrawn, <1 ms at import); anything
+# else is built as usual.
+_PASSED: tuple[Passed, ...] = tuple(Passed(seat) for seat in range(5))
+_TURN_ENDED: tuple[TurnEnded, ...] = tuple(TurnEnded(seat) for seat in range(5))
+_CARD_DRAWN: tuple[tuple[tuple[CardDrawn, ...], ...], ...] = tuple(
+    tuple(tuple(CardDrawn(seat, card, draw) for card in range(53)) for draw in range(4))
+    for seat in range(5))
+
+
+def _passed(seat: int) -> Passed:
+    return _PASSED[seat] if 0 <= seat < 5 else Passed(seat)
+
+
+def _turn_ended(seat: int) -> TurnEnded:
+    return _TURN_ENDED[seat] if 0 <= seat < 5 else TurnEnded(seat)
+
+
+def _card_drawn(seat: int, card: int, draw: int) -> CardDrawn:
+    if 0 <= seat < 5 and 0 < draw <= 3 and 0 <= card <= 52:
+        return _CARD_DRAWN[seat][draw][card]
+    return CardDrawn(seat, card, draw)
 
 
 def _phase_error(state: GameState, wanted: str) -> IllegalMoveError:
@@ -117,7 +144,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                                        "after a pass")
             raise _phase_error(s, "draw")
         card = s.deck[s.stock_pos]
-        events: list[Event] = [CardDrawn(cmd.seat, card, s.draws + 1)]
+        events: list[Event] = [_card_drawn(cmd.seat, card, s.draws + 1)]
         if s.stock_pos + 1 == len(s.deck):
             events.append(StockExhausted(cmd.seat))  # R8.1
         return events
@@ -125,7 +152,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         s = _check_seat(state, cmd.seat)
         if s.phase != MELD_OR_PASS:
             raise _phase_error(s, "pass")
-        return [Passed(cmd.seat)]
+        return [_passed(cmd.seat)]
     if isinstance(cmd, Meld):
         s = _check_seat(state, cmd.seat)
         if s.phase != MELD_OR_PASS:
@@ -153,7 +180,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         s = _check_seat(state, cmd.seat)
         if s.phase != KNOCK_OR_END:
             raise _phase_error(s, "end the turn")
-        return [TurnEnded(cmd.seat)]
+        return [_turn_ended(cmd.seat)]
     if isinstance(cmd, CreateGame):
         if state is not None:
             raise IllegalMoveError("R2", "the game already exists")
@@ -213,8 +240,10 @@ def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
 def _automatic(s: GameState) -> Event | None:
     """The event that a transient phase calls for, or ``None`` in a stable phase."""
     phase = s.phase
+    if phase in STABLE_PHASES:
+        return None
     if phase == TURN_OVER:
-        return TurnEnded(s.turn)
+        return _turn_ended(s.turn)
     if phase == ROUND_OVER:
         knocker = s.knocker
         result = score_round(s.hands, knocker, s.rules)
@@ -249,7 +278,8 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
     events = _primary(state, command)
     s: GameState | None = state
     for e in events:
-        s = evolve(s, e)
+        handler = _HANDLERS.get(type(e))
+        s = handler(s, e) if handler is not None else evolve(s, e)
     assert s is not None
     auto = _automatic(s)
     while auto is not None:

@@ -6,6 +6,7 @@ validated by :func:`rummy.decide.decide` when it was recorded) and never fails o
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -36,6 +37,14 @@ from rummy.state import (
     GameState,
     Phase,
 )
+
+#: positions of the fields the hot handlers set (they rebuild the state from a list: about
+#: 3x faster than ``_replace``, which pops a keyword dict field by field; issue 15)
+_VERSION, _TURN, _PHASE, _DRAWS, _HANDS, _TABLE, _STOCK_POS, _FINAL, _KNOCKER, _END, _OPENED = (
+    GameState._fields.index(f) for f in (
+        "version", "turn", "phase", "draws", "hands", "table", "stock_pos",
+        "final_turns_left", "knocker", "end_reason", "opened"))
+_new_state = tuple.__new__
 
 
 def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
@@ -76,18 +85,17 @@ def _card_drawn(s: GameState, e: CardDrawn) -> GameState:
     seat = e.seat
     hand = s.hands[seat]
     card = e.card if e.card is not None else s.deck[s.stock_pos]
-    # insert keeping the hand sorted
-    i = 0
-    for i, c in enumerate(hand):  # noqa: B007
-        if c >= card:
-            break
-    else:
-        i = len(hand)
+    i = bisect_left(hand, card)  # insert keeping the hand sorted
     new_hand = hand[:i] + (card,) + hand[i:]
     phase = _turn_over_phase(s, new_hand) if e.draw >= s.rules.max_draws_per_turn \
         else MELD_OR_PASS
-    return s._replace(version=s.version + 1, hands=_with_hand(s.hands, seat, new_hand),
-                      stock_pos=s.stock_pos + 1, draws=e.draw, phase=phase)
+    x = list(s)
+    x[_VERSION] = s.version + 1
+    x[_HANDS] = _with_hand(s.hands, seat, new_hand)
+    x[_STOCK_POS] = s.stock_pos + 1
+    x[_DRAWS] = e.draw
+    x[_PHASE] = phase
+    return _new_state(GameState, x)
 
 
 def _stock_exhausted(s: GameState, _e: StockExhausted) -> GameState:
@@ -100,7 +108,10 @@ def _passed(s: GameState, e: Passed) -> GameState:
         phase = _turn_over_phase(s, s.hands[e.seat])
     else:
         phase = DRAW
-    return s._replace(version=s.version + 1, phase=phase)
+    x = list(s)
+    x[_VERSION] = s.version + 1
+    x[_PHASE] = phase
+    return _new_state(GameState, x)
 
 
 def _melded(s: GameState, e: Melded) -> GameState:
@@ -108,13 +119,18 @@ def _melded(s: GameState, e: Melded) -> GameState:
     for c in e.cards:
         hand.remove(c)
     new_hand = tuple(hand)
-    opened = s.opened[:e.seat] + (True,) + s.opened[e.seat + 1:]
+    x = list(s)
+    x[_VERSION] = s.version + 1
+    x[_HANDS] = _with_hand(s.hands, e.seat, new_hand)
+    x[_TABLE] = e.table
+    x[_OPENED] = s.opened[:e.seat] + (True,) + s.opened[e.seat + 1:]
     if not new_hand:  # R6.2: going out ends the round at once
-        return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
-                          table=e.table, opened=opened, phase=ROUND_OVER, knocker=e.seat,
-                          end_reason=RoundEndReason.GOING_OUT)
-    return s._replace(version=s.version + 1, hands=_with_hand(s.hands, e.seat, new_hand),
-                      table=e.table, opened=opened, phase=_turn_over_phase(s, new_hand))
+        x[_PHASE] = ROUND_OVER
+        x[_KNOCKER] = e.seat
+        x[_END] = RoundEndReason.GOING_OUT
+    else:
+        x[_PHASE] = _turn_over_phase(s, new_hand)
+    return _new_state(GameState, x)
 
 
 def _knocked(s: GameState, e: Knocked) -> GameState:
@@ -123,16 +139,23 @@ def _knocked(s: GameState, e: Knocked) -> GameState:
 
 
 def _turn_ended(s: GameState, e: TurnEnded) -> GameState:
-    nxt = (e.seat + 1) % s.players
     left = s.final_turns_left
+    x = list(s)
+    x[_VERSION] = s.version + 1
     if left is None:
-        return s._replace(version=s.version + 1, turn=nxt, phase=DRAW, draws=0)
+        x[_TURN] = (e.seat + 1) % s.players
+        x[_PHASE] = DRAW
+        x[_DRAWS] = 0
+        return _new_state(GameState, x)
     left -= 1
     if left == 0:  # R8.3: the final turns are over
         return s._replace(version=s.version + 1, final_turns_left=0, phase=ROUND_OVER,
                           end_reason=RoundEndReason.STOCK)
-    return s._replace(version=s.version + 1, turn=nxt, phase=MELD_OR_PASS, draws=0,
-                      final_turns_left=left)
+    x[_TURN] = (e.seat + 1) % s.players
+    x[_PHASE] = MELD_OR_PASS
+    x[_DRAWS] = 0
+    x[_FINAL] = left
+    return _new_state(GameState, x)
 
 
 def _round_scored(s: GameState, e: RoundScored) -> GameState:
@@ -169,7 +192,10 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     Returns:
         The state after the event, its ``version`` one higher.
     """
-    return _handler(type(event))(state, event)
+    handler = _HANDLERS.get(type(event))
+    if handler is None:
+        handler = _handler(type(event))
+    return handler(state, event)
 
 
 def _handler(cls: type) -> Callable[[Any, Any], GameState]:

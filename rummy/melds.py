@@ -126,13 +126,42 @@ def is_group(meld: Sequence[int]) -> bool:
     return m in _GROUP_MASKS and VALID_MELDS[m] == len(meld)
 
 
+#: sort keys of canonical_meld for each table card 0..104 (and a hand joker, 52): the key
+#: (suit; rank; rank with the ace high) in the high bits, the card itself in the low 8, so
+#: one key per card sorts like the (key, card) pairs of the reference
+_SUIT_KEY: tuple[int, ...] = tuple((effective(t) // 13) << 8 | t
+                                   for t in range(TABLE_JOKER_BASE + 52))
+_RANK_KEY: tuple[int, ...] = tuple((effective(t) % 13) << 8 | t
+                                   for t in range(TABLE_JOKER_BASE + 52))
+_HIGH_KEY: tuple[int, ...] = tuple((effective(t) % 13 or 13) << 8 | t
+                                   for t in range(TABLE_JOKER_BASE + 52))
+_RANK: tuple[int, ...] = tuple(effective(t) % 13 for t in range(TABLE_JOKER_BASE + 52))
+
+
 def canonical_meld(meld: Iterable[int]) -> Meld:
     """A legal meld in display order (R4.5): groups by suit S,H,D,C; sequences by rank,
     each joker at the rank it declares, a high ace last.
 
     Does not validate; call :func:`is_valid_meld` first.
     """
-    cards = list(meld)
+    cards = tuple(meld)
+    try:
+        if min(cards) >= 0:  # table cards: one precomputed key per card (issue 15)
+            ranks = set(map(_RANK.__getitem__, cards))
+            if len(ranks) == 1 and len(cards) <= 4:
+                key = _SUIT_KEY
+            elif 0 in ranks and 12 in ranks and len(cards) < 13:
+                key = _HIGH_KEY
+            else:
+                key = _RANK_KEY
+            return tuple(sorted(cards, key=key.__getitem__))
+    except (ValueError, IndexError, TypeError):  # empty, or not table cards
+        pass
+    return _canonical_meld_reference(cards)
+
+
+def _canonical_meld_reference(cards: Sequence[int]) -> Meld:
+    """:func:`canonical_meld` as first written (any integers; the tests compare both)."""
     effs = [effective(c) for c in cards]
     if len({e % 13 for e in effs}) == 1 and len(cards) <= 4:
         key = [e // 13 for e in effs]

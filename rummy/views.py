@@ -6,8 +6,8 @@ no seed. Hands are public only in ``RoundScored`` (hands are shown when a round 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from rummy.cards import POINTS, format_card
 from rummy.events import CardDrawn, Event, GameEnded, GameStarted, RoundScored, RoundStarted
@@ -16,9 +16,12 @@ from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerView:
+class PlayerView(NamedTuple):
     """One seat's view of a game (I3).
+
+    An immutable named tuple (issue 15: built once per decision, so it must be cheap; a
+    frozen dataclass of 21 fields cost ~20 ``object.__setattr__`` calls). It holds copies
+    of what the seat may see, never a reference to the state.
 
     Attributes:
         seat: the viewing seat, or ``None`` for a public (spectator) view without any hand.
@@ -94,17 +97,19 @@ def view(state: GameState, seat: int | None) -> PlayerView:
     """
     if seat is not None and not 0 <= seat < state.players:
         raise ValueError(f"seat must be 0..{state.players - 1}, got {seat}")
-    acting = seat is not None and seat == state.turn and state.phase != GAME_OVER
-    return PlayerView(
-        seat=seat, players=state.players, names=state.names, rules=state.rules,
-        version=state.version, round=state.round, dealer=state.dealer, turn=state.turn,
-        phase=state.phase, draws=state.draws,
-        hand=state.hands[seat] if seat is not None else (),
-        hand_sizes=tuple(len(h) for h in state.hands), table=state.table,
-        stock_size=state.stock_size, final_turns_left=state.final_turns_left,
-        totals=state.totals, rounds_won=state.rounds_won, opened=state.opened,
-        actions=legal_action_kinds(state) if acting else (),
-        last_round=state.last_round, result=state.result)
+    (rules, players, names, _seed, version, round_, dealer, turn, phase, draws, hands, table,
+     deck, stock_pos, final_turns_left, _knocker, _end_reason, totals, rounds_won, opened,
+     last_round, result) = state  # one unpacking instead of 19 attribute reads
+    acting = seat is not None and seat == turn and phase != GAME_OVER
+    return _new_view(PlayerView, (
+        seat, players, names, rules, version, round_, dealer, turn, phase, draws,
+        hands[seat] if seat is not None else (), tuple(map(len, hands)), table,
+        len(deck) - stock_pos, final_turns_left, totals, rounds_won, opened,
+        legal_action_kinds(state) if acting else (), last_round, result))
+
+
+#: builds a view from its fields in order, without the keyword handling of ``__new__``
+_new_view = tuple.__new__
 
 
 def redact(event: Event, seat: int | None, *, players: int, hand_size: int) -> Event:

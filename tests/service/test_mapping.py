@@ -65,8 +65,7 @@ def test_views_and_events_round_trip_through_protobuf():
         for seat in range(3):
             v = view(s, seat)
             back = view_from_proto(view_to_proto(v))
-            assert back == v.__class__(**{**{f: getattr(v, f) for f in v.__slots__},
-                                         "last_round": None, "result": None})
+            assert back == v._replace(last_round=None, result=None)
     for i, e in enumerate(events, 1):
         for seat in (None, 0, 2):
             r = redact(e, seat, players=3, hand_size=10)

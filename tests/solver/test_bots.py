@@ -45,7 +45,5 @@ def test_should_knock_depends_on_opponents_hand_sizes() -> None:
     assert not should_knock(v)  # everyone holds 10 cards: nobody can knock (R6.1)
     sizes = list(v.hand_sizes)
     sizes[(state.turn + 1) % 4] = 5  # an opponent with 5 cards might knock
-    assert should_knock(v.__class__(**{**{f: getattr(v, f) for f in v.__slots__},
-                                      "hand_sizes": tuple(sizes)}))
-    assert should_knock(v.__class__(**{**{f: getattr(v, f) for f in v.__slots__},
-                                      "final_turns_left": 3}))
+    assert should_knock(v._replace(hand_sizes=tuple(sizes)))
+    assert should_knock(v._replace(final_turns_left=3))

@@ -186,3 +186,27 @@ def test_field_overflow_falls_back_to_the_reference():
         with pytest.raises(IllegalMoveError) as e:
             fn(table, (6, 7), new)
         assert e.value.rule == "R5.2"
+
+
+def test_canonical_meld_matches_its_reference() -> None:
+    """The keyed sort of canonical_meld (issue 15) orders every input like the reference:
+    legal melds with and without jokers, illegal ones, ties, hand jokers, odd integers."""
+    import random
+
+    from rummy.cards import TABLE_JOKER_BASE
+    from rummy.melds import VALID_MELDS, _canonical_meld_reference
+
+    rng = random.Random(15)
+    masks = list(VALID_MELDS)
+    for _ in range(5000):
+        m = rng.choice(masks)
+        cards = [i for i in range(52) if m >> i & 1]
+        if rng.random() < 0.3:
+            cards[rng.randrange(len(cards))] += TABLE_JOKER_BASE
+        if rng.random() < 0.2:
+            cards = rng.choices(range(105), k=rng.randrange(1, 15))
+        rng.shuffle(cards)
+        assert canonical_meld(cards) == _canonical_meld_reference(cards)
+        assert canonical_meld(iter(cards)) == _canonical_meld_reference(tuple(cards))
+    for odd in [(), (-1, 2, 3), (200, 5, 1), (5, 5, 5), (0, 12, 11, 10)]:
+        assert canonical_meld(odd) == _canonical_meld_reference(odd)
