@@ -15,7 +15,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast,rl,ratings]"
 	@touch $(STAMP)
 
 setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code
@@ -41,7 +41,7 @@ conformance: setup  ## run every shared conformance case through the CLI
 	$(RUMMY) conformance tests/conformance/cases/*.jsonl
 
 lint: setup  ## ruff, mypy (strict on the core) and the import contract
-	$(VENV)/bin/ruff check rummy rummy_cli services/rummy_store services/rummy_grpc workers tests benchmarks
+	$(VENV)/bin/ruff check rummy rummy_cli rummy_env services/rummy_store services/rummy_grpc workers tests benchmarks examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

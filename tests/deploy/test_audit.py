@@ -38,5 +38,7 @@ def test_vulnerabilities_fail_and_unaudited_packages_are_reported() -> None:
 
 
 def test_ci_runs_the_audit() -> None:
-    assert "\nmake audit\n" in (REPO / ".ci" / "run").read_text()
+    # this runner cannot reach the advisory data: CI reports unaudited packages and fails
+    # only on a known vulnerability (.ci/run says why)
+    assert "\nRUMMY_AUDIT_ALLOW_UNAUDITED=1 make audit\n" in (REPO / ".ci" / "run").read_text()
     assert "\naudit: setup" in (REPO / "Makefile").read_text()

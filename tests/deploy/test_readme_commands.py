@@ -103,6 +103,11 @@ COMMANDS: dict[str, str] = {
     "rummy batch status BATCH_ID --wait": "parse",
     "rummy batch report BATCH_ID --html report.html": "parse",
     "rummy batch report BATCH_ID": "parse",
+    "rummy batch report": "help",
+    "rummy batch submit": "help",
+    "rummy record export out/game-000003.jsonl -o game3.txt": "run",
+    "rummy record import game3.txt -o game3.jsonl": "run",
+    "rummy serve --redis-url 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000'": "parse",
     "python -m tests.solver.fuzz_edges": "fuzz",
     # 6. metrics
     "curl -s localhost:9100/metrics | grep '^rummy_commands_total'": "live",
