@@ -7,6 +7,7 @@ directions are exact: ``import`` of an ``export`` gives the same events (docs/re
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -28,13 +29,17 @@ The record format is specified in docs/record.md.
 def looks_like_record(text: str) -> bool:
     """Whether ``text`` is a game record rather than a JSON-lines log: its first line that
     is not blank or a ``#`` comment is a header ``[Name "value"]`` (a JSON event line
-    starts with ``{``)."""
+    starts with ``{``; a corrupt line such as ``[[[`` is neither and is read as JSON, so
+    its error names the line)."""
     for line in text.splitlines():
         s = line.strip()
         if not s or s.startswith("#"):
             continue
-        return s.startswith("[")
+        return _HEADER.match(s) is not None
     return False
+
+
+_HEADER = re.compile(r'\[[A-Za-z][\w-]*\s+"')
 
 
 def _write(path: str | None, text: str) -> None:
