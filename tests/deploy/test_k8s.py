@@ -357,3 +357,29 @@ def test_grpc_is_open_to_an_ingress_namespace_and_metrics_to_prometheus_anywhere
     prom = [p for p, port in peers if port == "metrics"]
     assert prom == [{"namespaceSelector": {}, "podSelector": {"matchLabels": {
         "app.kubernetes.io/name": "prometheus"}}}]
+
+
+def test_keda_overlay_scales_workers_on_the_queue_not_cpu() -> None:
+    # issue 14: scale workers on queue length with KEDA, rendered here
+    objs = _render(K8S / "overlays" / "keda")
+    assert not [o for o in objs if o["kind"] == "HorizontalPodAutoscaler"]  # KEDA owns it
+    scaled = _get(objs, "ScaledObject", "rummy-worker")
+    assert scaled["metadata"]["namespace"] == "rummy-dev"
+    assert scaled["spec"]["scaleTargetRef"]["name"] == "rummy-worker"
+    _get(objs, "Deployment", "rummy-worker")
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "redis"
+    assert trigger["metadata"]["listName"] == "rummy-sim"  # RUMMY_QUEUE's default
+    assert trigger["metadata"]["address"] == "broker:6379"
+    assert 1 <= scaled["spec"]["minReplicaCount"] < scaled["spec"]["maxReplicaCount"]
+    auth = _get(objs, "TriggerAuthentication", trigger["authenticationRef"]["name"])
+    (ref,) = auth["spec"]["secretTargetRef"]
+    secret = _get(objs, "Secret", ref["name"])  # the generated, hashed name
+    worker_secrets = {v.get("secret", {}).get("secretName")
+                      for v in _pod(_get(objs, "Deployment", "rummy-worker"))["volumes"]}
+    assert secret["metadata"]["name"] in worker_secrets  # the workers' broker password
+    policy = _get(objs, "NetworkPolicy", "broker-from-keda")
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"][0]["namespaceSelector"]["matchLabels"] == {
+        "kubernetes.io/metadata.name": "keda"}
+    assert rule["ports"] == [{"protocol": "TCP", "port": 6379}]
