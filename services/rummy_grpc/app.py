@@ -272,8 +272,8 @@ class GameApp:
                     {"hash": digest, "game_id": game_id, "seed": seed,
                      "tokens": {str(k): v for k, v in tokens.items()}},
                     self._request_window)
-                if record["hash"] != digest:
-                    raise RequestIdReused("(CreateGame)", request_id)
+                if record["hash"] != digest:  # names the game the id created
+                    raise RequestIdReused(str(record["game_id"]), request_id)
                 game_id, seed = record["game_id"], int(record["seed"])
                 tokens = {int(k): v for k, v in record["tokens"].items()}
             t0 = time.perf_counter()
@@ -314,7 +314,10 @@ class GameApp:
         if not admin_token:
             return False
         from rummy_grpc.errors import PermissionDenied
-        if not self._admin or not hmac.compare_digest(admin_token, self._admin):
+        if not self._admin:
+            raise PermissionDenied("this server has no admin token configured "
+                                   "(RUMMY_ADMIN_TOKEN_FILE, --admin-token-file)")
+        if not hmac.compare_digest(admin_token, self._admin):
             raise PermissionDenied("wrong admin token")
         return True
 

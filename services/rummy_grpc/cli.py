@@ -68,6 +68,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    """An ``argparse`` type: a TCP port, 0..65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
+    return value
+
+
 def _positive_seconds(text: str) -> float:
     """An ``argparse`` type: a finite number of seconds > 0."""
     value = _seconds(text)
@@ -104,11 +115,13 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="event store (default: redis with --redis-url, else memory)")
     p.add_argument("--prefix", default="rummy", help="event store key prefix (default rummy)")
     p.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")
-    p.add_argument("--port", type=int, default=50051, help="gRPC port (default 50051; 0: any)")
-    p.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
-    p.add_argument("--grace", type=float, default=5.0,
+    p.add_argument("--port", type=_port, default=50051,
+                   help="gRPC port, 0..65535 (default 50051; 0: any free port)")
+    p.add_argument("--metrics-port", type=_port,
+                   help="serve Prometheus /metrics on this port, 0..65535 (default: off)")
+    p.add_argument("--grace", type=_seconds, default=5.0,
                    help="seconds in-flight calls get at shutdown (default 5)")
-    p.add_argument("--bot-delay", type=float, default=0.0,
+    p.add_argument("--bot-delay", type=_seconds, default=0.0,
                    help="seconds between two server-bot commands (default 0)")
     p.add_argument("--max-streams-per-game", type=_positive, default=MAX_STREAMS_PER_GAME,
                    metavar="N", help="open StreamEvents calls allowed on one game; past it a "
@@ -337,11 +350,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import redis.exceptions
 
+    from rummy_grpc.server import MetricsPortError
+
     try:
         asyncio.run(run())
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except MetricsPortError as e:  # the metrics port is taken or unusable
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except (RuntimeError, OSError) as e:  # the port is taken, or the address is bad
         print(f"error: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1

@@ -60,6 +60,10 @@ HEALTH_INTERVAL = 2.0
 RESOURCE_EXHAUSTED before any handler runs."""
 
 
+class MetricsPortError(RuntimeError):
+    """The Prometheus endpoint could not bind its port (taken, or not usable)."""
+
+
 class RummyServer:
     """A bound, not yet started server. ``app`` is its :class:`GameApp`, ``streams`` its
     :class:`~rummy_grpc.limits.StreamLimits` (``streams.open``: handlers streaming now),
@@ -328,7 +332,12 @@ async def serve(address: str, store: EventStore, *, metrics_port: int | None = N
     if metrics_port is not None:
         from rummy_grpc.metrics import start_metrics_server
         host = address.rsplit(":", 1)[0].strip("[]")
-        bound = start_metrics_server(metrics_port, host if host not in ("", "::") else "0.0.0.0")
+        try:
+            bound = start_metrics_server(metrics_port,
+                                         host if host not in ("", "::") else "0.0.0.0")
+        except (OSError, OverflowError) as e:
+            raise MetricsPortError(f"cannot serve metrics on port {metrics_port}: "
+                                   f"{getattr(e, 'strerror', None) or e}") from None
         log.info("metrics on :%d/metrics", bound)
     server, port = create_server(address, store, **options)
     stop = asyncio.Event()

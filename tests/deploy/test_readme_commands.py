@@ -71,8 +71,8 @@ COMMANDS: dict[str, str] = {
     "rummy conformance tests/conformance/cases/*.jsonl": "run",
     'rummy solve --table "5S 6S *7S" --hand "7S KD QD" --explain': "run",
     "rummy play --players 3 --bots basic,greedy": "run",
-    "rummy simulate / replay / conformance / solve / play / serve / export / worker / batch":
-        "help",
+    ("rummy simulate / sweep / replay / record / tournament / conformance / solve / play / "
+     "serve / export / worker / batch"): "help",
     # README.md
     # 1. play in the terminal
     "rummy play --players 3 --bots basic,random --seed 7": "run",
@@ -104,6 +104,8 @@ COMMANDS: dict[str, str] = {
     "rummy batch report BATCH_ID --html report.html": "parse",
     "rummy batch report BATCH_ID": "parse",
     "rummy batch report": "help",
+    "rummy sweep --rules knock_threshold=0,5,15 --games 40 --players 2 --bots greedy,basic "
+    "--seed 7": "run",
     "rummy batch submit": "help",
     "rummy record export out/game-000003.jsonl -o game3.txt": "run",
     "rummy record import game3.txt -o game3.jsonl": "run",

@@ -144,3 +144,28 @@ async def test_health_follows_the_store_through_a_killed_redis(record_property):
         await store.close()
         redis_proc.kill()
         redis_proc.wait()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--port", "-5"], "a port is 0..65535, got -5"),
+    (["--port", "0", "--metrics-port", "70000"], "a port is 0..65535, got 70000"),
+    (["--grace", "-1"], "must be a finite number >= 0"),
+    (["--bot-delay", "-1"], "must be a finite number >= 0"),
+])
+def test_serve_refuses_out_of_range_flags(flags, says):
+    # newcomer review: --port -5 served on 65531, --metrics-port 70000 printed a traceback
+    res = subprocess.run([sys.executable, "-m", "rummy", "serve", "--store", "memory", *flags],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and says in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_taken_metrics_port_is_named_as_the_metrics_port():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "rummy", "serve", "--store", "memory",
+                              "--host", "127.0.0.1", "--port", "0", "--metrics-port",
+                              str(port)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert f"cannot serve metrics on port {port}" in res.stderr
