@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import secrets
 import time
@@ -47,7 +46,7 @@ from rummy.rules import RuleSet
 from rummy.state import GAME_OVER, GameState
 from rummy.views import PlayerView, view
 from rummy_grpc import metrics
-from rummy_grpc.auth import authenticate, hash_token
+from rummy_grpc.auth import authenticate, check_admin, hash_token
 from rummy_grpc.bot_driver import BotDriver
 from rummy_grpc.errors import (
     BadRequest,
@@ -249,7 +248,7 @@ class GameApp:
                 if len(s.name) > MAX_NAME:
                     raise BadRequest(f"seat {i}: name longer than {MAX_NAME} characters")
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
-            admin = self._check_admin(admin_token)
+            admin = check_admin(admin_token, self._admin)
             if seed is not None and not admin and any(s.kind == "human" for s in seats):
                 raise SeedNotAllowed(
                     "a client-chosen seed lets the creator compute every hand and the stock "
@@ -305,21 +304,6 @@ class GameApp:
         elif not result.duplicate:
             await self._after(game_id, meta, state, ts)
         return Created(game_id, tokens, result.version)
-
-    def _check_admin(self, admin_token: str) -> bool:
-        """True for the right admin token, False for none.
-
-        Raises:
-            PermissionDenied: a wrong admin token (or none is configured)."""
-        if not admin_token:
-            return False
-        from rummy_grpc.errors import PermissionDenied
-        if not self._admin:
-            raise PermissionDenied("this server has no admin token configured "
-                                   "(RUMMY_ADMIN_TOKEN_FILE, --admin-token-file)")
-        if not hmac.compare_digest(admin_token, self._admin):
-            raise PermissionDenied("wrong admin token")
-        return True
 
     @staticmethod
     def _check_request_id(request_id: str) -> None:

@@ -53,12 +53,23 @@ def authenticate(meta: dict[str, Any], token: str, admin_token: str = "",
         seat = int(found)
     elif seat_required:
         raise Unauthenticated("a seat token is required for this call")
-    admin = False
-    if admin_token:
-        if not admin_secret or not hmac.compare_digest(admin_token, admin_secret):
-            raise PermissionDenied("wrong admin token")
-        admin = True
-    return Caller(seat, admin)
+    return Caller(seat, check_admin(admin_token, admin_secret))
 
 
-__all__ = ["Caller", "authenticate", "hash_token"]
+def check_admin(admin_token: str, admin_secret: str) -> bool:
+    """True for the right admin token (compared in constant time), False for none.
+
+    Raises:
+        PermissionDenied: a token sent to a server without one, or a wrong token.
+    """
+    if not admin_token:
+        return False
+    if not admin_secret:
+        raise PermissionDenied("this server has no admin token configured "
+                               "(RUMMY_ADMIN_TOKEN_FILE, --admin-token-file)")
+    if not hmac.compare_digest(admin_token, admin_secret):
+        raise PermissionDenied("wrong admin token")
+    return True
+
+
+__all__ = ["Caller", "authenticate", "check_admin", "hash_token"]

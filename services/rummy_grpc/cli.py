@@ -46,15 +46,24 @@ DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
 """Where ``export`` and ``replay`` look without ``--redis-url``."""
 
 
-def _positive(text: str) -> int:
-    """An ``argparse`` type: an integer > 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return value
+def _int_in(low: int, high: int | None, what: str, rule: str) -> Any:
+    """An ``argparse`` type: an integer ``low..high`` (``high`` None: no upper bound);
+    ``what`` names the value in the error for a non-integer, ``rule`` states the range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{rule}, got {value}")
+        return value
+    return parse
+
+
+_positive = _int_in(1, None, "an integer", "must be > 0")
+"""An ``argparse`` type: an integer > 0."""
+_port = _int_in(0, 65535, "a port number", "a port is 0..65535")
+"""An ``argparse`` type: a TCP port, 0..65535."""
 
 
 def _seconds(text: str) -> float:
@@ -65,17 +74,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return value
-
-
-def _port(text: str) -> int:
-    """An ``argparse`` type: a TCP port, 0..65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
     return value
 
 

@@ -410,6 +410,10 @@ class BatchStore:
                 self.r.hincrby(meta, "timed", 1)
         return stored
 
+    def has_failure(self, batch_id: str, index: int) -> bool:
+        """True when chunk ``index``'s last attempt failed and is noted."""
+        return bool(self.r.hexists(self._failures(batch_id), str(index)))
+
     def record_failure(self, batch_id: str, index: int, error: str) -> None:
         """Remember the last error of chunk ``index`` (shown by ``batch status``)."""
         self.r.hset(self._failures(batch_id), str(index), error[:2000])

@@ -136,8 +136,7 @@ def _keep_leases() -> None:
         prefix, batch_id, index = key
         store = BatchStore(state_client(), prefix)
         try:
-            if store.has_chunk(batch_id, index) or store.r.hexists(
-                    store._failures(batch_id), str(index)):  # noqa: SLF001
+            if store.has_chunk(batch_id, index) or store.has_failure(batch_id, index):
                 _reserved.pop(key, None)
                 continue
             store.take_lease(batch_id, index, config.lease_seconds())
