@@ -125,6 +125,7 @@ class GameApp:
         """
         active = len(await self.store.list_games(limit=1_000_000, active_only=True))
         metrics.GAMES_ACTIVE.set(active)
+        self.repo.start_feed()  # reads from memory while the store's append feed is live
         self._poller = asyncio.get_running_loop().create_task(self.scheduler.run())
         return active
 
@@ -132,6 +133,7 @@ class GameApp:
         """Stop polling; cancel timers and background bot tasks (the store is left open).
         Due games stay due in the store: another replica, or this one restarted, goes on."""
         self._closing = True
+        self.repo.stop_feed()
         self.scheduler.cancel_all()
         if self._poller is not None:
             self._poller.cancel()
@@ -183,6 +185,7 @@ class GameApp:
         new_state, events = step(state, cmd)
         metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
         await self.scheduler.before_append(game_id, meta, new_state)
+        epoch = self.repo.epoch()
         try:
             result = await self.repo.append(game_id, events, state.version,
                                             request_id=f"timeout:{state.version}",
@@ -196,7 +199,7 @@ class GameApp:
         if result.duplicate:
             return
         metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
-        self.repo.remember(game_id, new_state, result.events[-1].ts)
+        self.repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
         await self.repo.maybe_snapshot(game_id, new_state)
         await self._after(game_id, meta, new_state, result.events[-1].ts)
 
@@ -291,6 +294,7 @@ class GameApp:
         }
         await self.repo.put_meta(game_id, meta)
         await self.scheduler.before_append(game_id, meta, state)
+        epoch = self.repo.epoch()
         result = await self.repo.append(game_id, events, 0, request_id="create",
                                         request_hash="create", response=None)
         metrics.COMMANDS_TOTAL.labels("create_game",
@@ -298,7 +302,8 @@ class GameApp:
         if not result.duplicate:
             metrics.GAMES_ACTIVE.inc()
         ts = result.events[-1].ts if result.events else self._clock()
-        self.repo.remember(game_id, state, ts)
+        self.repo.remember(game_id, state, ts,
+                           epoch=None if result.duplicate else epoch)
         if all(s.kind == "bot" for s in seats):
             self._spawn(self.bots.drive(game_id))
         elif not result.duplicate:
@@ -390,6 +395,7 @@ class GameApp:
                 finally:
                     metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
                 await self.scheduler.before_append(game_id, meta, new_state)
+                epoch = self.repo.epoch()
                 result = await self.repo.append(
                     game_id, events, state.version, request_id=request_id or None,
                     request_hash=rhash, response=None)
@@ -412,7 +418,7 @@ class GameApp:
             if result.duplicate:
                 await self._redrive(game_id)
                 return await self._outcome(game_id, meta, seat, result, [], True, with_view)
-            self.repo.remember(game_id, new_state, result.events[-1].ts)
+            self.repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
             await self.repo.maybe_snapshot(game_id, new_state)
             more = await self._after(game_id, meta, new_state, result.events[-1].ts,
                                      previous=state)

@@ -101,6 +101,7 @@ class BotDriver:
                 new_state, events, kind = await self._move(game_id, spec["strategy"], bot,
                                                            state)
                 await self._sched.renew(game_id)
+                epoch = self._repo.epoch()
                 try:
                     # no request id: expected_version alone makes a bot move happen once,
                     # and request records would be most of a finished game's memory
@@ -118,7 +119,7 @@ class BotDriver:
                     continue
                 metrics.COMMANDS_TOTAL.labels(kind, "ok").inc()
                 out.extend(result.events)
-                self._repo.remember(game_id, new_state, result.events[-1].ts)
+                self._repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
                 await self._repo.maybe_snapshot(game_id, new_state)
                 if new_state.phase == GAME_OVER:
                     await self._finish(game_id)

@@ -45,6 +45,13 @@ RATE_LIMITED_TOTAL = Counter(
     "Calls refused with RESOURCE_EXHAUSTED / RATE_LIMITED because their caller went past its "
     "rate limit, by limit kind (command: game calls; create: CreateGame).",
     ["kind"])
+VIEW_READS_TOTAL = Counter(
+    "rummy_view_reads_total",
+    "Latest-state reads for GetView, by source: memory (known to be the latest through the "
+    "store's append feed) or store (read from the event store).",
+    ["source"])
+VIEW_READS_MEMORY = VIEW_READS_TOTAL.labels("memory")
+VIEW_READS_STORE = VIEW_READS_TOTAL.labels("store")
 GRPC_SERVER_HANDLING_SECONDS = Histogram(
     "rummy_grpc_server_handling_seconds",
     "Time to handle one gRPC call on the server (whole stream for streaming calls), seconds.",

@@ -44,7 +44,7 @@ class ReadModels:
         """
         meta = await self._repo.meta(game_id)
         caller = authenticate(meta, token)
-        state, ts = await self._repo.load(game_id)
+        state, ts = await self._repo.latest(game_id)  # from memory when known to be latest
         return view(state, caller.seat), deadline(meta, state, ts)
 
     async def get_events(self, game_id: str, token: str, admin_token: str = "",

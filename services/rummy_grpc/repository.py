@@ -101,6 +101,93 @@ class GameRepository(EventRepository):
         self._meta: dict[str, dict[str, Any]] = {}
         self.snapshot_every = snapshot_every
         self._snapshotted: OrderedDict[str, int] = OrderedDict()  # game -> last snapshot
+        # the read cache (issue 15): game -> feed epoch in which its cached state was known
+        # to be the latest; game -> highest version announced by the feed (kept for cached
+        # games and games with a store call in flight); game -> store calls in flight
+        self._feed: Any = None
+        self._trusted: dict[str, int] = {}
+        self._announced: dict[str, int] = {}
+        self._inflight: dict[str, int] = {}
+        self.feed_reads = 0
+        """Reads answered from the cache without asking the store (:meth:`latest`)."""
+
+    def start_feed(self) -> bool:
+        """Start the store's append feed (``append_feed``, a single Redis) so that
+        :meth:`latest` can answer from memory; call once, on the running loop.
+
+        Returns:
+            True when the store has a feed (False: every read asks the store).
+        """
+        start = getattr(self.store, "append_feed", None)
+        if start is None or self._feed is not None:
+            return self._feed is not None
+        self._feed = start(self._on_appended)
+        return self._feed is not None
+
+    def stop_feed(self) -> None:
+        """Stop listening to the append feed; reads ask the store from now on."""
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.discard(self._on_appended)
+        self._trusted.clear()
+
+    def epoch(self) -> int | None:
+        """The feed's epoch while it is live, else ``None``: take it *before* a store call
+        whose result is to be trusted (:meth:`remember`'s ``epoch``)."""
+        feed = self._feed
+        return feed.epoch if feed is not None and feed.live else None
+
+    def _on_appended(self, game_id: str, version: int) -> None:
+        """The feed's listener: a process appended up to ``version``."""
+        cached = self._cache.get(game_id)
+        if cached is None and game_id not in self._inflight:
+            return  # nothing of it here: a later read asks the store
+        if version > self._announced.get(game_id, 0):
+            self._announced[game_id] = version
+        if cached is not None and cached[0].version < version:
+            self._trusted.pop(game_id, None)
+
+    def _enter(self, game_id: str) -> None:
+        """A store call whose result may be trusted starts (announcements are kept)."""
+        self._inflight[game_id] = self._inflight.get(game_id, 0) + 1
+
+    def _leave(self, game_id: str) -> None:
+        n = self._inflight.get(game_id, 0) - 1
+        if n > 0:
+            self._inflight[game_id] = n
+            return
+        self._inflight.pop(game_id, None)
+        if game_id not in self._cache:
+            self._announced.pop(game_id, None)
+
+    async def latest(self, game_id: str) -> tuple[GameState, float]:
+        """The latest state of a game and the ``ts`` of its last event, for reads: from
+        memory when it is known to be the latest (the append feed was live from the moment
+        it was read or written until now, and no newer version was announced), else as
+        :meth:`load`. A read from memory trails another process's append by the time its
+        notification takes to arrive (well under a millisecond on one host), or by at most
+        three feed ping intervals (1.5 s) when the feed's connection dies silently;
+        commands never rely on it (they append with ``expected_version``).
+
+        Raises:
+            GameNotFound: the game has no events.
+        """
+        feed = self._feed
+        cached = self._cache.get(game_id)
+        if (cached is not None and feed is not None and feed.live
+                and self._trusted.get(game_id) == feed.epoch
+                and not self._maybe_expired(cached)):
+            self._cache.move_to_end(game_id)
+            self.feed_reads += 1
+            metrics.VIEW_READS_MEMORY.inc()
+            return cached
+        metrics.VIEW_READS_STORE.inc()
+        return await self.load(game_id)
+
+    def _maybe_expired(self, cached: tuple[GameState, float]) -> bool:
+        """True when the store may have expired this idle game (``idle_ttl``)."""
+        idle = self.store.idle_ttl
+        return bool(idle) and cached[0].phase != GAME_OVER and time.time() - cached[1] >= idle
 
     async def meta(self, game_id: str) -> dict[str, Any]:
         """The game's meta (seats, token digests, players, hand size, turn seconds).
@@ -139,43 +226,67 @@ class GameRepository(EventRepository):
             GameNotFound: the game has no events.
         """
         cached = self._cache.get(game_id)
-        idle = self.store.idle_ttl
-        if cached is not None and idle and cached[0].phase != GAME_OVER \
-                and time.time() - cached[1] >= idle:
+        if cached is not None and self._maybe_expired(cached):
             # the store may have expired this idle game: do not serve it from memory
             self._cache.pop(game_id, None)
             self._meta.pop(game_id, None)
+            self._trusted.pop(game_id, None)
             cached = None
         if cached is not None and not fresh:
             self._cache.move_to_end(game_id)
             return cached
-        if cached is not None:
-            base: GameState | None = cached[0]
-            ts = cached[1]
-        else:  # not cached (a restart, an evicted game): start from the newest snapshot
-            base, ts = await self._snapshot_at(game_id, _LATEST), 0.0
-        new = await self.store.read(game_id, base.version if base else 0)
-        state = await self._evolve(game_id, base, new)
-        if state is None:
-            raise GameNotFound(f"no game {game_id!r}")
-        if new:
-            ts = new[-1].ts
-        elif cached is None:  # the snapshot is the latest state: the ts of its last event
-            last = await self.store.read(game_id, state.version - 1, state.version)
-            ts = last[-1].ts if last else 0.0
-        self.remember(game_id, state, ts)
+        epoch = self.epoch()  # before the reads: a notification after them is heard
+        self._enter(game_id)
+        try:
+            if cached is not None:
+                base: GameState | None = cached[0]
+                ts = cached[1]
+            else:  # not cached (a restart, an evicted game): start from the newest snapshot
+                base, ts = await self._snapshot_at(game_id, _LATEST), 0.0
+            new = await self.store.read(game_id, base.version if base else 0)
+            state = await self._evolve(game_id, base, new)
+            if state is None:
+                raise GameNotFound(f"no game {game_id!r}")
+            if new:
+                ts = new[-1].ts
+            elif cached is None:  # the snapshot is the latest state: its last event's ts
+                last = await self.store.read(game_id, state.version - 1, state.version)
+                ts = last[-1].ts if last else 0.0
+            self.remember(game_id, state, ts, epoch=epoch)
+        finally:
+            self._leave(game_id)
         return state, ts
 
-    def remember(self, game_id: str, state: GameState, ts: float) -> None:
-        """Cache ``state`` as the game's latest (unless a newer one is cached)."""
+    def remember(self, game_id: str, state: GameState, ts: float, *,
+                 epoch: int | None = None) -> None:
+        """Cache ``state`` as the game's latest (unless a newer one is cached).
+
+        Args:
+            epoch: :meth:`epoch` taken before the store call that showed ``state`` to be
+                the latest (a read, or this process's own append); while the feed stays in
+                that epoch, :meth:`latest` answers from memory. ``None``: not known to be
+                the latest (reads ask the store).
+        """
         cached = self._cache.get(game_id)
         if cached is not None and cached[0].version > state.version:
             return
+        if cached is None or cached[0].version < state.version:
+            self._trusted.pop(game_id, None)
+        feed = self._feed
+        # trusted only if every announcement since the store call was kept: the game was
+        # cached or had the call in flight all along (an evicted game is not trusted)
+        if epoch is not None and feed is not None and feed.live and epoch == feed.epoch \
+                and (cached is not None or game_id in self._inflight) \
+                and self._announced.get(game_id, 0) <= state.version:
+            self._trusted[game_id] = epoch
         self._cache[game_id] = (state, ts)
         self._cache.move_to_end(game_id)
         while len(self._cache) > self._cache_size:
             old, _ = self._cache.popitem(last=False)
             self._meta.pop(old, None)
+            self._trusted.pop(old, None)
+            if old not in self._inflight:
+                self._announced.pop(old, None)
 
     async def state_at(self, game_id: str, version: int) -> GameState:
         """The state after the first ``version`` events (``version`` >= 1; a larger one
@@ -280,9 +391,13 @@ class GameRepository(EventRepository):
         if expected_version + len(events) > self.max_events:
             raise GameLimitReached(game_id, self.max_events)
         t0 = time.perf_counter()
-        result = await super().append(game_id, events, expected_version,
-                                      request_id=request_id, request_hash=request_hash,
-                                      response=response)
+        self._enter(game_id)  # announcements during the append are kept for remember()
+        try:
+            result = await super().append(game_id, events, expected_version,
+                                          request_id=request_id, request_hash=request_hash,
+                                          response=response)
+        finally:
+            self._leave(game_id)
         metrics.EVENT_APPEND_SECONDS.observe(time.perf_counter() - t0)
         if not result.duplicate:
             for se in result.events:

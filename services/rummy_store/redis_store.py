@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -66,6 +66,7 @@ from rummy_store.base import (
 )
 from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
+from rummy_store.feed import AppendFeed, feed_channel
 from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
 __all__ = ["APPEND_LUA", "CLAIM_LUA", "CLUSTER_SCHEMES", "SCHEDULE_LUA", "RedisEventStore",
@@ -79,8 +80,9 @@ each stands for."""
 #: snapshots). ARGV: expected version, request id ("" for none), request hash, request record
 #: JSON, n, type and data JSON of each event, then the idle expiry in ms (0: none), which
 #: every key of the game gets after a successful append, then "1" to ``SPUBLISH`` the new
-#: version on the stream key's sharded channel (cluster stores; a missing or other value:
-#: no publish, so Redis before 7.0 never sees SPUBLISH).
+#: version on the stream key's sharded channel (cluster stores), or "2" followed by a
+#: channel and the game id to ``PUBLISH`` ``"<game id> <new version>"`` on that channel
+#: (single-Redis stores: :mod:`rummy_store.feed`); a missing or other value: no publish.
 #: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
 local stream, requests = KEYS[1], KEYS[2]
@@ -129,6 +131,8 @@ if ttl and ttl > 0 then
 end
 if ARGV[7 + 2 * n] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
   redis.call('SPUBLISH', stream, tostring(expected + n))
+elseif ARGV[7 + 2 * n] == '2' then  -- a single Redis: tell every server's append feed
+  redis.call('PUBLISH', ARGV[8 + 2 * n], ARGV[9 + 2 * n] .. ' ' .. tostring(expected + n))
 end
 return {'ok', ms}
 """
@@ -307,6 +311,8 @@ class RedisEventStore:
             self._hub = StreamHub(client, self._decode, name=f"rummy-hub:{prefix}",
                                   block_ms=hub_block_ms, queue_size=queue_size)
         self._catch_up = asyncio.Semaphore(CATCH_UP_CONCURRENCY)
+        self._feed_channel = feed_channel(prefix)
+        self._feed: AppendFeed | None = None
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "rummy", *,
@@ -392,7 +398,10 @@ class RedisEventStore:
         for kind, text in encoded:
             args += [kind, text]
         args.append(self._idle_ms)
-        args.append("1" if self._cluster else "0")
+        if self._cluster:
+            args.append("1")
+        else:
+            args += ["2", self._feed_channel, game_id]
         keys = [stream, requests, self.key(game_id, "meta"), self.key(game_id, "snapshots")]
         if self._unready:
             await self._initialize()
@@ -710,7 +719,27 @@ class RedisEventStore:
         version, _, text = _s(found[0]).partition(":")
         return int(version), json.loads(text)
 
+    def append_feed(self, listener: Callable[[str, int], None]) -> AppendFeed | None:
+        """This store's :class:`~rummy_store.feed.AppendFeed` (one per store, started on the
+        running loop by the first call), calling ``listener(game_id, version)`` for every
+        append by any process from now on (``feed.discard(listener)`` stops that;
+        :meth:`close` stops the feed).
+
+        Returns:
+            The feed, or ``None`` on a Redis Cluster (no process-wide channel there).
+        """
+        if isinstance(self._r, RedisCluster):
+            return None
+        if self._feed is None:
+            self._feed = AppendFeed(self._r, self._feed_channel,
+                                    name=f"rummy-feed:{self._prefix}")
+        self._feed.add(listener)
+        self._feed.start()
+        return self._feed
+
     async def close(self) -> None:
+        if self._feed is not None:
+            await self._feed.close()
         await self._hub.close()
         if self._owns:
             await self._r.aclose()

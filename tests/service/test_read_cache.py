@@ -1,0 +1,202 @@
+"""GetView from memory while the store's append feed is live (issue 15).
+
+A server answers ``GetView`` without reading Redis when its cached state is known to be the
+latest: read or written while the append feed (``rummy_store.feed``) was live, with no newer
+version announced since. These tests run two servers, each on its own store client and feed,
+as two processes would be, over the real Redis, and attack the feed: a killed feed
+connection, a silent one, an announcement that races a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import pytest
+import redis.asyncio as aioredis
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+from rummy_grpc.convert import view_from_proto
+from rummy_grpc.server import create_server
+from rummy_store import RedisEventStore
+from rummy_store.feed import feed_channel
+
+from rummy.bots import make_bot
+from tests.redis_helpers import REDIS_URL
+
+from .conftest import ADMIN_TOKEN, humans, send
+
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
+
+
+async def _until(predicate, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.005)
+
+
+class Other:
+    """A second server on its own store client (its own feed), like another process."""
+
+    def __init__(self, prefix: str) -> None:
+        self.store = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
+        self.server, port = create_server("127.0.0.1:0", self.store, admin_token=ADMIN_TOKEN)
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        self.stub = pb_grpc.GameServiceStub(self.channel)
+
+    @property
+    def repo(self):
+        return self.server.app.repo
+
+    async def __aenter__(self) -> Other:
+        await self.server.start()
+        await _until(lambda: self.repo._feed is not None and self.repo._feed.live)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.channel.close()
+        await self.server.stop(None)
+        await self.store.close()
+
+
+async def _game(stub) -> tuple[str, dict[int, str]]:
+    created = await stub.CreateGame(pb.CreateGameRequest(
+        admin_token=ADMIN_TOKEN, seats=humans(2), seed=7))
+    return created.game_id, {t.seat: t.token for t in created.tokens}
+
+
+async def _move(stub, game_id: str, tokens: dict[int, str]) -> int:
+    """The seat to act plays one basic-bot command through ``stub``; the new version."""
+    public = (await stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[0]))).view
+    seat = public.turn
+    v = (await stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[seat]))).view
+    cmd = make_bot("basic", seat).act(view_from_proto(v))
+    return (await send(stub, game_id, tokens[seat], cmd, expected_version=v.version)).version
+
+
+async def test_views_come_from_memory_and_stay_exact(running):
+    await _until(lambda: running.server.app.repo.epoch() is not None)
+    repo = running.server.app.repo
+    game_id, tokens = await _game(running.stub)
+    before = repo.feed_reads
+    for _ in range(6):
+        version = await _move(running.stub, game_id, tokens)
+        view = (await running.stub.GetView(pb.GetViewRequest(
+            game_id=game_id, token=tokens[0]))).view
+        assert view.version == version  # the latest, from memory
+    assert repo.feed_reads - before >= 12  # every GetView of the loop (2 per move + 1)
+
+
+async def test_another_servers_append_is_seen_after_its_announcement(running, prefix):
+    async with Other(prefix) as b:
+        game_id, tokens = await _game(running.stub)
+        for _ in range(10):
+            v_b = (await b.stub.GetView(pb.GetViewRequest(game_id=game_id,
+                                                          token=tokens[0]))).view.version
+            heard = b.repo._feed.notifications
+            version = await _move(running.stub, game_id, tokens)  # appended by server A
+            assert version > v_b
+            await _until(lambda h=heard: b.repo._feed.notifications > h)  # A's announcement
+            seen = (await b.stub.GetView(pb.GetViewRequest(
+                game_id=game_id, token=tokens[0]))).view.version
+            assert seen == version
+
+
+async def test_a_killed_feed_connection_sends_reads_to_the_store(running, prefix):
+    async with Other(prefix) as b:
+        game_id, tokens = await _game(running.stub)
+        await b.stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[0]))
+        await b.stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[0]))
+        feed = b.repo._feed
+        epoch = feed.epoch
+        assert b.repo._trusted.get(game_id) == epoch  # served from memory so far
+        admin = aioredis.Redis.from_url(REDIS_URL)
+        try:
+            for client in await admin.client_list():  # the feeds of this test's prefix
+                if client.get("name") == f"rummy-feed:{prefix}":
+                    await admin.client_kill_filter(_id=client["id"])
+        finally:
+            await admin.aclose()
+        await _until(lambda: not feed.live or feed.epoch != epoch)
+        # appended while B's feed was down or just back: B never heard of it
+        version = await _move(running.stub, game_id, tokens)
+        seen = (await b.stub.GetView(pb.GetViewRequest(game_id=game_id,
+                                                       token=tokens[0]))).view.version
+        assert seen == version  # read from the store, not the stale memory
+        await _until(lambda: feed.live and feed.epoch > epoch)  # it reconnects by itself
+        version = await _move(running.stub, game_id, tokens)
+        await _until(lambda: b.repo.cached(game_id) is not None)
+        seen = (await b.stub.GetView(pb.GetViewRequest(game_id=game_id,
+                                                       token=tokens[0]))).view.version
+        assert seen == version
+
+
+async def test_a_silent_feed_is_not_trusted(running, prefix):
+    async with Other(prefix) as b:
+        game_id, tokens = await _game(running.stub)
+        await b.stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[0]))
+        feed = b.repo._feed
+        # nothing heard from Redis for longer than 3 ping intervals (a dead link)
+        feed._heard -= 10.0
+        assert not feed.live and b.repo.epoch() is None
+        reads = b.repo.feed_reads
+        version = await _move(running.stub, game_id, tokens)
+        seen = (await b.stub.GetView(pb.GetViewRequest(game_id=game_id,
+                                                       token=tokens[0]))).view.version
+        assert seen == version
+        assert b.repo.feed_reads == reads  # not from memory
+
+
+async def test_an_announcement_during_an_append_is_not_lost(store):
+    """The race of the design: another process's append is announced while this process's
+    own append is in flight; the state this process then remembers is not trusted."""
+    from rummy_grpc.repository import GameRepository
+
+    from rummy.commands import CreateGame
+    from rummy.decide import step
+    from rummy.rules import RuleSet
+
+    repo = GameRepository(store)
+    assert repo.start_feed()
+    await _until(lambda: repo.epoch() is not None)
+    state, events = step(None, CreateGame(2, 3, RuleSet(), ("a", "b")))
+    epoch = repo.epoch()
+    result = await repo.append("g1", events, 0)
+    repo.remember("g1", state, result.events[-1].ts, epoch=epoch)
+    assert "g1" not in repo._trusted  # not cached during the append: not trusted
+    loaded, _ = await repo.load("g1")
+    assert loaded.version == state.version and repo._trusted.get("g1") == epoch
+    # an announcement of a newer version (as from another process) arrives mid-append
+    repo._enter("g1")
+    repo._on_appended("g1", state.version + 5)
+    repo._leave("g1")
+    assert "g1" not in repo._trusted
+    repo.remember("g1", state, result.events[-1].ts, epoch=repo.epoch())
+    assert "g1" not in repo._trusted  # announced 5 versions later: not trusted
+    repo.stop_feed()
+
+
+async def test_the_channel_is_per_prefix(store):
+    assert feed_channel(store.prefix) == f"{store.prefix}:appended"
+    client = store.client
+    pubsub = client.pubsub()
+    await pubsub.subscribe(feed_channel(store.prefix))
+    try:
+        from rummy.commands import CreateGame
+        from rummy.decide import step
+        from rummy.events import to_dict
+        from rummy.rules import RuleSet
+
+        _, events = step(None, CreateGame(2, 3, RuleSet(), ("a", "b")))
+        await store.append("g2", [to_dict(e) for e in events], 0)
+        got = []
+        deadline = time.monotonic() + 5
+        while len(got) < 1 and time.monotonic() < deadline:
+            m = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+            if m is not None:
+                got.append(m["data"])
+        assert got == [f"g2 {len(events)}"]
+    finally:
+        await pubsub.aclose()
