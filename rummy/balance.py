@@ -8,11 +8,14 @@ JSON (``report_version`` 2) keeps every key of version 1 with the same meaning, 
 ``bot_win_rate[bot].low/high`` are now clustered by game (version 1 treated a bot's seats of
 one game as independent; the naive Wilson bounds are still there as ``naive_low`` /
 ``naive_high``), and adds ``report_version``, ``interval``, ``seat_fairness``,
-``bot_mean_score_ci`` and ``warnings``.
+``bot_mean_score_ci`` and ``warnings``. Keys added later within version 2 (new keys only,
+issue 14): ``bot_mean_points_left_ci`` (clustered by game), ``rounds_per_game_ci`` (games
+are independent) and ``round_end_ci`` (Wilson over rounds).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,6 +57,8 @@ class BotStats:
         score: mean final score per seat-game (points) with its clustered 95% interval.
         points_left: mean hand points left at a round's end, per seat-round (points).
         score_hist: final-score histogram, bin low edge (points, bins of 25) -> seat-games.
+        points_left_ci: :attr:`points_left` with its 95% interval clustered by game
+            (points; seat-rounds of one game are one cluster).
     """
 
     bot: str
@@ -61,6 +66,7 @@ class BotStats:
     score: MeanCI
     points_left: float
     score_hist: Mapping[int, int]
+    points_left_ci: MeanCI
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,12 @@ class BalanceReport:
                                 agg.bot_seats_sq.get(b, 0))
             left = (agg.bot_points_left.get(b, 0) / agg.bot_rounds[b]
                     if agg.bot_rounds.get(b) else 0.0)
+            lefts = ClusterSums(clusters, agg.bot_points_left.get(b, 0),
+                                agg.bot_rounds.get(b, 0), agg.bot_left_sq.get(b, 0),
+                                agg.bot_left_rounds.get(b, 0), agg.bot_rounds_sq.get(b, 0))
             bots[b] = BotStats(b, clustered_proportion(wins, WIN_UNIT), clustered_mean(score),
-                               left, dict(sorted(agg.bot_score_hist.get(b, {}).items())))
+                               left, dict(sorted(agg.bot_score_hist.get(b, {}).items())),
+                               clustered_mean(lefts))
         rounds = agg.rounds
         shares = {k: agg.reasons.get(k, 0) / rounds if rounds else 0.0 for k in REASONS}
         warnings = []
@@ -141,6 +151,31 @@ class BalanceReport:
                    dict(sorted(agg.turns_hist.items())), tuple(sorted(agg.failed.items())),
                    tuple(warnings))
 
+    def rounds_per_game_ci(self) -> MeanCI:
+        """Mean rounds per game with its 95% normal interval (rounds; games are independent,
+        so the sample variance of :attr:`rounds_hist` gives the standard error); no interval
+        with fewer than 2 games."""
+        g = self.games
+        mean = self.rounds_per_game
+        if g < 2:
+            return MeanCI(mean, None, None, None, g, g)
+        ss = sum(n * (k - mean) ** 2 for k, n in self.rounds_hist.items())
+        se = math.sqrt(ss / (g - 1) / g)
+        return MeanCI(mean, mean - Z95 * se, mean + Z95 * se, se, g, g)
+
+    def round_end_ci(self) -> dict[str, ProportionCI]:
+        """Share of rounds (fraction) ending by each of :data:`REASONS`, with a 95% Wilson
+        interval over rounds. Rounds of one game are treated as independent (the aggregate
+        keeps no per-game counts of round ends); games average under 2 rounds in the
+        default line-up, so the interval is close to a clustered one."""
+        out = {}
+        n = self.rounds
+        for k in REASONS:
+            share = self.round_end_share.get(k, 0.0)
+            lo, hi = wilson(share * n, n)
+            out[k] = ProportionCI(share, lo, hi, lo, hi, n, self.games, None)
+        return out
+
     def with_run(self, seed: int | None, lineup: tuple[str, ...] | list[str],
                  rules: Mapping[str, Any]) -> BalanceReport:
         """This report with the run's seed, line-up and changed rule variants attached."""
@@ -148,6 +183,7 @@ class BalanceReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``report_version`` 2; histogram keys stay ints until dumped)."""
+        rpg = self.rounds_per_game_ci()
         out: dict[str, Any] = {
             "report_version": REPORT_VERSION,
             "interval": {"level": 0.95, "z": Z95, "method": INTERVAL_METHOD},
@@ -171,6 +207,15 @@ class BalanceReport:
                                   for b, s in self.bots.items()},
             "bot_score_hist": {b: dict(s.score_hist) for b, s in self.bots.items()},
             "bot_mean_points_left": {b: s.points_left for b, s in self.bots.items()},
+            "bot_mean_points_left_ci": {b: {"mean": s.points_left_ci.mean,
+                                            "low": s.points_left_ci.low,
+                                            "high": s.points_left_ci.high,
+                                            "se": s.points_left_ci.se}
+                                        for b, s in self.bots.items()},
+            "rounds_per_game_ci": {"mean": rpg.mean, "low": rpg.low, "high": rpg.high,
+                                   "se": rpg.se},
+            "round_end_ci": {k: {"share": e.rate, "low": e.low, "high": e.high, "n": e.n}
+                             for k, e in self.round_end_ci().items()},
             "round_end_share": dict(self.round_end_share),
             "rounds_hist": dict(self.rounds_hist),
             "turns_hist": dict(self.turns_hist),

@@ -36,7 +36,8 @@ SCORE_BIN = 25  #: width of the final-score histogram bins, in points
 #: rounds by knocking or going out, as people do (``basic,random`` let 99% of rounds run
 #: the stock out, which measured the bots more than the rules; issue 14)
 DEFAULT_LINEUP = ("strategic", "greedy")
-AGGREGATE_VERSION = 2  #: ``Aggregate.to_dict()["v"]``: 2 added the per-game (clustered) sums
+AGGREGATE_VERSION = 3  #: ``Aggregate.to_dict()["v"]``: 2 added the per-game (clustered)
+#: sums, 3 those of the points left (an interval of the mean points left, issue 14)
 
 
 def game_seed(master_seed: int, index: int) -> int:
@@ -160,7 +161,10 @@ class Aggregate:
     scores, ``bot_games`` counts the games the bot played, and ``bot_seats`` = Σm,
     ``bot_seats_sq`` = Σm², ``bot_wins`` = Σw, ``bot_wins_sq`` = Σw², ``bot_wins_seats`` =
     Σw·m, ``bot_score_sum`` = Σs, ``bot_score_sq`` = Σs², ``bot_score_seats`` = Σs·m (sums
-    over games). ``seat_wins_sq`` is Σ over games of a seat's credit squared.
+    over games). ``seat_wins_sq`` is Σ over games of a seat's credit squared. Likewise
+    for the points left at rounds' ends, with ``r = m × rounds`` the bot's seat-rounds in
+    one game and ``p`` their points left: ``bot_rounds`` = Σr, ``bot_points_left`` = Σp,
+    ``bot_left_sq`` = Σp², ``bot_left_rounds`` = Σp·r, ``bot_rounds_sq`` = Σr².
     """
 
     players: int
@@ -186,6 +190,9 @@ class Aggregate:
     bot_wins_seats: dict[str, int] = field(default_factory=dict)
     bot_score_sq: dict[str, int] = field(default_factory=dict)
     bot_score_seats: dict[str, int] = field(default_factory=dict)
+    bot_left_sq: dict[str, int] = field(default_factory=dict)
+    bot_left_rounds: dict[str, int] = field(default_factory=dict)
+    bot_rounds_sq: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, players: int) -> Aggregate:
@@ -237,7 +244,10 @@ class Aggregate:
                    bot_seats_sq={b: m * m for b, m in bot_seats.items()},
                    bot_wins_seats={b: bot_wins[b] * m for b, m in bot_seats.items()},
                    bot_score_sq={b: v * v for b, v in score_sum.items()},
-                   bot_score_seats={b: score_sum[b] * m for b, m in bot_seats.items()})
+                   bot_score_seats={b: score_sum[b] * m for b, m in bot_seats.items()},
+                   bot_left_sq={b: v * v for b, v in left.items()},
+                   bot_left_rounds={b: left[b] * r for b, r in bot_rounds.items()},
+                   bot_rounds_sq={b: r * r for b, r in bot_rounds.items()})
 
     def merge(self, other: Aggregate) -> Aggregate:
         """The aggregate of both sets of games (exact; order does not matter)."""
@@ -261,7 +271,10 @@ class Aggregate:
             _add(self.bot_games, other.bot_games), _add(self.bot_seats_sq, other.bot_seats_sq),
             _add(self.bot_wins_seats, other.bot_wins_seats),
             _add(self.bot_score_sq, other.bot_score_sq),
-            _add(self.bot_score_seats, other.bot_score_seats))
+            _add(self.bot_score_seats, other.bot_score_seats),
+            _add(self.bot_left_sq, other.bot_left_sq),
+            _add(self.bot_left_rounds, other.bot_left_rounds),
+            _add(self.bot_rounds_sq, other.bot_rounds_sq))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (histogram keys become strings); inverse of :meth:`from_dict`."""
@@ -281,7 +294,8 @@ class Aggregate:
             "failed": {str(k): v for k, v in sorted(self.failed.items())},
             "bot_games": self.bot_games, "bot_seats_sq": self.bot_seats_sq,
             "bot_wins_seats": self.bot_wins_seats, "bot_score_sq": self.bot_score_sq,
-            "bot_score_seats": self.bot_score_seats,
+            "bot_score_seats": self.bot_score_seats, "bot_left_sq": self.bot_left_sq,
+            "bot_left_rounds": self.bot_left_rounds, "bot_rounds_sq": self.bot_rounds_sq,
         }
 
     @classmethod
@@ -289,9 +303,10 @@ class Aggregate:
         """Rebuild from :meth:`to_dict` output.
 
         Raises:
-            ValueError: an aggregate of format 1 (before version 2, ``bot_wins_sq`` summed
-                squares per seat and the per-game sums did not exist): its games must be
-                re-played, as merging it would give wrong intervals.
+            ValueError: an aggregate of another format (before version 2, ``bot_wins_sq``
+                summed squares per seat and the per-game sums did not exist; before 3, the
+                sums of the points left): its games must be re-played, as merging it would
+                give wrong intervals.
             KeyError: a missing key.
         """
         if d.get("v", 1) != AGGREGATE_VERSION:
@@ -307,7 +322,8 @@ class Aggregate:
             {int(k): v for k, v in d["turns_hist"].items()},
             {int(k): str(v) for k, v in (d.get("failed") or {}).items()},
             dict(d["bot_games"]), dict(d["bot_seats_sq"]), dict(d["bot_wins_seats"]),
-            dict(d["bot_score_sq"]), dict(d["bot_score_seats"]))
+            dict(d["bot_score_sq"]), dict(d["bot_score_seats"]), dict(d["bot_left_sq"]),
+            dict(d["bot_left_rounds"]), dict(d["bot_rounds_sq"]))
 
 
 def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:

@@ -4,7 +4,10 @@ values), on paired seeds, in local processes (issue 14).
 Every variant value plays the same game indices with the same seeds and line-ups
 (``rummy.simulate.game_seed``), so the differences between two rows come from the rule, not
 from the deals. The report puts each metric beside each value, with its 95% interval: win
-rate by seat and by bot, game length, round-end shares, mean points left.
+rate by seat and by bot, game length, round-end shares, mean points left; the HTML page
+plots each against the value (matplotlib, :mod:`rummy_cli.charts`). ``rummy batch sweep``
+(:mod:`rummy_worker.cli`) runs the same batches on Celery workers and writes the same
+document (:func:`sweep_document`, :func:`write_outputs`).
 
     rummy sweep --rules knock_threshold=0,5,10,15 --games 400 --players 4 --seed 7
 """
@@ -25,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from rummy.balance import BalanceReport
+from rummy_cli.charts import Charts, Point, matplotlib_missing, missing_note
 
 EPILOG = """examples:
   rummy sweep --rules knock_threshold=0,5,10,15 --games 400 --players 4 --seed 7
@@ -68,27 +72,47 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _ci(e: Any) -> dict[str, Any]:
+    """``{"value", "low", "high"}`` of a ``MeanCI`` or ``ProportionCI``."""
+    value = e.mean if hasattr(e, "mean") else e.rate
+    return {"value": value, "low": e.low, "high": e.high}
+
+
 def _row(rep: BalanceReport) -> dict[str, Any]:
-    """The figures of one value, as plain data (fractions, points)."""
+    """The figures of one value, as plain data (fractions, points, rounds), with their 95%
+    intervals, and the whole balance report of that value (``report``, its JSON form)."""
     return {
         "games": rep.games,
         "rounds_per_game": rep.rounds_per_game,
+        "rounds_per_game_ci": _ci(rep.rounds_per_game_ci()),
         "turns_per_round": rep.turns_per_round,
         "round_end_share": dict(rep.round_end_share),
+        "round_end_ci": {k: _ci(e) for k, e in rep.round_end_ci().items()},
         "seats": [{"rate": s.rate, "low": s.low, "high": s.high} for s in rep.seats],
         "seat_fairness_p": rep.fairness.p_value,
         "bots": {name: {"win": b.win.rate, "low": b.win.low, "high": b.win.high,
-                        "points_left": b.points_left}
+                        "points_left": b.points_left,
+                        "points_left_low": b.points_left_ci.low,
+                        "points_left_high": b.points_left_ci.high}
                  for name, b in sorted(rep.bots.items())},
         "warnings": list(rep.warnings),
+        "report": json.loads(json.dumps(rep.to_dict(), sort_keys=True)),
     }
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked."""
+def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[Any], list[str]]:
+    """Validate the options of ``rummy sweep`` and ``rummy batch sweep``.
+
+    Returns:
+        ``(combos, rulesets, bots)``: every combination of values (:func:`parse_sweep`),
+        its validated :class:`rummy.rules.RuleSet` (R11), and the line-up.
+
+    Raises:
+        SystemExit: code 2 with an ``error: ...`` line for bad options (a bad variant or
+            value names the rule, R11; a bad player count R1.1).
+    """
     from rummy.rules import RuleSet
-    from rummy.simulate import Aggregate, merge_all
-    from rummy_cli.main import _chunk, _lineup, usage_error
+    from rummy_cli.main import _lineup, usage_error
 
     try:
         combos = parse_sweep(args.rules)
@@ -101,7 +125,41 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise usage_error(f"error: --players must be 2..5, got {args.players} (R1.1)")
     if args.games < 1:
         raise usage_error("error: --games must be at least 1")
-    bots = _lineup(args.bots, args.players)
+    return combos, rulesets, _lineup(args.bots, args.players)
+
+
+def sweep_document(combos: list[dict[str, str]], reports: list[BalanceReport], *, games: int,
+                   players: int, seed: int, bots: list[str] | tuple[str, ...],
+                   seconds: float) -> dict[str, Any]:
+    """The sweep document (what ``--json`` writes): one row per combination of values, in
+    sweep order, each with its figures and report (:func:`_row`). The same seeds give the
+    same document, bar ``seconds`` (wall time), whether the batches ran locally
+    (``rummy sweep``) or on Celery workers (``rummy batch sweep``)."""
+    rows = [{"rules": c, **_row(rep)} for c, rep in zip(combos, reports, strict=True)]
+    return {"games": games, "players": players, "seed": seed, "lineup": list(bots),
+            "paired": "every value plays the same seeds and line-ups", "sweep": rows,
+            "seconds": round(seconds, 1)}
+
+
+def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
+    """Write ``--json`` and ``--html`` if asked and print the table; returns 0."""
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, sort_keys=True)
+            f.write("\n")
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(render_html(doc))
+    _print(doc, Console())
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked."""
+    from rummy.simulate import Aggregate, merge_all
+    from rummy_cli.main import _chunk
+
+    combos, rulesets, bots = sweep_plan(args)
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     size = max(1, min(25, -(-args.games // (jobs * 8))))
     tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules, True, None))
@@ -120,19 +178,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 progress.advance(bar, t[3] - t[2])
     reports = [BalanceReport.of(merge_all(args.players, parts[i])).with_run(
         args.seed, tuple(bots), r.changed()) for i, r in enumerate(rulesets)]
-    rows = [{"rules": c, **_row(rep)} for c, rep in zip(combos, reports, strict=True)]
-    doc = {"games": args.games, "players": args.players, "seed": args.seed,
-           "lineup": list(bots), "paired": "every value plays the same seeds and line-ups",
-           "sweep": rows, "seconds": round(time.perf_counter() - t0, 1)}
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, sort_keys=True)
-            f.write("\n")
-    if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(render_html(doc))
-    _print(doc, Console())
-    return 0
+    doc = sweep_document(combos, reports, games=args.games, players=args.players,
+                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0)
+    return write_outputs(doc, args)
 
 
 def _print(doc: dict[str, Any], console: Console) -> None:
@@ -164,8 +212,57 @@ def _print(doc: dict[str, Any], console: Console) -> None:
             console.print(f"[yellow]{_label(row['rules'])}: {w}[/yellow]")
 
 
+def _point(e: dict[str, Any] | None) -> Point:
+    return None if e is None else (e["value"], e["low"], e["high"])
+
+
+def sweep_charts(doc: dict[str, Any]) -> list[str]:
+    """The charts of a sweep document, each metric against the variant value with its 95%
+    intervals (inline SVG, :class:`rummy_cli.charts.Charts`): win rate by seat and by bot
+    (percent, with the 1/players reference), rounds per game (rounds), how rounds ended
+    (percent of rounds), mean points left (points per seat-round).
+
+    Raises:
+        ImportError: matplotlib is missing.
+    """
+    rows = doc["sweep"]
+    names = list(rows[0]["rules"]) if rows else []
+    values = [" / ".join(r["rules"].values()) for r in rows]
+    variable = " / ".join(names)
+    players = doc["players"]
+    bots = sorted({b for row in rows for b in row["bots"]})
+    charts = Charts()
+    seats = {f"seat {s}": [_point({"value": r["seats"][s]["rate"], "low": r["seats"][s]["low"],
+                                   "high": r["seats"][s]["high"]}) for r in rows]
+             for s in range(players)}
+    by_bot = {b: [None if b not in r["bots"] else
+                  (r["bots"][b]["win"], r["bots"][b]["low"], r["bots"][b]["high"])
+                  for r in rows] for b in bots}
+    left = {b: [None if b not in r["bots"] else
+                (r["bots"][b]["points_left"], r["bots"][b]["points_left_low"],
+                 r["bots"][b]["points_left_high"]) for r in rows] for b in bots}
+    reasons = [k for k in ("knock", "undercut", "going_out", "stock")
+               if any(k in r["round_end_ci"] for r in rows)]
+    ends = {k.replace("_", " "): [_point(r["round_end_ci"].get(k)) for r in rows]
+            for k in reasons}
+    return [
+        charts.sweep(values, variable, seats, "Win rate by seat", "win rate (%)",
+                     percent=True, reference=1 / players),
+        charts.sweep(values, variable, by_bot, "Win rate by bot (per seat-game)",
+                     "win rate (%)", percent=True, reference=1 / players),
+        charts.sweep(values, variable,
+                     {"rounds per game": [_point(r["rounds_per_game_ci"]) for r in rows]},
+                     "Game length", "rounds per game"),
+        charts.sweep(values, variable, ends, "How rounds ended", "share of rounds (%)",
+                     percent=True),
+        charts.sweep(values, variable, left, "Mean points left at a round's end",
+                     "points per seat-round"),
+    ]
+
+
 def render_html(doc: dict[str, Any]) -> str:
-    """One self-contained HTML page: per metric, a table of every value with its interval
+    """One self-contained HTML page: the charts of :func:`sweep_charts` (or a note saying
+    matplotlib is missing), then per value a table of every figure with its interval
     (fractions shown as percent; points as points)."""
     bots = sorted({b for row in doc["sweep"] for b in row["bots"]})
     head = "".join(f"<th scope=col>{html.escape(b)} win (95% CI)</th>" for b in bots)
@@ -183,13 +280,19 @@ def render_html(doc: dict[str, Any]) -> str:
                     f"<td>{html.escape(left)}</td></tr>")
     title = (f"Sweep: {doc['games']} games per value, {doc['players']} players, seed "
              f"{doc['seed']}")
+    missing = matplotlib_missing()
+    plots = (missing_note(missing) if missing else
+             "<div class=plots>" + "".join(sweep_charts(doc)) + "</div>")
     return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}"
             "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
             "collapse}td,th{border:1px solid #999;padding:.3em .6em;text-align:right}"
+            ".plots{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:1.5em}"
             "</style>"
             f"<h1>{html.escape(title)}</h1><p>Every value plays the same seeds and line-ups "
-            f"({html.escape(','.join(doc['lineup']))}); intervals are 95%, clustered by "
-            "game.</p><table><thead><tr><th scope=col>rules</th>" + head +
+            f"({html.escape(','.join(doc['lineup']))}); intervals are 95%: win rates by seat "
+            "Wilson over games, by bot and mean points left clustered by game, rounds per "
+            "game normal over games, round ends Wilson over rounds.</p>" + plots +
+            "<table><thead><tr><th scope=col>rules</th>" + head +
             "<th scope=col>rounds per game</th><th scope=col>how rounds ended</th>"
             "<th scope=col>mean points left (points)</th></tr></thead><tbody>" +
             "".join(body) + "</tbody></table></html>\n")
@@ -210,9 +313,11 @@ def add_sweep_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
     p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with a "
+                   "chart per metric (matplotlib: the 'report' extra; without it, tables)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)
 
 
-__all__ = ["add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html"]
+__all__ = ["add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html", "sweep_charts",
+           "sweep_document", "sweep_plan", "write_outputs"]

@@ -24,6 +24,11 @@ try:
     BOTS["strategic"] = StrategicBot
 except ImportError:  # pragma: no cover
     pass
+try:  # human-like strength: misses manipulations, softmax over plays (issue 14)
+    from rummy.bots.human import HumanBot
+    BOTS["human"] = HumanBot
+except ImportError:  # pragma: no cover
+    pass
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:

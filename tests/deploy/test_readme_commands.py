@@ -107,6 +107,10 @@ COMMANDS: dict[str, str] = {
     "rummy sweep --rules knock_threshold=0,5,15 --games 40 --players 2 --bots greedy,basic "
     "--seed 7": "run",
     "rummy batch submit": "help",
+    "rummy batch sweep --rules knock_threshold=0,5,15 --games 4000 --players 4 --seed 7 "
+    "--html sweep.html": "parse",
+    "rummy sweep": "help",
+    "rummy batch sweep": "help",
     "rummy record export out/game-000003.jsonl -o game3.txt": "run",
     "rummy record import game3.txt -o game3.jsonl": "run",
     "rummy serve --redis-url 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000'": "parse",

@@ -143,6 +143,36 @@ def test_report_clusters_bot_rates_by_game() -> None:
     assert any(w.startswith(STOCK_WARNING) for w in rep.warnings)  # basic/random: stock
 
 
+def test_points_left_rounds_and_round_ends_have_intervals() -> None:
+    """Issue 14: the figures a sweep plots all carry a 95% interval. Points left are
+    clustered by game (one bot's seat-rounds of a game are one cluster), computed by hand
+    here for two games; rounds per game is normal over games; round ends Wilson."""
+    a = Aggregate.of_game(GameResult(0, ("x", "y", "x"), (150, 20, 30), (0,), 2, (10, 9),
+                                     ("knock", "going_out"), (4, 30, 12), 10))
+    b = Aggregate.of_game(GameResult(1, ("x", "y", "x"), (40, 160, 10), (1,), 1, (7,),
+                                     ("knock",), (20, 0, 6), 10))
+    m = a.merge(b)
+    # x: game a has 2 seats x 2 rounds, 16 points; game b 2 seat-rounds, 26 points
+    assert (m.bot_rounds["x"], m.bot_points_left["x"]) == (6, 42)
+    assert (m.bot_left_sq["x"], m.bot_left_rounds["x"], m.bot_rounds_sq["x"]) == (
+        16 ** 2 + 26 ** 2, 16 * 4 + 26 * 2, 4 ** 2 + 2 ** 2)
+    rep = BalanceReport.of(m)
+    ci = rep.bots["x"].points_left_ci
+    r = 42 / 6
+    var = 2 / 1 * ((16 - r * 4) ** 2 + (26 - r * 2) ** 2) / 6 ** 2
+    assert ci.mean == pytest.approx(r) == rep.bots["x"].points_left
+    assert ci.se == pytest.approx(var ** 0.5)
+    assert ci.low == pytest.approx(r - Z95 * var ** 0.5)
+    rpg = rep.rounds_per_game_ci()
+    assert rpg.mean == 1.5 and rpg.se == pytest.approx((0.5 / 2) ** 0.5)  # s² = 0.5, n = 2
+    ends = rep.round_end_ci()
+    assert ends["knock"].rate == pytest.approx(2 / 3) and ends["knock"].n == 3
+    assert ends["knock"].low < 2 / 3 < ends["knock"].high
+    d = rep.to_dict()
+    assert d["bot_mean_points_left_ci"]["x"]["se"] == ci.se
+    assert d["rounds_per_game_ci"]["mean"] == 1.5 and d["round_end_ci"]["stock"]["share"] == 0
+
+
 def test_parse_lineup_is_the_one_line_up_parser() -> None:
     from rummy.simulate import DEFAULT_LINEUP, parse_lineup
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from rummy_cli.sweep import parse_sweep
+from rummy_cli.sweep import parse_sweep, render_html
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,6 +57,48 @@ def test_each_value_equals_rummy_simulate_with_that_rule(tmp_path: Path) -> None
     assert doc["sweep"][0]["round_end_share"]["knock"] == 0.0  # threshold 0: no knock
     page = (tmp_path / "s.html").read_text()
     assert page.startswith("<!doctype html>") and "knock_threshold=15" in page
+    for row in doc["sweep"]:  # each value's whole report, and the intervals it plots
+        assert row["report"]["rules"] == {"knock_threshold": int(row["rules"]["knock_threshold"])}
+        ci = row["rounds_per_game_ci"]
+        assert ci["low"] <= ci["value"] == row["rounds_per_game"] <= ci["high"]
+        for b in row["bots"].values():
+            assert b["points_left_low"] <= b["points_left"] <= b["points_left_high"]
+
+
+def _doc() -> dict:
+    from rummy.balance import BalanceReport
+    from rummy.rules import RuleSet
+    from rummy.simulate import play_range
+    from rummy_cli.sweep import sweep_document
+
+    combos = parse_sweep(["knock_threshold=0,10", "hand_size=7,10"])
+    bots = ["greedy", "random"]
+    reports = [BalanceReport.of(play_range(bots, 2, 0, 4, RuleSet.from_dict(c)))
+               for c in combos]
+    return sweep_document(combos, reports, games=4, players=2, seed=2, bots=bots, seconds=0)
+
+
+def test_html_charts_each_metric_against_the_values() -> None:
+    """Five matplotlib charts, inline: win rate by seat and by bot (with the 1/n line),
+    game length, round ends, points left; the grid's values label the x axis."""
+    pytest.importorskip("matplotlib")
+    page = render_html(_doc())
+    svgs = re.findall(r"<svg .*?</svg>", page, flags=re.DOTALL)
+    labels = [ET.fromstring(s).get("aria-label") for s in svgs]  # well-formed XML each
+    assert labels == ["Win rate by seat", "Win rate by bot (per seat-game)", "Game length",
+                      "How rounds ended", "Mean points left at a round's end"]
+    assert "knock_threshold / hand_size" in svgs[0] and "0 / 7" in svgs[0]
+    assert "1/2 = 50.0%" in svgs[0] and "1/2 = 50.0%" in svgs[1]  # the fair-share line
+    assert "1/2" not in svgs[2]
+    assert not re.search(r"<script|<link|<img|src=", page)
+    assert page == render_html(_doc())  # deterministic, byte for byte
+
+
+def test_html_without_matplotlib_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    page = render_html(_doc())
+    assert "<svg" not in page and "matplotlib is not installed" in page
+    assert "knock_threshold=10, hand_size=7" in page  # the table is still there
 
 
 def test_a_bad_value_is_a_usage_error_naming_the_rule() -> None:

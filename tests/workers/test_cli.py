@@ -144,6 +144,39 @@ def test_ab_command_and_bad_input(cli_worker, tmp_path: Path):
     assert bad.returncode == 1 and "no batch" in bad.stderr  # a failure, not bad usage
 
 
+def test_batch_sweep_equals_rummy_sweep(cli_worker, tmp_path: Path):
+    """`rummy batch sweep` (one batch per value on the workers) writes the same document as
+    `rummy sweep` (local processes) with the same options: every figure and interval of
+    every value, and every value's whole report, equal."""
+    env, _, _ = cli_worker
+    args = ["--rules", "knock_threshold=0,10", "--games", "12", "--players", "3",
+            "--bots", "greedy,human,random", "--seed", "11", "--quiet"]
+    sub = _rummy("batch", "sweep", *args, "--chunk-size", "5", "--timeout", "100",
+                 "--json", str(tmp_path / "batch.json"), "--html", str(tmp_path / "b.html"),
+                 env=env)
+    assert "knock_threshold=10" in sub.stderr  # one batch per value, named
+    _rummy("sweep", *args, "--jobs", "2", "--json", str(tmp_path / "local.json"), env=env)
+    batch = json.loads((tmp_path / "batch.json").read_text())
+    local = json.loads((tmp_path / "local.json").read_text())
+    ids = batch.pop("batches")
+    assert len(ids) == 2 and len(set(ids)) == 2
+    batch.pop("seconds")
+    local.pop("seconds")
+    assert batch == local
+    assert [r["report"]["rules"] for r in batch["sweep"]] == [{"knock_threshold": 0},
+                                                              {"knock_threshold": 10}]
+    assert all(r["report"]["games"] == 12 for r in batch["sweep"])
+    # each value's batch is an ordinary batch: its report is that value's row's report
+    one = json.loads(_rummy("batch", "report", ids[1], "--json", "-", env=env).stdout)
+    assert one["report"] == batch["sweep"][1]["report"]
+    page = (tmp_path / "b.html").read_text()
+    assert page.count("<svg ") == 5 and "knock_threshold" in page
+    bad = _rummy("batch", "sweep", "--rules", "knock_threshold=0,99999", "--games", "2",
+                 env=env, check=False)
+    assert bad.returncode == 2 and "knock_threshold" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 AMQP_URL = os.environ.get("RUMMY_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
 

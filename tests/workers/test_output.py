@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -54,14 +55,27 @@ def test_html_is_self_contained_with_plots(doc: dict) -> None:
     page = to_html(doc)
     assert page.startswith("<!doctype html>")
     assert not re.search(r"<script|<link|<img|@import|src=", page)
-    # the only URL is the SVG namespace
-    assert set(re.findall(r"https?://[^\"' ]+", page)) == {"http://www.w3.org/2000/svg"}
+    # the only URLs are the SVG and XLink namespaces of matplotlib's inline SVG
+    assert set(re.findall(r"https?://[^\"' ]+", page)) == {"http://www.w3.org/2000/svg",
+                                                          "http://www.w3.org/1999/xlink"}
     svgs = re.findall(r"<svg.*?</svg>", page, flags=re.DOTALL)
     titles = [ET.fromstring(s).get("aria-label") for s in svgs]  # each is well-formed XML
     assert "Win rate by seat" in titles
     assert any(t.startswith("Final score: ") for t in titles)
     if isinstance(doc["report"], ABReport):
         assert any("A − B" in t for t in titles)
+    assert page == to_html(doc)  # deterministic, byte for byte
+
+
+def test_html_without_matplotlib_says_so(doc: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML report needs matplotlib only for its charts: without it the page says so
+    and keeps every table; JSON, CSV and the terminal never import it."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    page = to_html(doc)
+    assert "<svg" not in page and "matplotlib is not installed" in page
+    assert "Win rate by seat" in page and "<table>" in page
+    to_json(doc), to_csv(doc)
+    render_terminal(doc, Console(file=io.StringIO(), width=140))
 
 
 def test_terminal_render(doc: dict) -> None:

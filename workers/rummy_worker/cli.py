@@ -1,4 +1,4 @@
-"""``rummy worker`` and ``rummy batch submit|ab|status|report|replay-game|resume|list``.
+"""``rummy worker`` and ``rummy batch submit|ab|sweep|status|report|replay-game|resume|list``.
 
 Registered by ``rummy_cli.main`` through :func:`add_parsers` (lazily: this module imports nothing
 heavier than argparse at import time; Celery, Redis and Prometheus are imported inside the
@@ -28,12 +28,25 @@ examples:
   rummy batch report BATCH_ID --html report.html --csv report.csv
   rummy batch ab --games 20000 --players 3 --bots basic,random --compare-rules knock_threshold=7
   rummy batch ab --games 20000 --players 2 --bots basic,random --compare-bots random,random
+  rummy batch sweep --rules knock_threshold=0,5,10 --games 2000 --players 4 --html s.html
   rummy batch replay-game BATCH_ID 1234 --events game.jsonl
 
 Game i of a batch is played with seed game_seed(seed, i) and the line-up rotated by i seats,
 exactly as `rummy simulate` does: the same seed gives the same report, whatever the chunk
 size and the number of workers. An A/B batch plays every game index under both variants
 (paired) and reports A - B with 95% confidence intervals.
+"""
+
+
+EPILOG_SWEEP = """\
+examples:
+  rummy batch sweep --rules knock_threshold=0,5,10,15 --games 4000 --players 4 --seed 7
+  rummy batch sweep --rules hand_size=7,10 --rules knock_threshold=5,10 --games 2000 \\
+      --json s.json --html s.html
+
+The values are docs/rules.md section 11 variants. Every value plays the same seeds, deals and
+line-ups; the figures and their 95% intervals are the balance report's. The same options
+give the same report as the local `rummy sweep` (which runs in local processes).
 """
 
 
@@ -177,7 +190,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
           timeout: float | None = None) -> int:
     """Show a progress bar until the batch is complete (0), or every missing chunk has
-    failed (1), or ``timeout`` seconds passed (3)."""
+    failed (1), or ``timeout`` seconds passed (1)."""
+    return _wait_all(store, [batch_id], quiet, interval, timeout, label=f"batch {batch_id}")
+
+
+def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0.5,
+              timeout: float | None = None, label: str = "batches") -> int:
+    """One progress bar over the chunks of several batches, until every batch is complete
+    (0), or every missing chunk of some batch has failed (1), or ``timeout`` seconds passed
+    (1). Lost chunks are healed on the way (:func:`rummy_worker.tasks.heal`)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -190,12 +211,13 @@ def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
 
     from rummy_worker import config
 
-    st = store.status(batch_id)
+    sts = [store.status(b) for b in batch_ids]
     t0 = time.monotonic()
-    with Progress(TextColumn(f"[bold]batch {batch_id}"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("chunks"), TimeElapsedColumn(), TimeRemainingColumn(),
                   console=Console(stderr=True), disable=quiet) as progress:
-        task = progress.add_task("chunks", total=st.chunks, completed=st.done)
+        task = progress.add_task("chunks", total=sum(st.chunks for st in sts),
+                                 completed=sum(st.done for st in sts))
         swept = time.monotonic()
         while True:
             if time.monotonic() - swept >= config.sweep_interval():
@@ -203,17 +225,19 @@ def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
                 with contextlib.suppress(Exception):  # the waiter also heals lost chunks
                     from rummy_worker.tasks import heal
                     heal(store)
-            st = store.status(batch_id)
-            progress.update(task, completed=st.done)
-            if st.complete:
+            sts = [store.status(b) for b in batch_ids]
+            progress.update(task, completed=sum(st.done for st in sts))
+            if all(st.complete for st in sts):
                 return 0
-            if st.failures and st.chunks - st.done <= len(st.failures):
-                print(f"batch {batch_id}: {len(st.failures)} chunk(s) failed; see "
-                      f"`rummy batch status {batch_id}`", file=sys.stderr)
-                return 1
+            for st in sts:
+                if st.failures and st.chunks - st.done <= len(st.failures):
+                    print(f"batch {st.batch_id}: {len(st.failures)} chunk(s) failed; see "
+                          f"`rummy batch status {st.batch_id}`", file=sys.stderr)
+                    return 1
             if timeout is not None and time.monotonic() - t0 > timeout:
-                print(f"batch {batch_id}: not complete after {timeout:g} s "
-                      f"({st.done}/{st.chunks} chunks)", file=sys.stderr)
+                done = sum(st.done for st in sts)
+                print(f"{label}: not complete after {timeout:g} s "
+                      f"({done}/{sum(st.chunks for st in sts)} chunks)", file=sys.stderr)
                 return 1
             time.sleep(interval)
 
@@ -320,6 +344,64 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _print_report(_store(), args.batch_id, args)
     except UnknownBatch as e:
         return _die(str(e))
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``rummy batch sweep``: ``rummy sweep`` on the Celery workers. One batch per value (or
+    combination of values) of the swept rule variants (R11), all on the same master seed
+    and line-up (paired: game ``i`` of every batch has the same seed, deal and seats);
+    waits for them with one progress bar, then writes the same document, table, JSON and
+    HTML as ``rummy sweep`` (:func:`rummy_cli.sweep.sweep_document`), plus the batch ids.
+
+    Exit codes: 0 done; 1 a chunk failed or ``--timeout`` passed (the batches stay; their
+    reports are ``rummy batch report ID``); 2 bad options.
+    """
+    _set_env(args)
+    from rummy.balance import BalanceReport
+    from rummy_cli.sweep import sweep_document, sweep_plan, write_outputs
+    from rummy_worker.batches import BatchSpec
+    from rummy_worker.tasks import limits, send_chunks
+
+    try:
+        combos, rulesets, bots = sweep_plan(args)
+    except SystemExit as e:  # the message is printed already
+        return int(e.code) if isinstance(e.code, int) else 2
+    try:
+        specs = [BatchSpec(games=args.games, bots=tuple(bots), seed=args.seed,
+                           rules=r.changed(), chunk_size=args.chunk_size).validate()
+                 for r in rulesets]
+        soft, hard = limits(args.soft_time_limit, args.time_limit)
+    except ValueError as e:
+        return _usage(str(e))
+    store = _store()
+    t0 = time.perf_counter()
+    ids = []
+    for combo, spec in zip(combos, specs, strict=True):
+        batch_id = store.create(spec)
+        ids.append(batch_id)
+        label = ", ".join(f"{k}={v}" for k, v in combo.items())
+        try:
+            send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
+                        soft_time_limit=soft, time_limit=hard)
+        except Exception as e:  # noqa: BLE001 - any broker failure: the batch is recorded
+            return _die(f"batch {batch_id} ({label}) is recorded but its chunks could not be "
+                        f"sent ({type(e).__name__}: {e}); run `rummy batch resume "
+                        f"{batch_id}` once the broker is reachable")
+        print(f"batch {batch_id}: {label}: {spec.games} games in {spec.chunks} chunks",
+              file=sys.stderr)
+    code = _wait_all(store, ids, quiet=args.quiet, timeout=args.timeout,
+                     label=f"sweep of {len(ids)} batches")
+    if code:
+        return code
+    reports = []
+    for batch_id in ids:
+        rep = document(store, batch_id)["report"]
+        assert isinstance(rep, BalanceReport)  # a sweep's batches are never A/B
+        reports.append(rep)
+    doc = sweep_document(combos, reports, games=args.games, players=args.players,
+                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0)
+    doc["batches"] = ids
+    return write_outputs(doc, args)
 
 
 def load_spec(ref: str) -> tuple[str | None, Any]:
@@ -511,6 +593,36 @@ def add_parsers(subparsers: Any) -> None:
         _batch_spec_options(p)
         _connection_options(p)
         p.set_defaults(func=_guarded(cmd_submit), command_name=name, partial=False)
+
+    p = bsub.add_parser(
+        "sweep", help="`rummy sweep` on the workers: one batch per rule-variant value",
+        description="Sweep rule variants on the Celery workers: one batch per value of\n"
+        "--rules VARIANT=V1,V2,... (with several --rules, per combination of values), all\n"
+        "on the same --seed and line-up, so game i has the same deal and seats under every\n"
+        "value (paired seeds) and a difference between values comes from the rule. Waits\n"
+        "with one progress bar over all the chunks, then prints the same table and writes\n"
+        "the same JSON and HTML (charts need the 'report' extra) as `rummy sweep` with the\n"
+        "same options, plus the batch ids (`rummy batch report ID`: one value's report).",
+        epilog=EPILOG_SWEEP, formatter_class=fmt)
+    p.add_argument("--rules", action="append", default=[], metavar="VARIANT=V1,V2,...",
+                   help="a rule variant and its values (docs/rules.md §11); repeat for a "
+                   "grid of every combination")
+    p.add_argument("--games", type=int, default=200, help="games per value (default 200)")
+    p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
+    p.add_argument("--bots", default="", help="comma-separated line-up, cycled over the "
+                   "seats (default strategic,greedy)")
+    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    p.add_argument("--chunk-size", type=int, default=200,
+                   help="games per chunk task (default 200)")
+    p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with a "
+                   "chart per metric (matplotlib: the 'report' extra; without it, tables)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="give up waiting after SECONDS (exit 1; the batches go on)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _limit_options(p)
+    _connection_options(p)
+    p.set_defaults(func=_guarded(cmd_sweep))
 
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
     p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")

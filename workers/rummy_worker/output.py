@@ -5,9 +5,11 @@ Input everywhere is a *document*: ``{"batch_id", "spec", "complete", "chunks",
 output: a typed :class:`rummy.balance.BalanceReport`, or an
 :class:`rummy_worker.batches.ABReport` for an A/B batch. Every renderer reads those objects;
 only :func:`to_json` turns them into dicts (``BalanceReport.to_dict``).
-The HTML file has no external resources: inline CSS and inline SVG plots (win rate by seat
-and by bot with 95% error bars, final-score histograms per bot, rounds per game, turns per
-round; for A/B batches a difference plot with paired 95% intervals).
+The HTML file has no external resources: inline CSS and inline SVG charts drawn by
+matplotlib (:mod:`rummy_cli.charts`, the ``report`` extra): win rate by seat and by bot with
+95% error bars and the 1/players line, final-score histograms per bot, rounds per game,
+turns per round; for A/B batches a difference plot with paired 95% intervals. Without
+matplotlib the page says so and keeps its tables.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rummy.balance import BalanceReport
-from rummy.stats import ProportionCI
+from rummy_cli.charts import Charts, matplotlib_missing, missing_note
 from rummy_worker.batches import ABReport
 
 # ----------------------------------------------------------------------------- JSON / CSV
@@ -177,123 +179,15 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
 
 # ----------------------------------------------------------------------------- HTML / SVG
 
-_PALETTE = ("#4472c4", "#ed7d31", "#70ad47", "#7b52ab", "#c0504d", "#2aa198")
-
 
 def _esc(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _svg_open(width: float, height: float, title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'role="img" aria-label="{_esc(title)}"><text x="{width / 2}" y="16" '
-            f'text-anchor="middle" class="t">{_esc(title)}</text>')
-
-
-def svg_rate_bars(labels: Sequence[str], rates: Sequence[ProportionCI], title: str,
-                  width: int = 520, height: int = 260) -> str:
-    """An inline SVG bar chart of rates (fractions, 0–1) with 95% error bars."""
-    left, right, top, bottom = 48, 12, 28, 40
-    pw, ph = width - left - right, height - top - bottom
-    top_rate = max([0.5] + [r.high for r in rates] + [r.rate for r in rates])
-    ymax = min(1.0, (int(top_rate * 10) + 1) / 10)
-    n = max(1, len(rates))
-    slot = pw / n
-    bw = slot * 0.6
-    parts = [_svg_open(width, height, title)]
-    for i in range(6):
-        v = ymax * i / 5
-        y = top + ph - ph * v / ymax
-        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" '
-                     'class="grid"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="a">'
-                     f'{100 * v:.0f}%</text>')
-    for i, (lab, r) in enumerate(zip(labels, rates, strict=True)):
-        x = left + slot * i + (slot - bw) / 2
-        h = ph * r.rate / ymax
-        color = _PALETTE[i % len(_PALETTE)]
-        parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{bw:.1f}" '
-                     f'height="{h:.1f}" fill="{color}"><title>{_esc(lab)}: '
-                     f'{100 * r.rate:.2f}% (95% CI {100 * r.low:.2f}–'
-                     f'{100 * r.high:.2f}%)</title></rect>')
-        cx = x + bw / 2
-        ylo = top + ph - ph * r.low / ymax
-        yhi = top + ph - ph * r.high / ymax
-        parts.append(f'<path d="M{cx:.1f},{ylo:.1f}V{yhi:.1f}M{cx - 6:.1f},{ylo:.1f}'
-                     f'h12M{cx - 6:.1f},{yhi:.1f}h12" class="err"/>')
-        parts.append(f'<text x="{cx:.1f}" y="{top + ph + 16}" text-anchor="middle" class="a">'
-                     f'{_esc(lab)}</text>')
-        parts.append(f'<text x="{cx:.1f}" y="{top + ph + 30}" text-anchor="middle" class="a">'
-                     f'{100 * r.rate:.1f}%</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def svg_histogram(hist: dict[Any, int], title: str, xlabel: str, bin_width: int = 1,
-                  color: str = _PALETTE[0], width: int = 520, height: int = 220) -> str:
-    """An inline SVG histogram; ``hist`` maps a bin's low edge (int or str) to a count."""
-    left, right, top, bottom = 48, 12, 28, 40
-    pw, ph = width - left - right, height - top - bottom
-    counts = {int(k): int(v) for k, v in hist.items()}
-    parts = [_svg_open(width, height, title)]
-    if counts:
-        lo, hi = min(counts), max(counts) + bin_width
-        span = max(hi - lo, bin_width)
-        top_count = max(counts.values())
-        for k, c in sorted(counts.items()):
-            x = left + pw * (k - lo) / span
-            w = max(1.0, pw * bin_width / span - 1)
-            h = ph * c / top_count
-            parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{w:.1f}" '
-                         f'height="{h:.1f}" fill="{color}"><title>{k}–{k + bin_width - 1}: '
-                         f'{c}</title></rect>')
-        for v in (lo, lo + (hi - lo) // bin_width // 2 * bin_width, hi):
-            x = left + pw * (v - lo) / span
-            parts.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" '
-                         f'class="a">{v}</text>')
-        parts.append(f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" class="a">'
-                     f'{top_count}</text>')
-    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" '
-                 'class="axis"/>')
-    parts.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" class="a">'
-                 f'{_esc(xlabel)}</text></svg>')
-    return "".join(parts)
-
-
-def svg_diffs(rows: Sequence[tuple[str, dict[str, Any]]], title: str, scale: float = 100.0,
-              unit: str = "pp", width: int = 620) -> str:
-    """An inline SVG forest plot of paired differences ``diff`` with ``low``/``high``."""
-    left, right, top, row_h = 220, 20, 30, 24
-    height = top + row_h * len(rows) + 30
-    pw = width - left - right
-    vals = [abs(float(v)) * scale for _, e in rows
-            for v in (e["diff"], e["low"], e["high"]) if v is not None]
-    m = max(vals + [1e-9]) * 1.1
-    parts = [_svg_open(width, height, title)]
-    x0 = left + pw / 2
-    parts.append(f'<line x1="{x0}" x2="{x0}" y1="{top - 6}" y2="{height - 24}" class="axis"/>')
-    for i, (lab, e) in enumerate(rows):
-        y = top + row_h * i + row_h / 2
-        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="a">'
-                     f'{_esc(lab)}</text>')
-        if e["low"] is not None:
-            xl = x0 + pw / 2 * e["low"] * scale / m
-            xh = x0 + pw / 2 * e["high"] * scale / m
-            parts.append(f'<path d="M{xl:.1f},{y:.1f}H{xh:.1f}" class="err"/>')
-        xd = x0 + pw / 2 * e["diff"] * scale / m
-        parts.append(f'<circle cx="{xd:.1f}" cy="{y:.1f}" r="4" fill="{_PALETTE[0]}">'
-                     f'<title>{_esc(lab)}: {e["diff"] * scale:+.3f} {unit}</title></circle>')
-    parts.append(f'<text x="{left}" y="{height - 8}" class="a">{-m:+.2f} {unit}</text>'
-                 f'<text x="{left + pw}" y="{height - 8}" text-anchor="end" class="a">'
-                 f'{m:+.2f} {unit}</text></svg>')
-    return "".join(parts)
-
-
 _CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;
 text-align:right}th{background:#f3f3f3}.plots{display:flex;flex-wrap:wrap;gap:12px}
-svg .t{font-weight:600;font-size:13px}svg .a{font-size:11px;fill:#444}
-svg .grid{stroke:#e5e5e5}svg .axis{stroke:#888}svg .err{stroke:#111;stroke-width:1.5;fill:none}
+svg.chart{max-width:100%;height:auto}
 code{background:#f3f3f3;padding:1px 4px}"""
 
 
@@ -313,20 +207,24 @@ def _ci_text(low: float | None, high: float | None, fmt: str = "pct") -> str:
     return f"{_pct(low)} – {_pct(high)}" if fmt == "pct" else f"{low:.1f} – {high:.1f}"
 
 
-def _report_html(r: BalanceReport, heading: str) -> str:
+def _report_html(r: BalanceReport, heading: str, charts: Charts | None) -> str:
+    """The HTML of one balance report; its charts from ``charts`` (``None``: matplotlib
+    is missing, the page says so once, the tables stay)."""
     out = [f"<h2>{_esc(heading)}</h2>"]
     out.extend(f"<p><strong>Warning:</strong> {_esc(w)}</p>" for w in r.warnings)
     out.append(_table(["games", "players", "rounds", "turns", "rounds per game",
                        "turns per round"],
                       [[r.games, r.players, r.rounds, r.turns,
                         f"{r.rounds_per_game:.3f}", f"{r.turns_per_round:.3f}"]]))
-    out.append("<h3>Win rate by seat and by bot (95% CI; bots clustered by game)</h3>"
-               "<div class=plots>")
-    out.append(svg_rate_bars([f"seat {i}" for i in range(len(r.seats))], list(r.seats),
-                             "Win rate by seat"))
-    out.append(svg_rate_bars(list(r.bots), [s.win for s in r.bots.values()],
-                             "Win rate by bot (per seat-game)"))
-    out.append("</div>")
+    out.append("<h3>Win rate by seat and by bot (95% CI; bots clustered by game)</h3>")
+    if charts is not None:
+        fair = 1 / r.players if r.players else None
+        out.append("<div class=plots>")
+        out.append(charts.rate_bars([f"seat {i}" for i in range(len(r.seats))], list(r.seats),
+                                    "Win rate by seat", reference=fair))
+        out.append(charts.rate_bars(list(r.bots), [s.win for s in r.bots.values()],
+                                    "Win rate by bot (per seat-game)", reference=fair))
+        out.append("</div>")
     out.append(_table(["seat", "win rate", "95% CI (Wilson)", "games"],
                       [[i, _pct(e.rate), _ci_text(e.low, e.high), e.n]
                        for i, e in enumerate(r.seats)]))
@@ -344,20 +242,23 @@ def _report_html(r: BalanceReport, heading: str) -> str:
     out.append(_table(["knock", "undercut", "going out", "stock exhausted"],
                       [[_pct(sh["knock"]), _pct(sh["undercut"]), _pct(sh["going_out"]),
                         _pct(sh["stock"])]]))
-    out.append("<h3>Final score distribution per bot</h3><div class=plots>")
-    for i, (b, s) in enumerate(r.bots.items()):
-        out.append(svg_histogram(dict(s.score_hist), f"Final score: {b}",
-                                 "final score (bins of 25 points)", bin_width=25,
-                                 color=_PALETTE[i % len(_PALETTE)], width=360))
-    out.append("</div><h3>Game and round length</h3><div class=plots>")
-    out.append(svg_histogram(dict(r.rounds_hist), "Rounds per game", "rounds", width=360))
-    out.append(svg_histogram(dict(r.turns_hist), "Turns per round", "turns", width=360))
-    out.append("</div>")
+    if charts is not None:
+        out.append("<h3>Final score distribution per bot</h3><div class=plots>")
+        for i, (b, s) in enumerate(r.bots.items()):
+            out.append(charts.histogram(dict(s.score_hist), f"Final score: {b}",
+                                        "final score (points, bins of 25)", bin_width=25,
+                                        color=i))
+        out.append("</div><h3>Game and round length</h3><div class=plots>")
+        out.append(charts.histogram(dict(r.rounds_hist), "Rounds per game", "rounds"))
+        out.append(charts.histogram(dict(r.turns_hist), "Turns per round", "turns"))
+        out.append("</div>")
     return "".join(out)
 
 
 def to_html(doc: dict[str, Any]) -> str:
-    """One self-contained HTML page (inline CSS and SVG, no scripts, no external files)."""
+    """One self-contained HTML page (inline CSS and SVG charts drawn by matplotlib, no
+    scripts, no external files). Without matplotlib (the ``report`` extra) the page says
+    so where the charts would be and keeps every table."""
     spec = doc.get("spec") or {}
     rep = doc["report"]
     title = f"Balance report — batch {doc.get('batch_id', '?')}"
@@ -368,16 +269,24 @@ def to_html(doc: dict[str, Any]) -> str:
         out.append(f"<p><strong>Partial report:</strong> {doc['chunks_done']} of "
                    f"{doc['chunks']} chunks.</p>")
     out.append("<p>Batch spec: <code>" + _esc(json.dumps(spec, sort_keys=True)) + "</code></p>")
+    missing = matplotlib_missing()
+    charts = None if missing else Charts()
+    if missing:
+        out.append(missing_note(missing))
     if isinstance(rep, ABReport):
         cmp = rep.compare
         out.append(f"<h2>A − B, paired over {cmp['games']} games</h2>")
         rows = [(f"win rate seat {i}", e) for i, e in enumerate(cmp["seat_win_rate"])]
         rows += [(f"win rate slot {i} ({e['bot_a']}/{e['bot_b']})", e)
                  for i, e in enumerate(cmp["slot_win_rate"])]
-        out.append(svg_diffs(rows, "Win-rate difference A − B (95% paired CI)"))
-        out.append(svg_diffs([(k.replace("_", " "), cmp[k]) for k in
-                              ("rounds_per_game", "turns_per_game", "turns_per_round")],
-                             "Length difference A − B (95% paired CI)", scale=1.0, unit=""))
+        if charts is not None:
+            out.append(charts.diffs(rows, "Win-rate difference A − B (95% paired CI)"))
+            out.append(charts.diffs([("rounds per game", cmp["rounds_per_game"])],
+                                    "Rounds per game, A − B (95% paired CI)", scale=1.0,
+                                    unit="rounds"))
+            out.append(charts.diffs([(k.replace("_", " "), cmp[k]) for k in
+                                     ("turns_per_game", "turns_per_round")],
+                                    "Turns, A − B (95% paired CI)", scale=1.0, unit="turns"))
 
         def ci(e: dict[str, Any], scale: float) -> str:
             if e["low"] is None:
@@ -391,9 +300,9 @@ def to_html(doc: dict[str, Any]) -> str:
                               f"{cmp[k]['diff']:+.3f}", ci(cmp[k], 1.0)]
                              for k in ("rounds_per_game", "turns_per_game",
                                        "turns_per_round")]))
-        out.append(_report_html(rep.a, "Variant A"))
-        out.append(_report_html(rep.b, "Variant B"))
+        out.append(_report_html(rep.a, "Variant A", charts))
+        out.append(_report_html(rep.b, "Variant B", charts))
     else:
-        out.append(_report_html(rep, "Balance report"))
+        out.append(_report_html(rep, "Balance report", charts))
     out.append("</body></html>\n")
     return "".join(out)

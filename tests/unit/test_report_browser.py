@@ -1,0 +1,125 @@
+"""The HTML reports rendered by headless Chromium (issue 14): the sweep page of
+``rummy sweep`` / ``rummy batch sweep`` and the balance report page of ``rummy batch
+report`` show their matplotlib charts.
+
+For each page, Chromium loads a copy with a probe script appended (the reports themselves
+have no script) that measures, in the laid-out page, every chart's size, the paths with a
+non-empty bounding box and the texts; ``--dump-dom`` returns the measurements. A screenshot
+of the page must show the charts' colours.
+
+Skips (with the reason) when no Chromium or no matplotlib is installed; `.ci/run` installs
+Chromium, ``make setup`` the ``report`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rummy.balance import BalanceReport
+from rummy.rules import RuleSet
+from rummy.simulate import play_range
+from rummy_cli.charts import PALETTE, matplotlib_missing
+from rummy_cli.sweep import parse_sweep, render_html, sweep_document
+
+BROWSER = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser",
+                                                     "google-chrome", "chrome")) if p), None)
+pytestmark = [
+    pytest.mark.skipif(BROWSER is None, reason="no Chromium installed (apt-get install -y "
+                       "chromium; .ci/run installs it): the report pages are not rendered"),
+    pytest.mark.skipif(matplotlib_missing() is not None,
+                       reason="matplotlib missing (the 'report' extra): no charts to render"),
+]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", "--disable-extensions"]
+PROBE = """<script>
+const charts = [...document.querySelectorAll('svg.chart')].map(s => {
+  const r = s.getBoundingClientRect();
+  const drawn = [...s.querySelectorAll('path')].filter(p => {
+    const b = p.getBBox(); return b.width > 0 || b.height > 0; }).length;
+  return {label: s.getAttribute('aria-label'), width: r.width, height: r.height,
+          paths: drawn, texts: s.querySelectorAll('text').length};
+});
+const pre = document.createElement('pre');
+pre.id = 'probe';
+pre.textContent = JSON.stringify(charts);
+document.body.appendChild(pre);
+</script>"""
+
+
+def measure(page: Path, tmp: Path) -> list[dict[str, Any]]:
+    """The probe's measurements of every chart of ``page``, as laid out by Chromium."""
+    assert BROWSER is not None
+    probe = tmp / f"probe-{page.name}"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</html>", PROBE + "</html>"),
+                     encoding="utf-8")
+    out = subprocess.run([BROWSER, *FLAGS, "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    found = re.search(r'<pre id="probe">(.*?)</pre>', out, flags=re.DOTALL)
+    assert found, out[-2000:]
+    return list(json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<")
+                           .replace("&gt;", ">").replace("&quot;", '"')))
+
+
+def screenshot_colours(page: Path, tmp: Path) -> set[tuple[int, int, int]]:
+    """The set of RGB colours of a 1400×2400 screenshot of ``page``."""
+    from PIL import Image  # a dependency of matplotlib
+
+    assert BROWSER is not None
+    png = tmp / f"{page.stem}.png"
+    subprocess.run([BROWSER, *FLAGS, "--window-size=1400,2400", f"--screenshot={png}",
+                    page.as_uri()], capture_output=True, timeout=120, check=True)
+    with Image.open(png) as im:
+        assert im.size == (1400, 2400)
+        return {c for _, c in im.convert("RGB").getcolors(maxcolors=1 << 20) or []}
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+
+
+def _check(charts: list[dict[str, Any]], labels: list[str]) -> None:
+    assert [c["label"] for c in charts] == labels
+    for c in charts:
+        assert c["width"] > 200 and c["height"] > 120, c  # laid out at a readable size
+        assert c["paths"] >= 6, c  # axes, ticks, lines or bars, error bars: drawn
+        assert c["texts"] >= 4, c  # title, axis labels, tick labels
+
+
+def test_sweep_page_shows_every_chart(tmp_path: Path) -> None:
+    combos = parse_sweep(["knock_threshold=0,10"])
+    bots = ["greedy", "human", "random"]
+    reports = [BalanceReport.of(play_range(bots, 4, 0, 6, RuleSet.from_dict(c)))
+               .with_run(4, bots, RuleSet.from_dict(c).changed()) for c in combos]
+    doc = sweep_document(combos, reports, games=6, players=3, seed=4, bots=bots, seconds=0)
+    page = tmp_path / "sweep.html"
+    page.write_text(render_html(doc), encoding="utf-8")
+    _check(measure(page, tmp_path),
+           ["Win rate by seat", "Win rate by bot (per seat-game)", "Game length",
+            "How rounds ended", "Mean points left at a round's end"])
+    colours = screenshot_colours(page, tmp_path)
+    assert {_rgb(c) for c in PALETTE[:3]} <= colours  # the three bots' lines are painted
+
+
+def test_balance_report_page_shows_every_chart(tmp_path: Path) -> None:
+    from rummy_worker.batches import BatchSpec, batch_report, merge_results
+    from rummy_worker.chunks import compute_chunk
+    from rummy_worker.output import to_html
+
+    spec = BatchSpec(games=6, bots=("greedy", "human", "random"), seed=2, chunk_size=3)
+    merged = merge_results(spec.players, [compute_chunk(spec, i) for i in range(spec.chunks)])
+    doc = {"batch_id": "b1", "spec": spec.to_dict(), "chunks": spec.chunks,
+           "chunks_done": spec.chunks, "complete": True, "report": batch_report(spec, merged)}
+    page = tmp_path / "report.html"
+    page.write_text(to_html(doc), encoding="utf-8")
+    _check(measure(page, tmp_path),
+           ["Win rate by seat", "Win rate by bot (per seat-game)", "Final score: greedy",
+            "Final score: human", "Final score: random", "Rounds per game",
+            "Turns per round"])
+    assert _rgb(PALETTE[0]) in screenshot_colours(page, tmp_path)
