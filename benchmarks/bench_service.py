@@ -6,18 +6,25 @@ repeated (the median of the rounds is printed; these machines are noisy):
 * **Whole cycles.** Each concurrent game is played by the ``basic`` bot through the API: one
   cycle is ``GetView`` then the command it decides (Draw, Pass, Meld, Knock, EndTurn with
   ``expected_version`` and ``omit_view``), timed together from the client, as a client
-  waits for them. The server's calls/s count both calls. Levels: 10 and 100 games at once,
+  waits for them (the bot's own thinking between the two calls is not counted). The
+  server's calls/s count both calls. Levels: 10 and 100 games at once,
   against one server process and against ``rummy serve --processes 2`` (SO_REUSEPORT).
 * **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
   unary call with a 600-byte payload (about a view), driven by the same client code with
   the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
 * **The store floor**: one raw ``XADD`` of an event (redis-py, no Lua, no request record)
   against one ``EventStore.append`` of the same event.
+* **Server CPU per call**: the CPU seconds the server's processes used (``/proc``, the whole
+  process tree for ``--processes 2``) divided by the calls they served, for the echo server
+  and for ours in the same rounds. Its inverse is what **one server process** can serve on
+  one core whatever the client costs: the per-process comparison with the echo floor. (The
+  clients run in this process on the same 2-core machine, so at full load the calls/s of
+  the echo rows are mostly the client's limit, not the echo server's.)
+* **Paced games**: 100 games whose clients think between cycles (exponential, mean
+  ``--think`` seconds, 0.25 s by default, seeded), the client-observed cycle latency at a
+  load below saturation, for the echo server and ours.
 * **Storage**: Redis ``MEMORY USAGE`` of every key of the games played, per event, beside the
   event JSON's own size.
-
-The clients run in this process, on the same 2-core machine as the servers: at 100 games the
-client's own CPU is part of what is measured, for the echo server as for ours.
 
 Usage: python benchmarks/bench_service.py [--quick] [--redis-url URL] [--rounds N]
 Keys live under a fresh ``bench-<hex>`` prefix, deleted at the end.
@@ -29,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -96,9 +104,12 @@ async def _send(stub: Any, gid: str, token: str, cmd: Any, version: int) -> Any:
     raise TypeError(cmd)
 
 
-async def play(stub: Any, seed: int, stop_at: float, cycles: list[float]) -> int:
-    """Play two-seat games (one after another) until ``stop_at``; returns the calls made."""
+async def play(stub: Any, seed: int, stop_at: float, cycles: list[float],
+               think: float = 0.0) -> int:
+    """Play two-seat games (one after another) until ``stop_at``; returns the calls made.
+    ``think``: mean seconds (exponential) the client waits before each cycle (0: none)."""
     calls = 0
+    rng = random.Random(seed)
     while time.monotonic() < stop_at:
         created = await stub.CreateGame(pb.CreateGameRequest(
             seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)] * 2))
@@ -107,25 +118,33 @@ async def play(stub: Any, seed: int, stop_at: float, cycles: list[float]) -> int
         agents = {s: make_bot("basic", seed + s) for s in tokens}
         gid, turn = created.game_id, 0
         while time.monotonic() < stop_at:
+            if think:
+                await asyncio.sleep(rng.expovariate(1 / think))
             t0 = time.perf_counter()
             v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[turn]))).view
+            waited = time.perf_counter() - t0
             calls += 1
             if v.phase == pb.PHASE_GAME_OVER:
                 break
             if not v.actions:  # the other seat is to act
                 turn = v.turn
                 continue
-            await _send(stub, gid, tokens[turn], agents[turn].act(view_from_proto(v)),
-                        v.version)
+            cmd = agents[turn].act(view_from_proto(v))  # the bot's time is not the server's
+            t0 = time.perf_counter()
+            await _send(stub, gid, tokens[turn], cmd, v.version)
             calls += 1
-            cycles.append(time.perf_counter() - t0)
+            cycles.append(waited + time.perf_counter() - t0)
     return calls
 
 
-async def echo_play(call: Any, stop_at: float, cycles: list[float]) -> int:
+async def echo_play(call: Any, stop_at: float, cycles: list[float], seed: int = 0,
+                    think: float = 0.0) -> int:
     """The echo reference: two unary calls per cycle, as ``play`` makes."""
     calls = 0
+    rng = random.Random(seed)
     while time.monotonic() < stop_at:
+        if think:
+            await asyncio.sleep(rng.expovariate(1 / think))
         t0 = time.perf_counter()
         await call(b"g" * 60)
         await call(b"c" * 80)
@@ -134,28 +153,47 @@ async def echo_play(call: Any, stop_at: float, cycles: list[float]) -> int:
     return calls
 
 
-async def level(port: int, games: int, seconds: float, echo: bool) -> dict[str, float]:
-    """``games`` concurrent clients for ``seconds`` against ``port``; calls/s and the
-    client-observed cycle latency (ms)."""
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` and its descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
+                think: float = 0.0) -> dict[str, float]:
+    """``games`` concurrent clients for ``seconds`` against ``port`` (server process ``pid``);
+    calls/s, the client-observed cycle latency (ms) and the server's CPU per call (us)."""
     cycles: list[float] = []
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
     try:
         stop_at = time.monotonic() + seconds
+        cpu0 = tree_cpu(pid)
         t0 = time.monotonic()
         if echo:
             calls = [ch.unary_unary("/bench.Echo/Echo") for ch in channels]
-            counts = await asyncio.gather(*(echo_play(calls[i % CHANNELS], stop_at, cycles)
-                                            for i in range(games)))
+            counts = await asyncio.gather(*(echo_play(calls[i % CHANNELS], stop_at, cycles,
+                                                      i, think) for i in range(games)))
         else:
             stubs = [pb_grpc.GameServiceStub(ch) for ch in channels]
             counts = await asyncio.gather(*(play(stubs[i % CHANNELS], 1000 * i, stop_at,
-                                                 cycles) for i in range(games)))
+                                                 cycles, think) for i in range(games)))
         wall = time.monotonic() - t0
+        cpu = tree_cpu(pid) - cpu0
     finally:
         for ch in channels:
             await ch.close()
     return {"cps": sum(counts) / wall, "p50": pct(cycles, 50) * 1e3,
-            "p99": pct(cycles, 99) * 1e3}
+            "p99": pct(cycles, 99) * 1e3, "cpu_us": cpu / max(sum(counts), 1) * 1e6}
 
 
 def start_server(args: argparse.Namespace, prefix: str, processes: int,
@@ -167,7 +205,9 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
     proc = subprocess.Popen(
         [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",
-         str(processes), "--port-file", str(port_file)], env=env, stdout=subprocess.DEVNULL)
+         str(processes), "--port-file", str(port_file),
+         # one client process makes every call: no per-caller rate limit in the way
+         "--rate-commands", "0", "--rate-create", "0"], env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not port_file.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -233,24 +273,39 @@ async def main_async(args: argparse.Namespace) -> None:
             procs += [one, two]
             print(f"gRPC GameService over Redis, servers in their own processes; {rounds} "
                   f"interleaved round(s) of {seconds:.0f} s per configuration; {CHANNELS} "
-                  f"channels; median of the rounds")
+                  f"channels; median of the rounds; load average before: "
+                  f"{os.getloadavg()[0]:.2f}")
             print(f"{'games':>5} {'server':<22} {'calls/s':>8} {'cycle p50':>10} "
-                  f"{'cycle p99':>10} {'vs echo':>8}")
-            for games in (10, 100):
+                  f"{'cycle p99':>10} {'vs echo':>8} {'server CPU/call':>16} "
+                  f"{'calls/CPU-s':>12} {'vs echo':>8}")
+            pids = {"echo": echo.pid, "one": one.pid, "two": two.pid}
+            ports = {"echo": echo_port, "one": one_port, "two": two_port}
+            labels = (("echo", "echo (anchor)"), ("one", "rummy, 1 process"),
+                      ("two", "rummy, 2 processes"))
+            levels = ((10, 0.0, "10"), (100, 0.0, "100"),
+                      (100, args.think, f"100 paced ({args.think:g} s think)"))
+            for games, think, name in levels:
                 got: dict[str, list[dict[str, float]]] = {"echo": [], "one": [], "two": []}
                 for _ in range(rounds):
-                    got["echo"].append(await level(echo_port, games, seconds, echo=True))
-                    got["one"].append(await level(one_port, games, seconds, echo=False))
-                    got["two"].append(await level(two_port, games, seconds, echo=False))
+                    for key, _label in labels:
+                        got[key].append(await level(ports[key], games, seconds,
+                                                    echo=key == "echo", pid=pids[key],
+                                                    think=think))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
                        for k, v in got.items()}
-                for key, label in (("echo", "echo (anchor)"), ("one", "rummy, 1 process"),
-                                   ("two", "rummy, 2 processes")):
-                    m = med[key]
+                if think:
+                    print(f"{name}:")
+                for key, label in labels:
+                    m, e = med[key], med["echo"]
                     print(f"{games:>5} {label:<22} {m['cps']:>8.0f} {m['p50']:>8.2f}ms "
-                          f"{m['p99']:>8.2f}ms {m['cps'] / med['echo']['cps']:>7.2f}x")
-                scale = med["two"]["cps"] / med["one"]["cps"]
-                print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x")
+                          f"{m['p99']:>8.2f}ms {m['cps'] / e['cps']:>7.2f}x "
+                          f"{m['cpu_us']:>13.0f} us {1e6 / m['cpu_us']:>12,.0f} "
+                          f"{e['cpu_us'] / m['cpu_us']:>7.2f}x")
+                if not think:
+                    scale = med["two"]["cps"] / med["one"]["cps"]
+                    print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
+                          f"client and Redis share the 2 cores); server CPU per call "
+                          f"{med['two']['cpu_us'] / med['one']['cpu_us']:.2f}x")
         finally:
             for p in procs:
                 p.terminate()
@@ -274,6 +329,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 s per configuration, 1 round")
     parser.add_argument("--rounds", type=int, default=0, help="interleaved rounds (default 3)")
+    parser.add_argument("--think", type=float, default=0.25,
+                        help="mean think time of the paced level, seconds (default 0.25)")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     asyncio.run(main_async(parser.parse_args()))

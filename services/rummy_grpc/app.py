@@ -191,14 +191,14 @@ class GameApp:
                                             request_id=f"timeout:{state.version}",
                                             request_hash="timeout", response=None)
         except VersionConflict:  # the seat moved first: it rescheduled the game
-            metrics.COMMANDS_TOTAL.labels(kind, "timeout_lost").inc()
+            metrics.child(metrics.COMMANDS_TOTAL, kind, "timeout_lost").inc()
             return
         except GameLimitReached:
             await self._stop(game_id)
             return
         if result.duplicate:
             return
-        metrics.COMMANDS_TOTAL.labels(kind, "timeout").inc()
+        metrics.child(metrics.COMMANDS_TOTAL, kind, "timeout").inc()
         self.repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
         await self.repo.maybe_snapshot(game_id, new_state)
         await self._after(game_id, meta, new_state, result.events[-1].ts)
@@ -283,7 +283,7 @@ class GameApp:
                                                   turn_seconds))
             metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
         except (RummyError, BadRequest, SeedNotAllowed, RequestIdReused) as exc:
-            metrics.COMMANDS_TOTAL.labels("create_game", outcome(exc)).inc()
+            metrics.child(metrics.COMMANDS_TOTAL, "create_game", outcome(exc)).inc()
             raise
         meta = {
             "seats": [{"kind": s.kind, "name": n, "strategy": s.strategy}
@@ -297,7 +297,7 @@ class GameApp:
         epoch = self.repo.epoch()
         result = await self.repo.append(game_id, events, 0, request_id="create",
                                         request_hash="create", response=None)
-        metrics.COMMANDS_TOTAL.labels("create_game",
+        metrics.child(metrics.COMMANDS_TOTAL, "create_game",
                                       "duplicate" if result.duplicate else "ok").inc()
         if not result.duplicate:
             metrics.GAMES_ACTIVE.inc()
@@ -345,9 +345,9 @@ class GameApp:
             out = await self._command(game_id, token, kind, table, expected_version,
                                       request_id, with_view)
         except BaseException as exc:
-            metrics.COMMANDS_TOTAL.labels(label, outcome(exc)).inc()
+            metrics.child(metrics.COMMANDS_TOTAL, label, outcome(exc)).inc()
             raise
-        metrics.COMMANDS_TOTAL.labels(label, "duplicate" if out.duplicate else "ok").inc()
+        metrics.child(metrics.COMMANDS_TOTAL, label, "duplicate" if out.duplicate else "ok").inc()
         return out
 
     async def _command(self, game_id: str, token: str, kind: str, table: Any,

@@ -117,7 +117,7 @@ class BotDriver:
                 if result.duplicate:  # another server played this very bot move first
                     first = True
                     continue
-                metrics.COMMANDS_TOTAL.labels(kind, "ok").inc()
+                metrics.child(metrics.COMMANDS_TOTAL, kind, "ok").inc()
                 out.extend(result.events)
                 self._repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
                 await self._repo.maybe_snapshot(game_id, new_state)
@@ -161,7 +161,7 @@ class BotDriver:
             log.exception("bot %s at seat %d of game %s failed (%s) at version %d; playing "
                           "the default move %s", strategy, seat, game_id, reason,
                           state.version, kind)
-            metrics.BOT_FAILURES_TOTAL.labels(strategy, reason).inc()
+            metrics.child(metrics.BOT_FAILURES_TOTAL, strategy, reason).inc()
             new_state, events = step(state, fallback)
             return new_state, events, kind
 

@@ -35,8 +35,8 @@ def _code(context: grpc.aio.ServicerContext, exc: BaseException | None) -> str:
 
 def _observe(method: str, t0: float, context: grpc.aio.ServicerContext,
              exc: BaseException | None) -> None:
-    metrics.GRPC_SERVER_HANDLING_SECONDS.labels(method).observe(time.perf_counter() - t0)
-    metrics.GRPC_SERVER_HANDLED_TOTAL.labels(method, _code(context, exc)).inc()
+    metrics.child(metrics.GRPC_SERVER_HANDLING_SECONDS, method).observe(time.perf_counter() - t0)
+    metrics.child(metrics.GRPC_SERVER_HANDLED_TOTAL, method, _code(context, exc)).inc()
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):

@@ -202,7 +202,7 @@ class RateLimiter:
         """
         wait = self.delay(caller)
         if wait > 0:
-            metrics.RATE_LIMITED_TOTAL.labels(self.kind).inc()
+            metrics.child(metrics.RATE_LIMITED_TOTAL, self.kind).inc()
             raise RateLimited(self.kind, wait)
 
 

@@ -7,6 +7,9 @@ gRPC method names; never a game or player id). Served by :func:`start_metrics_se
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 #: Microsecond-resolution buckets: rule validation takes microseconds to milliseconds.
@@ -59,6 +62,14 @@ GRPC_SERVER_HANDLING_SECONDS = Histogram(
 GRPC_SERVER_HANDLED_TOTAL = Counter(
     "rummy_grpc_server_handled_total", "gRPC calls completed, by method and status code.",
     ["method", "code"])
+
+
+@functools.cache
+def child(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once per label set (every label value here is
+    from a bounded set, so the cache is bounded too): ``labels()`` takes a lock and builds
+    a key on every call, a cost paid on every gRPC call before (issue 15)."""
+    return metric.labels(*labels)
 
 
 def start_metrics_server(port: int, addr: str = "0.0.0.0") -> int:

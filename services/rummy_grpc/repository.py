@@ -401,7 +401,7 @@ class GameRepository(EventRepository):
         metrics.EVENT_APPEND_SECONDS.observe(time.perf_counter() - t0)
         if not result.duplicate:
             for se in result.events:
-                metrics.EVENTS_APPENDED_TOTAL.labels(se.type).inc()
+                metrics.child(metrics.EVENTS_APPENDED_TOTAL, se.type).inc()
         return result
 
 
