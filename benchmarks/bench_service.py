@@ -3,12 +3,12 @@
 Every figure is printed beside its reference, measured in the same run, interleaved and
 repeated (the median of the rounds is printed; these machines are noisy):
 
-* **Whole cycles.** Each concurrent game is played by the ``basic`` bot through the API: one
-  cycle is ``GetView`` then the command it decides (Draw, Pass, Meld, Knock, EndTurn with
-  ``expected_version`` and ``omit_view``), timed together from the client, as a client
-  waits for them (the bot's own thinking between the two calls is not counted). The
-  server's calls/s count both calls. Levels: 10 and 100 games at once,
-  against one server process and against ``rummy serve --processes 2`` (SO_REUSEPORT).
+* **Whole cycles.** Each concurrent game replays a two-seat game of the ``basic`` bot decided
+  beforehand with the core (:func:`script`; the server deals the same game from its seed),
+  so the clients spend no time thinking: one cycle is ``GetView`` then the command (Draw,
+  Pass, Meld, Knock, EndTurn with ``expected_version`` and ``omit_view``), timed together
+  from the client, as a client waits for them. The server's calls/s count both calls.
+  Levels: 10 and 100 games at once, against one server process and against ``rummy serve --processes 2`` (SO_REUSEPORT).
 * **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
   unary call with a 600-byte payload (about a view), driven by the same client code with
   the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
@@ -54,12 +54,15 @@ import redis.asyncio as aioredis  # noqa: E402
 import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
-from rummy_grpc.convert import view_from_proto  # noqa: E402
 from rummy_store import RedisEventStore  # noqa: E402
 
 from rummy.bots import make_bot  # noqa: E402
-from rummy.commands import Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
+from rummy.commands import CreateGame, Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
+from rummy.decide import step  # noqa: E402
 from rummy.melds import format_table  # noqa: E402
+from rummy.rules import RuleSet  # noqa: E402
+from rummy.state import GAME_OVER  # noqa: E402
+from rummy.views import view  # noqa: E402
 
 ECHO_SERVER = r'''
 import asyncio, sys, grpc
@@ -79,6 +82,10 @@ asyncio.run(main())
 '''
 CHANNELS = 8
 """Client channels (HTTP/2 connections) per level, games spread over them round-robin."""
+SCRIPTS = 120
+"""Games decided beforehand (:func:`script`), replayed round-robin by the clients."""
+ADMIN = "bench-admin-token"
+"""The servers' admin token: a chosen seed with human seats needs it."""
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -104,34 +111,52 @@ async def _send(stub: Any, gid: str, token: str, cmd: Any, version: int) -> Any:
     raise TypeError(cmd)
 
 
-async def play(stub: Any, seed: int, stop_at: float, cycles: list[float],
-               think: float = 0.0) -> int:
-    """Play two-seat games (one after another) until ``stop_at``; returns the calls made.
-    ``think``: mean seconds (exponential) the client waits before each cycle (0: none)."""
+def script(seed: int) -> list[tuple[int, int, Any]]:
+    """A whole two-seat game of the ``basic`` bot decided with the core beforehand:
+    ``[(version, seat, command), ...]`` (the server deals the same game from the seed), so
+    the clients spend no time thinking while they are timed."""
+    agents = {s: make_bot("basic", seed * 8 + s) for s in (0, 1)}
+    state, _ = step(None, CreateGame(2, seed, RuleSet(), ("p0", "p1")))
+    out = []
+    while state.phase != GAME_OVER:
+        seat = state.turn
+        cmd = agents[seat].act(view(state, seat))
+        out.append((state.version, seat, cmd))
+        state, _ = step(state, cmd)
+    return out
+
+
+async def play(stub: Any, scripts: list[tuple[int, list[tuple[int, int, Any]]]],
+               first: int, stop_at: float, cycles: list[float], think: float = 0.0) -> int:
+    """Play scripted two-seat games (one after another, from ``scripts[first]`` on) until
+    ``stop_at``; returns the calls made. ``think``: mean seconds (exponential) the client
+    waits before each cycle (0: none)."""
     calls = 0
-    rng = random.Random(seed)
+    rng = random.Random(first)
+    n = first
     while time.monotonic() < stop_at:
+        seed, moves = scripts[n % len(scripts)]
+        n += 1
         created = await stub.CreateGame(pb.CreateGameRequest(
-            seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)] * 2))
+            seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name=f"p{i}") for i in (0, 1)],
+            seed=seed, admin_token=ADMIN))
         calls += 1
         tokens = {t.seat: t.token for t in created.tokens}
-        agents = {s: make_bot("basic", seed + s) for s in tokens}
-        gid, turn = created.game_id, 0
-        while time.monotonic() < stop_at:
+        gid = created.game_id
+        for version, seat, cmd in moves:
+            if time.monotonic() >= stop_at:
+                break
             if think:
                 await asyncio.sleep(rng.expovariate(1 / think))
             t0 = time.perf_counter()
-            v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[turn]))).view
+            v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[seat]))).view
             waited = time.perf_counter() - t0
             calls += 1
-            if v.phase == pb.PHASE_GAME_OVER:
-                break
-            if not v.actions:  # the other seat is to act
-                turn = v.turn
-                continue
-            cmd = agents[turn].act(view_from_proto(v))  # the bot's time is not the server's
+            if v.version != version:
+                raise SystemExit(f"game {gid} (seed {seed}) is at version {v.version}, the "
+                                 f"script at {version}: the server dealt another game")
             t0 = time.perf_counter()
-            await _send(stub, gid, tokens[turn], cmd, v.version)
+            await _send(stub, gid, tokens[seat], cmd, version)
             calls += 1
             cycles.append(waited + time.perf_counter() - t0)
     return calls
@@ -170,10 +195,13 @@ def tree_cpu(pid: int) -> float:
 
 
 async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
-                think: float = 0.0) -> dict[str, float]:
+                think: float = 0.0,
+                scripts: list[tuple[int, list[tuple[int, int, Any]]]] | None = None
+                ) -> dict[str, float]:
     """``games`` concurrent clients for ``seconds`` against ``port`` (server process ``pid``);
     calls/s, the client-observed cycle latency (ms) and the server's CPU per call (us)."""
     cycles: list[float] = []
+    scripts = scripts or []
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
     try:
         stop_at = time.monotonic() + seconds
@@ -185,7 +213,7 @@ async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
                                                       i, think) for i in range(games)))
         else:
             stubs = [pb_grpc.GameServiceStub(ch) for ch in channels]
-            counts = await asyncio.gather(*(play(stubs[i % CHANNELS], 1000 * i, stop_at,
+            counts = await asyncio.gather(*(play(stubs[i % CHANNELS], scripts, i, stop_at,
                                                  cycles, think) for i in range(games)))
         wall = time.monotonic() - t0
         cpu = tree_cpu(pid) - cpu0
@@ -201,7 +229,7 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
     """``rummy serve`` over the bench Redis with ``processes`` processes; (process, port)."""
     port_file = tmp / f"port-{processes}"
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
-               RUMMY_LOG_LEVEL="WARNING")
+               RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",
@@ -263,6 +291,7 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         try:
+            scripts = [(seed, script(seed)) for seed in range(1, SCRIPTS + 1)]
             echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER],
                                     stdout=subprocess.PIPE)
             procs.append(echo)
@@ -290,7 +319,7 @@ async def main_async(args: argparse.Namespace) -> None:
                     for key, _label in labels:
                         got[key].append(await level(ports[key], games, seconds,
                                                     echo=key == "echo", pid=pids[key],
-                                                    think=think))
+                                                    think=think, scripts=scripts))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
                        for k, v in got.items()}
                 if think:
