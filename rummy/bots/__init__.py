@@ -24,6 +24,11 @@ try:
     BOTS["strategic"] = StrategicBot
 except ImportError:  # pragma: no cover
     pass
+try:
+    from rummy.bots.search import SearchBot
+    BOTS["search"] = SearchBot
+except ImportError:  # pragma: no cover
+    pass
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:
