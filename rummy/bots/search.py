@@ -82,22 +82,22 @@ def unseen_cards(v: PlayerView) -> list[int]:
     return out
 
 
-def determinize(v: PlayerView, rng_cards: Sequence[int], seed: int) -> GameState:
+def determinize(v: PlayerView, cards: Sequence[int], seed: int) -> GameState:
     """A full game state consistent with the view ``v``: the unseen cards, in the order
-    ``rng_cards`` gives them (a shuffle of :func:`unseen_cards`), dealt to the opponents
+    ``cards`` gives them (a shuffle of :func:`unseen_cards`), dealt to the opponents
     in seat order (each gets its public hand size) and the rest to the stock, top first.
 
     ``seed`` becomes the state's game seed (it shuffles later rounds' decks, R2.2). The
     state passes the engine's invariants I1 and I2; every other field is the view's.
 
     Raises:
-        ValueError: ``v`` is a spectator view, or ``rng_cards`` has the wrong length.
+        ValueError: ``v`` is a spectator view, or ``cards`` has the wrong length.
     """
     if v.seat is None:
         raise ValueError("a spectator view has no hand to search from")
     hidden = sum(n for s, n in enumerate(v.hand_sizes) if s != v.seat) + v.stock_size
-    if len(rng_cards) != hidden:
-        raise ValueError(f"{len(rng_cards)} cards for {hidden} hidden places")
+    if len(cards) != hidden:
+        raise ValueError(f"{len(cards)} cards for {hidden} hidden places")
     hands: list[tuple[int, ...]] = []
     pos = 0
     for s in range(v.players):
@@ -105,9 +105,9 @@ def determinize(v: PlayerView, rng_cards: Sequence[int], seed: int) -> GameState
             hands.append(v.hand)
         else:
             k = v.hand_sizes[s]
-            hands.append(tuple(sorted(rng_cards[pos:pos + k])))
+            hands.append(tuple(sorted(cards[pos:pos + k])))
             pos += k
-    stock = tuple(rng_cards[pos:])
+    stock = tuple(cards[pos:])
     gone = Counter(new_deck(decks_for(v.players)))  # the cards no longer in the stock
     gone.subtract(stock)
     deck = tuple(sorted(gone.elements())) + stock
@@ -182,6 +182,10 @@ class SearchBot(BotBase):
         margin: standard errors by which an alternative must beat the default move.
         rollout: registry name of the rollout policy; ``"strategic"`` or ``"greedy"``.
 
+    Attributes:
+        searched: decisions searched so far (two candidates or more).
+        rollouts: rollouts played so far (candidates x determinizations).
+
     Raises:
         ValueError: ``iterations`` not positive, ``seconds`` not positive, an unknown
             rollout policy.
@@ -205,7 +209,6 @@ class SearchBot(BotBase):
         self.margin = margin
         self._policy: GreedyBot = (StrategicBot(seed) if rollout == "strategic"
                                      else GreedyBot(seed))
-        #: decisions searched and determinizations played, for measurements
         self.searched = 0
         self.rollouts = 0
 
@@ -228,7 +231,10 @@ class SearchBot(BotBase):
         return cands[self._search(view, cands)]
 
     def _search(self, v: PlayerView, cands: list[Command]) -> int:
-        """Index in ``cands`` of the candidate with the best mean outcome."""
+        """Index in ``cands`` of the candidate with the best mean :func:`outcome` over
+        ``iterations`` determinizations (fewer when ``seconds`` runs out, at least one);
+        candidate 0 unless another beats it (by ``margin`` standard errors of the paired
+        difference when ``margin > 0``)."""
         assert v.seat is not None
         me = v.seat
         start = time.perf_counter() if self.seconds is not None else 0.0

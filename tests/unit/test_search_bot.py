@@ -137,6 +137,12 @@ def test_deterministic_for_a_seed() -> None:
         play_game(["search", "strategic"], 12, rules)
 
 
+def test_a_huge_margin_keeps_the_strategic_move() -> None:
+    state = _decision(5)
+    v = view(state, 0)
+    assert SearchBot(11, margin=1e9).act(v) == candidates(v)[0] == StrategicBot(0).act(v)
+
+
 def test_candidates_start_with_the_strategic_move() -> None:
     state = _decision(5)
     v = view(state, 0)
