@@ -269,8 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "balance report: win rates by seat and by bot with 95% intervals "
                        "clustered by game, a seat-fairness test, how rounds ended, game "
                        "length. Game i uses a seed derived from --seed and i, so any game can "
-                       "be re-run alone (--replay-game). Bots: random, basic, greedy, "
-                       "strategic.",
+                       "be re-run alone (--replay-game). Bots: random, basic, human (human-like), "
+                       "greedy, strategic, search (Monte Carlo rollouts; about 100x the cost of "
+                       "strategic per game).",
                        epilog=EPILOG_SIMULATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")

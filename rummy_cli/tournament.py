@@ -9,7 +9,8 @@ so the table does not depend on ``--jobs``.
 Ratings: openskill's Plackett-Luce model (each game ranks the seats by final total, R9.4;
 tied totals share a rank), starting from openskill's defaults (mu 25, sigma 25/3); the
 interval is mu ± 2 sigma. Win rates count a shared win as 1/k, with 95% Wilson intervals.
-Cost per move is the mean wall time of ``bot.act(view)`` in milliseconds, on this machine.
+Cost per move is the wall time of ``bot.act(view)`` in milliseconds, on this machine: its
+mean, and its median and 99th percentile over every move of the bot (nearest rank).
 """
 
 from __future__ import annotations
@@ -47,18 +48,21 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def play_timed(lineup: tuple[str, ...], seed: int, rules: RuleSet) -> dict[str, Any]:
-    """One game: final totals (R9), winners, and per seat the moves and seconds spent in
-    ``act``."""
+    """One game: final totals (R9), winners, and per seat the moves, the seconds spent in
+    ``act`` and each move's time in whole microseconds (``us``)."""
     bots = [make_bot(b, seed * 8 + i) for i, b in enumerate(lineup)]
     state, _ = step(None, CreateGame(len(lineup), seed, rules, lineup))
     moves = [0] * len(lineup)
     secs = [0.0] * len(lineup)
+    us: list[list[int]] = [[] for _ in lineup]
     n = 0
     while state.phase != GAME_OVER:
         seat = state.turn
         t0 = time.perf_counter()
         cmd = bots[seat].act(view(state, seat))
-        secs[seat] += time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        secs[seat] += dt
+        us[seat].append(round(dt * 1e6))
         moves[seat] += 1
         state, _ = step(state, cmd)
         n += 1
@@ -66,7 +70,7 @@ def play_timed(lineup: tuple[str, ...], seed: int, rules: RuleSet) -> dict[str, 
             raise RuntimeError(f"game with seed {seed} did not end")
     assert state.result is not None
     return {"lineup": list(lineup), "final": list(state.result.final),
-            "winners": list(state.result.winners), "moves": moves, "secs": secs}
+            "winners": list(state.result.winners), "moves": moves, "secs": secs, "us": us}
 
 
 def _chunk(args: tuple[list[tuple[int, tuple[str, ...], int]], RuleSet]
@@ -87,8 +91,18 @@ def schedule(bots: list[str], players: int, games: int, seed: int
     return out
 
 
+def percentile(values: list[int], q: float) -> float:
+    """The ``q`` quantile (0 < q <= 1) of ``values`` by nearest rank; 0.0 when empty."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return float(ordered[max(0, math.ceil(q * len(ordered)) - 1)])
+
+
 def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, float]]:
-    """Ratings, win rates and costs per bot from the games, in order."""
+    """Ratings, win rates and costs per bot from the games, in order: ``ms`` the mean
+    milliseconds per move, ``ms_p50``/``ms_p99`` the median and 99th percentile when the
+    games carry per-move times (``us``, see :func:`play_timed`)."""
     from openskill.models import PlackettLuce
     model = PlackettLuce()
     ratings = {b: model.rating(name=b) for b in bots}
@@ -96,6 +110,7 @@ def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, 
     wins = dict.fromkeys(bots, 0.0)
     moves = dict.fromkeys(bots, 0)
     secs = dict.fromkeys(bots, 0.0)
+    per_move: dict[str, list[int]] = {b: [] for b in bots}
     for r in results:
         lineup, final = r["lineup"], r["final"]
         ranks: list[float] = [sorted(final, reverse=True).index(f) + 1.0 for f in final]
@@ -106,6 +121,8 @@ def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, 
             seats[b] += 1
             moves[b] += r["moves"][seat]
             secs[b] += r["secs"][seat]
+            if "us" in r:
+                per_move[b].extend(r["us"][seat])
             if seat in r["winners"]:
                 wins[b] += 1 / len(r["winners"])
     out: dict[str, dict[str, float]] = {}
@@ -113,7 +130,9 @@ def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, 
         lo, hi = wilson(wins[b], seats[b])
         out[b] = {"mu": ratings[b].mu, "sigma": ratings[b].sigma, "games": seats[b],
                   "win": wins[b] / seats[b] if seats[b] else 0.0, "win_lo": lo, "win_hi": hi,
-                  "ms": 1000 * secs[b] / moves[b] if moves[b] else 0.0}
+                  "ms": 1000 * secs[b] / moves[b] if moves[b] else 0.0,
+                  "ms_p50": percentile(per_move[b], 0.5) / 1000,
+                  "ms_p99": percentile(per_move[b], 0.99) / 1000}
     return out
 
 
@@ -122,16 +141,19 @@ def markdown(table: dict[str, dict[str, float]], command: str, seconds: float) -
     import openskill
     rows = sorted(table.items(), key=lambda kv: -kv[1]["mu"])
     lines = [BEGIN, "## Ratings (round robin, openskill)", "", "```", command, "```", "",
-             "| bot | rating mu ± 2σ | games | win rate [95% CI] | cost per move |",
-             "|---|---:|---:|---|---:|"]
+             "| bot | rating mu ± 2σ | games | win rate [95% CI] | cost per move "
+             "(mean) | median | p99 |",
+             "|---|---:|---:|---|---:|---:|---:|"]
     for b, t in rows:
         lines.append(f"| {b} | {t['mu']:.1f} ± {2 * t['sigma']:.1f} | {int(t['games'])} | "
                      f"{100 * t['win']:.1f} % [{100 * t['win_lo']:.1f}, "
-                     f"{100 * t['win_hi']:.1f}] | {t['ms']:.2f} ms |")
+                     f"{100 * t['win_hi']:.1f}] | {t['ms']:.2f} ms | "
+                     f"{t.get('ms_p50', 0.0):.2f} ms | {t.get('ms_p99', 0.0):.2f} ms |")
     lines += ["", f"openskill {getattr(openskill, '__version__', '?')} Plackett-Luce, "
               "default prior (mu 25, σ 25/3), seats ranked by final total (R9.4), games "
               "fed in schedule order; win rate counts a shared win as 1/k (Wilson "
-              f"intervals); cost = mean wall time of `bot.act` per move. Run took "
+              "intervals); cost = wall time of `bot.act` per move (mean, median, 99th "
+              "percentile over every move, draws included). Run took "
               f"{seconds:.0f} s.", END]
     return "\n".join(lines) + "\n"
 

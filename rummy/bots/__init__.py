@@ -29,6 +29,11 @@ try:  # human-like strength: misses manipulations, softmax over plays (issue 14)
     BOTS["human"] = HumanBot
 except ImportError:  # pragma: no cover
     pass
+try:  # determinized rollouts over the solver's plays (issue 16)
+    from rummy.bots.search import SearchBot
+    BOTS["search"] = SearchBot
+except ImportError:  # pragma: no cover
+    pass
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:

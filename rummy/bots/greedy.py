@@ -22,10 +22,14 @@ BOT_NODE_LIMIT = 40_000
 
 def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
               node_limit: int | None = BOT_NODE_LIMIT,
-              hand: tuple[int, ...] | None = None) -> tuple[Table, Play] | None:
+              hand: tuple[int, ...] | None = None,
+              objective: str = "points") -> tuple[Table, Play] | None:
     """The best meld action available to the viewer, under the opening rules (R5.5).
 
-    ``hand`` replaces the viewer's hand (to evaluate a hypothetical draw).
+    ``hand`` replaces the viewer's hand (to evaluate a hypothetical draw); ``keep`` is a
+    multiset of hand cards that must stay in the hand and ``objective`` the solver's
+    (``"points"``, the most points added, or ``"cards"``, the most cards; see
+    :func:`rummy.solver.solve`).
 
     Returns:
         ``(new_table, play)`` — the whole new table to send in :class:`Meld` and the
@@ -37,11 +41,12 @@ def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
     seat = view.seat if view.seat is not None else view.turn
     opening = rules.opening_meld_per_player and not view.opened[seat]
     if opening or (not view.table and rules.opening_meld_min_points):
-        play = best_play((), hand, keep=keep, node_limit=node_limit)
+        play = best_play((), hand, keep=keep, node_limit=node_limit, objective=objective)
         if play is None or play.points < rules.opening_meld_min_points:
             return None
         return tuple(view.table) + play.table, play
-    play = best_play(view.table, hand, keep=keep, node_limit=node_limit)
+    play = best_play(view.table, hand, keep=keep, node_limit=node_limit,
+                     objective=objective)
     if play is None:
         return None
     return play.table, play

@@ -1,0 +1,43 @@
+"""A ``search`` bot seat played by the service (issue 16): the server makes it with
+``make_bot`` from the registry and plays it to the end of the game, every move legal."""
+
+from __future__ import annotations
+
+import asyncio
+
+from prometheus_client import REGISTRY
+from rummy_grpc.app import GameApp, SeatSpec
+from rummy_store import MemoryEventStore
+
+from rummy.events import Event, GameEnded, from_dict
+from rummy.invariants import verify_log
+
+
+def _failures(strategy: str) -> float:
+    """Bot moves of ``strategy`` replaced by the default move (rummy_bot_failures_total)."""
+    return sum(REGISTRY.get_sample_value("rummy_bot_failures_total",
+                                         {"strategy": strategy, "reason": reason}) or 0.0
+               for reason in ("raised", "illegal_move"))
+
+
+async def _play() -> list[Event]:
+    store = MemoryEventStore()
+    app = GameApp(store)
+    created = await app.create_game([SeatSpec("bot", strategy="search"),
+                                     SeatSpec("bot", strategy="strategic")],
+                                    {"target_score": "30"}, seed=4)
+    for _ in range(3000):
+        if not await store.list_games(active_only=True):
+            break
+        await asyncio.sleep(0.01)
+    events = [from_dict(se.data) for se in await store.read(created.game_id, 0)]
+    await app.close()
+    return events
+
+
+def test_a_search_bot_seat_plays_a_whole_game() -> None:
+    before = _failures("search")
+    events = asyncio.run(_play())
+    assert isinstance(events[-1], GameEnded)
+    assert list(verify_log(events))[-1].is_over  # every event is what the rules allow
+    assert _failures("search") == before  # no move fell back to the default move
