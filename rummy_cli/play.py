@@ -43,6 +43,7 @@ from rummy.events import (
     GameEnded,
     Knocked,
     Melded,
+    Passed,
     RoundScored,
     RoundStarted,
     StockExhausted,
@@ -432,6 +433,8 @@ class PlaySession:
                 c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).", highlight=False)
             elif isinstance(e, Melded) and e.seat == HUMAN:
                 c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
+            elif isinstance(e, Passed) and e.seat == HUMAN:
+                c.print("You pass (R3.2).", highlight=False)
             elif isinstance(e, (TurnEnded, Knocked)) and e.seat == HUMAN:
                 c.print("You knock." if isinstance(e, Knocked) else "Your turn is over.",
                         highlight=False)

@@ -67,6 +67,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"error: cannot read {args.log}: {e.strerror}", file=sys.stderr)
         return 1
     _write(args.output, text)
+    if args.output:  # a file was written: say what is in it (stdout stays the record alone)
+        turns = sum(1 for line in text.splitlines() if line and not line.startswith("["))
+        print(f"wrote {args.output}: a game record of {len(events)} events "
+              f"({turns} lines of play)", file=sys.stderr)
     return 0
 
 
@@ -88,6 +92,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"error: {args.record}: {e.message}", file=sys.stderr)
         return 1
     _write(args.output, "".join(dumps(e) + "\n" for e in events))
+    if args.output:
+        print(f"wrote {args.output}: {len(events)} events", file=sys.stderr)
     return 0
 
 

@@ -3,6 +3,7 @@
 ================================  ===================  =====================================
 exception                         status               details
 ================================  ===================  =====================================
+``CommandError`` (out of range)   INVALID_ARGUMENT     ErrorInfo reason ``BAD_REQUEST``
 ``NotationError``                 INVALID_ARGUMENT     ErrorInfo reason ``MALFORMED``
 ``UndecodableRequest``            INVALID_ARGUMENT     reason ``MALFORMED``
 ``InvalidRuleSetError``           INVALID_ARGUMENT     reason ``INVALID_RULES``
@@ -43,6 +44,7 @@ from grpc_status import rpc_status
 from rummy_store.base import RequestIdReused, StoreError, VersionConflict
 
 from rummy.errors import (
+    CommandError,
     GameOverError,
     IllegalMoveError,
     InvalidRuleSetError,
@@ -235,6 +237,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "ILLEGAL_MOVE", exc.rule)
     if isinstance(exc, InvalidRuleSetError):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_RULES", exc.rule)
+    if isinstance(exc, CommandError):  # well-formed but out of range (turn_seconds)
+        return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_REQUEST", exc.rule)
     if isinstance(exc, NotationError):
         return Mapped(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "MALFORMED", exc.rule)
     if isinstance(exc, RummyError):

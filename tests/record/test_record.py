@@ -172,8 +172,13 @@ def test_cli_export_import_and_replay(tmp_path: Path,
     log.write_text("".join(dumps(e) + "\n" for e in events))
     rec = tmp_path / "game.txt"
     back = tmp_path / "back.jsonl"
+    capsys.readouterr()
     assert main(["record", "export", str(log), "-o", str(rec)]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""  # the record went to the file; a summary to stderr
+    assert said.err.startswith(f"wrote {rec}: a game record of {len(events)} events")
     assert main(["record", "import", str(rec), "-o", str(back)]) == 0
+    assert capsys.readouterr().err == f"wrote {back}: {len(events)} events\n"
     assert back.read_text() == log.read_text()
     capsys.readouterr()
     assert main(["replay", str(rec)]) == 0

@@ -137,8 +137,12 @@ async def test_create_game_refuses_bad_requests(running, store):
         codes.INVALID_ARGUMENT)
     await _refused(stub.CreateGame(pb.CreateGameRequest(
         seats=[*humans(1), pb.SeatSpec()])), codes.INVALID_ARGUMENT)
-    await _refused(stub.CreateGame(pb.CreateGameRequest(seats=humans(2), turn_seconds=-1)),
-                   codes.INVALID_ARGUMENT)
+    err = await _refused(stub.CreateGame(pb.CreateGameRequest(seats=humans(2),
+                                                              turn_seconds=-1)),
+                         codes.INVALID_ARGUMENT)
+    # a well-formed number out of range: a bad request, not malformed bytes
+    assert dict(err.trailing_metadata())["rummy-reason"] == "BAD_REQUEST"
+    assert "turn_seconds must be 0..86400" in err.details()
     assert await store.list_games() == []
 
 

@@ -65,6 +65,7 @@ def test_whole_game_scripted_passive_person_reaches_game_over() -> None:
     assert "Game over (R9)" in text and "Winner:" in text
     assert "basic (seat 1) draws" in text  # one line per bot action
     assert "Round 1 is over" in text
+    assert "You pass (R3.2)." in text  # a pass is confirmed like a draw or a meld
     assert replay(session.events) == session.state  # the log is complete (I4)
 
 
