@@ -303,6 +303,15 @@ def add_sweep_parser(sub: Any) -> None:
     p = sub.add_parser("sweep", help="one balance batch per rule-variant value, paired seeds",
                        description=__doc__.split("\n\n")[0], epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_sweep_options(p)
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
+    p.set_defaults(func=cmd_sweep)
+
+
+def add_sweep_options(p: Any) -> None:
+    """The options ``rummy sweep`` and ``rummy batch sweep`` share (one definition, so the
+    two commands take the same sweep): ``--rules`` (repeatable), ``--games``, ``--players``,
+    ``--bots``, ``--seed``, ``--json``, ``--html``, ``--quiet``."""
     p.add_argument("--rules", action="append", default=[], metavar="VARIANT=V1,V2,...",
                    help="a rule variant and its values (docs/rules.md §11); repeat for a "
                    "grid of every combination")
@@ -311,13 +320,11 @@ def add_sweep_parser(sub: Any) -> None:
     p.add_argument("--bots", default="", help="comma-separated line-up, cycled over the "
                    "seats (default strategic,greedy)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
     p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with a "
                    "chart per metric (matplotlib: the 'report' extra; without it, tables)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_sweep)
 
 
-__all__ = ["add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html", "sweep_charts",
-           "sweep_document", "sweep_plan", "write_outputs"]
+__all__ = ["add_sweep_options", "add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html",
+           "sweep_charts", "sweep_document", "sweep_plan", "write_outputs"]

@@ -161,21 +161,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return _usage(str(e))
     if args.command_name == "ab" and not spec.is_ab:
         return _usage("an A/B batch needs --compare-bots and/or --compare-rules")
-    from rummy_worker.tasks import limits, send_chunks
+    from rummy_worker.tasks import limits
 
     store = _store()
     try:
         soft, hard = limits(args.soft_time_limit, args.time_limit)
     except ValueError as e:
         return _usage(str(e))
-    batch_id = store.create(spec)
-    try:
-        send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
-                    soft_time_limit=soft, time_limit=hard)
-    except Exception as e:  # noqa: BLE001 - any broker failure: the batch is recorded
-        return _die(f"batch {batch_id} is recorded but its chunks could not be sent "
-                    f"({type(e).__name__}: {e}); run `rummy batch resume {batch_id}` once "
-                    "the broker is reachable")
+    batch_id, failure = _create_and_send(store, spec, soft, hard)
+    if failure:
+        return _die(failure)
     print(batch_id)
     print(f"batch {batch_id}: {spec.games} games in {spec.chunks} chunks of "
           f"{spec.chunk_size}", file=sys.stderr)
@@ -185,6 +180,25 @@ def cmd_submit(args: argparse.Namespace) -> int:
             return code
         return _print_report(store, batch_id, args)
     return 0
+
+
+def _create_and_send(store: Any, spec: Any, soft: float, hard: float,
+                     label: str = "") -> tuple[str, str]:
+    """Record a batch and send all its chunks: ``(batch id, "")``, or ``(batch id, what to
+    tell the user)`` when the broker refused them (the batch stays recorded: ``rummy batch
+    resume`` sends them later)."""
+    from rummy_worker.tasks import send_chunks
+
+    batch_id = store.create(spec)
+    try:
+        send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
+                    soft_time_limit=soft, time_limit=hard)
+    except Exception as e:  # noqa: BLE001 - any broker failure: the batch is recorded
+        named = f"batch {batch_id} ({label})" if label else f"batch {batch_id}"
+        return batch_id, (f"{named} is recorded but its chunks could not be sent "
+                          f"({type(e).__name__}: {e}); run `rummy batch resume {batch_id}` "
+                          "once the broker is reachable")
+    return batch_id, ""
 
 
 def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
@@ -360,7 +374,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rummy.balance import BalanceReport
     from rummy_cli.sweep import sweep_document, sweep_plan, write_outputs
     from rummy_worker.batches import BatchSpec
-    from rummy_worker.tasks import limits, send_chunks
+    from rummy_worker.tasks import limits
 
     try:
         combos, rulesets, bots = sweep_plan(args)
@@ -377,16 +391,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     ids = []
     for combo, spec in zip(combos, specs, strict=True):
-        batch_id = store.create(spec)
-        ids.append(batch_id)
         label = ", ".join(f"{k}={v}" for k, v in combo.items())
-        try:
-            send_chunks(batch_id, spec, list(range(spec.chunks)), prefix=store.prefix,
-                        soft_time_limit=soft, time_limit=hard)
-        except Exception as e:  # noqa: BLE001 - any broker failure: the batch is recorded
-            return _die(f"batch {batch_id} ({label}) is recorded but its chunks could not be "
-                        f"sent ({type(e).__name__}: {e}); run `rummy batch resume "
-                        f"{batch_id}` once the broker is reachable")
+        batch_id, failure = _create_and_send(store, spec, soft, hard, label)
+        ids.append(batch_id)
+        if failure:
+            return _die(failure)
         print(f"batch {batch_id}: {label}: {spec.games} games in {spec.chunks} chunks",
               file=sys.stderr)
     code = _wait_all(store, ids, quiet=args.quiet, timeout=args.timeout,
@@ -554,6 +563,8 @@ def add_parsers(subparsers: Any) -> None:
 
     Every parser sets ``func`` (the command: ``args -> exit code``).
     """
+    from rummy_cli.sweep import add_sweep_options
+
     fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "worker", help="run a Celery simulation worker (chunks of bot-versus-bot games)",
@@ -604,22 +615,11 @@ def add_parsers(subparsers: Any) -> None:
         "the same JSON and HTML (charts need the 'report' extra) as `rummy sweep` with the\n"
         "same options, plus the batch ids (`rummy batch report ID`: one value's report).",
         epilog=EPILOG_SWEEP, formatter_class=fmt)
-    p.add_argument("--rules", action="append", default=[], metavar="VARIANT=V1,V2,...",
-                   help="a rule variant and its values (docs/rules.md §11); repeat for a "
-                   "grid of every combination")
-    p.add_argument("--games", type=int, default=200, help="games per value (default 200)")
-    p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="", help="comma-separated line-up, cycled over the "
-                   "seats (default strategic,greedy)")
-    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    add_sweep_options(p)  # the same sweep options as `rummy sweep`
     p.add_argument("--chunk-size", type=int, default=200,
                    help="games per chunk task (default 200)")
-    p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with a "
-                   "chart per metric (matplotlib: the 'report' extra; without it, tables)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="give up waiting after SECONDS (exit 1; the batches go on)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     _limit_options(p)
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_sweep))
