@@ -8,7 +8,8 @@ repeated (the median of the rounds is printed; these machines are noisy):
   so the clients spend no time thinking: one cycle is ``GetView`` then the command (Draw,
   Pass, Meld, Knock, EndTurn with ``expected_version`` and ``omit_view``), timed together
   from the client, as a client waits for them. The server's calls/s count both calls.
-  Levels: 10 and 100 games at once, against one server process and against ``rummy serve --processes 2`` (SO_REUSEPORT).
+  Levels: 10 and 100 games at once, against one server process and against
+  ``rummy serve --processes 2`` (SO_REUSEPORT).
 * **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
   unary call with a 600-byte payload (about a view), driven by the same client code with
   the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
@@ -23,6 +24,10 @@ repeated (the median of the rounds is printed; these machines are noisy):
 * **Paced games**: 100 games whose clients think between cycles (exponential, mean
   ``--think`` seconds, 0.25 s by default, seeded), the client-observed cycle latency at a
   load below saturation, for the echo server and ours.
+* **Polling clients**: 10 games whose waiting seat calls ``GetView`` 3 times after each
+  command (clients polling for their turn); reads outnumber appends, which is where
+  ``rummy serve --read-feed`` (``GetView`` from memory, ``rummy_store.feed``) pays: one
+  process with it is measured beside one without.
 * **Storage**: Redis ``MEMORY USAGE`` of every key of the games played, per event, beside the
   event JSON's own size.
 
@@ -127,10 +132,12 @@ def script(seed: int) -> list[tuple[int, int, Any]]:
 
 
 async def play(stub: Any, scripts: list[tuple[int, list[tuple[int, int, Any]]]],
-               first: int, stop_at: float, cycles: list[float], think: float = 0.0) -> int:
+               first: int, stop_at: float, cycles: list[float], think: float = 0.0,
+               polls: int = 0) -> int:
     """Play scripted two-seat games (one after another, from ``scripts[first]`` on) until
     ``stop_at``; returns the calls made. ``think``: mean seconds (exponential) the client
-    waits before each cycle (0: none)."""
+    waits before each cycle (0: none); ``polls``: ``GetView`` calls of the waiting seat after
+    each command (a client polling for its turn), inside the cycle."""
     calls = 0
     rng = random.Random(first)
     n = first
@@ -157,14 +164,16 @@ async def play(stub: Any, scripts: list[tuple[int, list[tuple[int, int, Any]]]],
                                  f"script at {version}: the server dealt another game")
             t0 = time.perf_counter()
             await _send(stub, gid, tokens[seat], cmd, version)
-            calls += 1
+            for _ in range(polls):
+                await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[1 - seat]))
+            calls += 1 + polls
             cycles.append(waited + time.perf_counter() - t0)
     return calls
 
 
 async def echo_play(call: Any, stop_at: float, cycles: list[float], seed: int = 0,
-                    think: float = 0.0) -> int:
-    """The echo reference: two unary calls per cycle, as ``play`` makes."""
+                    think: float = 0.0, polls: int = 0) -> int:
+    """The echo reference: ``2 + polls`` unary calls per cycle, as ``play`` makes."""
     calls = 0
     rng = random.Random(seed)
     while time.monotonic() < stop_at:
@@ -173,7 +182,9 @@ async def echo_play(call: Any, stop_at: float, cycles: list[float], seed: int = 
         t0 = time.perf_counter()
         await call(b"g" * 60)
         await call(b"c" * 80)
-        calls += 2
+        for _ in range(polls):
+            await call(b"g" * 60)
+        calls += 2 + polls
         cycles.append(time.perf_counter() - t0)
     return calls
 
@@ -196,8 +207,8 @@ def tree_cpu(pid: int) -> float:
 
 async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
                 think: float = 0.0,
-                scripts: list[tuple[int, list[tuple[int, int, Any]]]] | None = None
-                ) -> dict[str, float]:
+                scripts: list[tuple[int, list[tuple[int, int, Any]]]] | None = None,
+                polls: int = 0) -> dict[str, float]:
     """``games`` concurrent clients for ``seconds`` against ``port`` (server process ``pid``);
     calls/s, the client-observed cycle latency (ms) and the server's CPU per call (us)."""
     cycles: list[float] = []
@@ -210,11 +221,13 @@ async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
         if echo:
             calls = [ch.unary_unary("/bench.Echo/Echo") for ch in channels]
             counts = await asyncio.gather(*(echo_play(calls[i % CHANNELS], stop_at, cycles,
-                                                      i, think) for i in range(games)))
+                                                      i, think, polls)
+                                            for i in range(games)))
         else:
             stubs = [pb_grpc.GameServiceStub(ch) for ch in channels]
             counts = await asyncio.gather(*(play(stubs[i % CHANNELS], scripts, i, stop_at,
-                                                 cycles, think) for i in range(games)))
+                                                 cycles, think, polls)
+                                            for i in range(games)))
         wall = time.monotonic() - t0
         cpu = tree_cpu(pid) - cpu0
     finally:
@@ -225,9 +238,10 @@ async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
 
 
 def start_server(args: argparse.Namespace, prefix: str, processes: int,
-                 tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """``rummy serve`` over the bench Redis with ``processes`` processes; (process, port)."""
-    port_file = tmp / f"port-{processes}"
+                 tmp: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``rummy serve`` over the bench Redis with ``processes`` processes and the options
+    ``extra``; (process, port)."""
+    port_file = tmp / f"port-{processes}{''.join(extra)}"
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
                RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN)
     proc = subprocess.Popen(
@@ -235,7 +249,8 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",
          str(processes), "--port-file", str(port_file),
          # one client process makes every call: no per-caller rate limit in the way
-         "--rate-commands", "0", "--rate-create", "0"], env=env, stdout=subprocess.DEVNULL)
+         "--rate-commands", "0", "--rate-create", "0", *extra], env=env,
+        stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not port_file.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -299,7 +314,8 @@ async def main_async(args: argparse.Namespace) -> None:
             echo_port = int(echo.stdout.readline())
             one, one_port = start_server(args, prefix, 1, tmp)
             two, two_port = start_server(args, prefix, 2, tmp)
-            procs += [one, two]
+            feed, feed_port = start_server(args, prefix, 1, tmp, "--read-feed")
+            procs += [one, two, feed]
             print(f"gRPC GameService over Redis, servers in their own processes; {rounds} "
                   f"interleaved round(s) of {seconds:.0f} s per configuration; {CHANNELS} "
                   f"channels; median of the rounds; load average before: "
@@ -307,22 +323,28 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"{'games':>5} {'server':<22} {'calls/s':>8} {'cycle p50':>10} "
                   f"{'cycle p99':>10} {'vs echo':>8} {'server CPU/call':>16} "
                   f"{'calls/CPU-s':>12} {'vs echo':>8}")
-            pids = {"echo": echo.pid, "one": one.pid, "two": two.pid}
-            ports = {"echo": echo_port, "one": one_port, "two": two_port}
-            labels = (("echo", "echo (anchor)"), ("one", "rummy, 1 process"),
-                      ("two", "rummy, 2 processes"))
-            levels = ((10, 0.0, "10"), (100, 0.0, "100"),
-                      (100, args.think, f"100 paced ({args.think:g} s think)"))
-            for games, think, name in levels:
-                got: dict[str, list[dict[str, float]]] = {"echo": [], "one": [], "two": []}
+            pids = {"echo": echo.pid, "one": one.pid, "two": two.pid, "feed": feed.pid}
+            ports = {"echo": echo_port, "one": one_port, "two": two_port, "feed": feed_port}
+            names = {"echo": "echo (anchor)", "one": "rummy, 1 process",
+                     "two": "rummy, 2 processes", "feed": "rummy, 1, --read-feed"}
+            levels = ((10, 0.0, 0, "10"), (100, 0.0, 0, "100"),
+                      (100, args.think, 0, f"100 paced ({args.think:g} s think)"),
+                      (10, 0.0, 3, "10 polling (the waiting seat calls GetView 3 times "
+                       "after each command)"))
+            for games, think, polls, name in levels:
+                # the append feed pays where reads outnumber appends: the polling level
+                keys = ("echo", "one", "feed") if polls else ("echo", "one", "two")
+                labels = [(k, names[k]) for k in keys]
+                got: dict[str, list[dict[str, float]]] = {k: [] for k in keys}
                 for _ in range(rounds):
                     for key, _label in labels:
                         got[key].append(await level(ports[key], games, seconds,
                                                     echo=key == "echo", pid=pids[key],
-                                                    think=think, scripts=scripts))
+                                                    think=think, scripts=scripts,
+                                                    polls=polls))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
                        for k, v in got.items()}
-                if think:
+                if think or polls:
                     print(f"{name}:")
                 for key, label in labels:
                     m, e = med[key], med["echo"]
@@ -330,7 +352,7 @@ async def main_async(args: argparse.Namespace) -> None:
                           f"{m['p99']:>8.2f}ms {m['cps'] / e['cps']:>7.2f}x "
                           f"{m['cpu_us']:>13.0f} us {1e6 / m['cpu_us']:>12,.0f} "
                           f"{e['cpu_us'] / m['cpu_us']:>7.2f}x")
-                if not think:
+                if not think and not polls:
                     scale = med["two"]["cps"] / med["one"]["cps"]
                     print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
                           f"client and Redis share the 2 cores); server CPU per call "

@@ -91,18 +91,23 @@ class GameApp:
         poll: seconds between two polls of the store's due games (``timers.POLL_SECONDS``).
         max_events: cap of events per game (``repository.MAX_EVENTS``).
         request_window: seconds a ``CreateGame`` request id is remembered.
+        read_feed: answer ``GetView`` from memory while the store's append feed shows the
+            cached state is the latest (``rummy_store.feed``; a single Redis only; reads
+            then trail another process's appends by the notification's delay). Off by
+            default: every ``GetView`` reads the store.
     """
 
     def __init__(self, store: EventStore, *, admin_token: str | None = None,
                  cache_size: int = 4096, bot_delay: float = 0.0,
                  clock: Any = time.time, lease: float = LEASE_SECONDS,
                  poll: float = POLL_SECONDS, max_events: int = 0,
-                 request_window: float = REQUEST_WINDOW) -> None:
+                 request_window: float = REQUEST_WINDOW, read_feed: bool = False) -> None:
         self.store = store
         self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
         self._admin = admin_token or ""
         self._clock = clock
         self._request_window = request_window
+        self._read_feed = read_feed
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._poller: asyncio.Task[None] | None = None
@@ -125,7 +130,8 @@ class GameApp:
         """
         active = len(await self.store.list_games(limit=1_000_000, active_only=True))
         metrics.GAMES_ACTIVE.set(active)
-        self.repo.start_feed()  # reads from memory while the store's append feed is live
+        if self._read_feed:  # reads from memory while the store's append feed is live
+            self.repo.start_feed()
         self._poller = asyncio.get_running_loop().create_task(self.scheduler.run())
         return active
 

@@ -5,7 +5,7 @@ since the core never imports grpc or redis):
   [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]
   [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
   [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
-  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N]``;
+  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--read-feed]``;
   ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
@@ -140,6 +140,12 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-events", type=_positive, default=MAX_EVENTS, metavar="N",
                    help="cap of events per game; commands past it get FAILED_PRECONDITION "
                    f"GAME_LIMIT and the game stops (default {MAX_EVENTS})")
+    p.add_argument("--read-feed", action="store_true",
+                   help="answer GetView from memory while the store's append feed (Redis "
+                   "pub/sub, a single Redis only) shows the cached state is the latest: "
+                   "saves a Redis read per GetView when clients poll; a view from one "
+                   "process then trails another process's append by the notification's "
+                   "delay (docs/architecture.md). Default: every GetView reads the store")
     p.add_argument("--request-window", type=_seconds, default=REQUEST_WINDOW,
                    metavar="SECONDS", help="idempotency window: seconds a CreateGame request "
                    "id is remembered, and a finished game keeps its commands' request ids "
@@ -342,6 +348,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
                     request_window=args.request_window, reuse_port=args.reuse_port,
+                    read_feed=args.read_feed,
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
                     max_streams=args.max_streams, **security)

@@ -219,7 +219,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   max_streams: int = MAX_STREAMS, tls: TlsConfig | None = None,
                   callers: CallerPolicy | None = None, rate_commands: float = 0.0,
                   rate_burst: int = RATE_BURST, rate_create: float = 0.0,
-                  rate_create_burst: int = RATE_CREATE_BURST) -> tuple[RummyServer, int]:
+                  rate_create_burst: int = RATE_CREATE_BURST,
+                  read_feed: bool = False) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -250,6 +251,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         rate_burst: bucket size of that limit, in calls.
         rate_create: ``CreateGame`` calls per second per caller; 0: no limit.
         rate_create_burst: bucket size of that limit, in calls.
+        read_feed: ``GetView`` from memory while the store's append feed is live
+            (:class:`GameApp`'s ``read_feed``; ``rummy serve --read-feed``).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -268,7 +271,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
                   lease=lease, poll=poll, max_events=max_events,
-                  request_window=request_window)
+                  request_window=request_window, read_feed=read_feed)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor()],
         options=[("grpc.max_receive_message_length", max_message_bytes),

@@ -1,8 +1,9 @@
 """GetView from memory while the store's append feed is live (issue 15).
 
-A server answers ``GetView`` without reading Redis when its cached state is known to be the
-latest: read or written while the append feed (``rummy_store.feed``) was live, with no newer
-version announced since. These tests run two servers, each on its own store client and feed,
+With ``read_feed`` (``rummy serve --read-feed``; off by default), a server answers
+``GetView`` without reading Redis when its cached state is known to be the latest: read or
+written while the append feed (``rummy_store.feed``) was live, with no newer version
+announced since. These tests run two servers, each on its own store client and feed,
 as two processes would be, over the real Redis, and attack the feed: a killed feed
 connection, a silent one, an announcement that races a command.
 """
@@ -14,6 +15,7 @@ import time
 
 import grpc
 import pytest
+import pytest_asyncio
 import redis.asyncio as aioredis
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
@@ -25,7 +27,7 @@ from rummy_store.feed import feed_channel
 from rummy.bots import make_bot
 from tests.redis_helpers import REDIS_URL
 
-from .conftest import ADMIN_TOKEN, humans, send
+from .conftest import ADMIN_TOKEN, Running, humans, send
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -42,7 +44,8 @@ class Other:
 
     def __init__(self, prefix: str) -> None:
         self.store = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
-        self.server, port = create_server("127.0.0.1:0", self.store, admin_token=ADMIN_TOKEN)
+        self.server, port = create_server("127.0.0.1:0", self.store, admin_token=ADMIN_TOKEN,
+                                          read_feed=True)
         self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         self.stub = pb_grpc.GameServiceStub(self.channel)
 
@@ -59,6 +62,19 @@ class Other:
         await self.channel.close()
         await self.server.stop(None)
         await self.store.close()
+
+
+@pytest_asyncio.fixture
+async def running(store):
+    """Server A: a real GameService with ``read_feed`` over the test's store."""
+    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN, read_feed=True)
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield Running(server, port, channel, pb_grpc.GameServiceStub(channel))
+    finally:
+        await channel.close()
+        await server.stop(None)
 
 
 async def _game(stub) -> tuple[str, dict[int, str]]:
@@ -176,6 +192,21 @@ async def test_an_announcement_during_an_append_is_not_lost(store):
     repo.remember("g1", state, result.events[-1].ts, epoch=repo.epoch())
     assert "g1" not in repo._trusted  # announced 5 versions later: not trusted
     repo.stop_feed()
+
+
+async def test_off_by_default_every_view_reads_the_store(store):
+    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN)
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        stub = pb_grpc.GameServiceStub(channel)
+        game_id, tokens = await _game(stub)
+        for _ in range(3):
+            await _move(stub, game_id, tokens)
+        assert server.app.repo.epoch() is None and server.app.repo.feed_reads == 0
+    finally:
+        await channel.close()
+        await server.stop(None)
 
 
 async def test_the_channel_is_per_prefix(store):
