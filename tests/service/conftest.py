@@ -6,6 +6,7 @@ Redis-backed tests are skipped, with the reason, only when Redis does not answer
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -59,10 +60,11 @@ class Running:
     stub: pb_grpc.GameServiceStub
 
 
-@pytest_asyncio.fixture
-async def running(store: RedisEventStore) -> AsyncIterator[Running]:
-    """A real GameService on 127.0.0.1:0 over the test's Redis store."""
-    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN)
+@contextlib.asynccontextmanager
+async def serving(store: RedisEventStore, **options: Any) -> AsyncIterator[Running]:
+    """A started GameService on 127.0.0.1:0 over ``store`` with the admin token and
+    ``create_server`` ``options``, a channel and a stub; stopped on exit."""
+    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN, **options)
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
@@ -70,6 +72,13 @@ async def running(store: RedisEventStore) -> AsyncIterator[Running]:
     finally:
         await channel.close()
         await server.stop(None)
+
+
+@pytest_asyncio.fixture
+async def running(store: RedisEventStore) -> AsyncIterator[Running]:
+    """A real GameService on 127.0.0.1:0 over the test's Redis store."""
+    async with serving(store) as r:
+        yield r
 
 
 def humans(n: int) -> list[pb.SeatSpec]:

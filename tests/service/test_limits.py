@@ -4,41 +4,25 @@ bots (issue 12, items 1, 5, 6 and 7), on a real server over the real Redis."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
 import redis.exceptions
 from rummy_api.v1 import game_service_pb2 as pb
-from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
-from rummy_grpc.server import create_server
 from rummy_store import RedisEventStore
 
 from rummy.events import GameStarted
 from tests.redis_helpers import REDIS_URL
 
-from .conftest import ADMIN_TOKEN, Running, bots, humans
+from .conftest import ADMIN_TOKEN, Running, bots, humans, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(60)]
 
 
 def _reason(err: grpc.aio.AioRpcError) -> str:
     return dict(err.trailing_metadata() or ()).get("rummy-reason", "")
-
-
-@contextlib.asynccontextmanager
-async def _server(store: RedisEventStore, **options: Any) -> AsyncIterator[Running]:
-    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN, **options)
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        yield Running(server, port, channel, pb_grpc.GameServiceStub(channel))
-    finally:
-        await channel.close()
-        await server.stop(None)
 
 
 # -- secret seeds (item 5) -------------------------------------------------------------------
@@ -113,7 +97,7 @@ async def test_a_retried_create_game_returns_the_original_game(running: Running,
 
 async def test_a_create_game_cut_short_is_completed_by_its_retry(
         store: RedisEventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    async with _server(store) as running:
+    async with serving(store) as running:
         real = type(store).append
         calls = {"n": 0}
 
@@ -141,7 +125,7 @@ async def test_a_create_game_cut_short_is_completed_by_its_retry(
 
 async def test_an_endless_bot_game_stops_at_the_cap_of_events(store: RedisEventStore) -> None:
     # an all-bot game to 100000 points used to run forever: 170k events in 30 s
-    async with _server(store, max_events=60) as running:
+    async with serving(store, max_events=60) as running:
         created = await running.stub.CreateGame(pb.CreateGameRequest(
             seats=bots("random", "random"), variants={"target_score": "100000"}, seed=4))
         deadline = time.monotonic() + 20
@@ -157,7 +141,7 @@ async def test_an_endless_bot_game_stops_at_the_cap_of_events(store: RedisEventS
 
 async def test_a_command_past_the_cap_is_refused_and_appends_nothing(
         store: RedisEventStore) -> None:
-    async with _server(store, max_events=3) as running:
+    async with serving(store, max_events=3) as running:
         created = await running.stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
         tokens = {t.seat: t.token for t in created.tokens}
         turn = (await running.stub.GetView(pb.GetViewRequest(
@@ -175,7 +159,7 @@ async def test_abandoned_games_expire_and_leave_the_list(prefix: str) -> None:
     store = RedisEventStore.from_url(REDIS_URL, prefix=prefix, idle_ttl=0.5,
                                      request_ttl=0.5)
     try:
-        async with _server(store) as running:
+        async with serving(store) as running:
             left = await running.stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
             done = await running.stub.CreateGame(pb.CreateGameRequest(
                 seats=bots("random", "random"), variants={"target_score": "10"}, seed=1))
@@ -201,7 +185,7 @@ async def test_abandoned_games_expire_and_leave_the_list(prefix: str) -> None:
 async def test_a_retried_command_drives_the_bots_its_first_try_left_due(
         store: RedisEventStore, monkeypatch: pytest.MonkeyPatch) -> None:
     # long lease: only the retry (not the poll) can drive the bots within the test
-    async with _server(store, lease=60.0) as running:
+    async with serving(store, lease=60.0) as running:
         stub = running.stub
         created = await stub.CreateGame(pb.CreateGameRequest(
             seats=[*humans(1), *bots("basic")], variants={"target_score": "500"}))

@@ -27,7 +27,7 @@ from rummy_store.feed import feed_channel
 from rummy.bots import make_bot
 from tests.redis_helpers import REDIS_URL
 
-from .conftest import ADMIN_TOKEN, Running, humans, send
+from .conftest import ADMIN_TOKEN, humans, send, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -67,14 +67,8 @@ class Other:
 @pytest_asyncio.fixture
 async def running(store):
     """Server A: a real GameService with ``read_feed`` over the test's store."""
-    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN, read_feed=True)
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        yield Running(server, port, channel, pb_grpc.GameServiceStub(channel))
-    finally:
-        await channel.close()
-        await server.stop(None)
+    async with serving(store, read_feed=True) as r:
+        yield r
 
 
 async def _game(stub) -> tuple[str, dict[int, str]]:
@@ -195,18 +189,11 @@ async def test_an_announcement_during_an_append_is_not_lost(store):
 
 
 async def test_off_by_default_every_view_reads_the_store(store):
-    server, port = create_server("127.0.0.1:0", store, admin_token=ADMIN_TOKEN)
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        stub = pb_grpc.GameServiceStub(channel)
-        game_id, tokens = await _game(stub)
+    async with serving(store) as r:
+        game_id, tokens = await _game(r.stub)
         for _ in range(3):
-            await _move(stub, game_id, tokens)
-        assert server.app.repo.epoch() is None and server.app.repo.feed_reads == 0
-    finally:
-        await channel.close()
-        await server.stop(None)
+            await _move(r.stub, game_id, tokens)
+        assert r.server.app.repo.epoch() is None and r.server.app.repo.feed_reads == 0
 
 
 async def test_the_channel_is_per_prefix(store):
