@@ -145,7 +145,10 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    "pub/sub, a single Redis only) shows the cached state is the latest: "
                    "saves a Redis read per GetView when clients poll; a view from one "
                    "process then trails another process's append by the notification's "
-                   "delay (docs/architecture.md). Default: every GetView reads the store")
+                   "delay, and a cached state is read again at least every second (a "
+                   "bound for writers that do not announce: every server on the store "
+                   "should run a release with the feed). Needs --redis-url, a single "
+                   "Redis. Default: every GetView reads the store (docs/architecture.md)")
     p.add_argument("--request-window", type=_seconds, default=REQUEST_WINDOW,
                    metavar="SECONDS", help="idempotency window: seconds a CreateGame request "
                    "id is remembered, and a finished game keeps its commands' request ids "
@@ -316,6 +319,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cannot serve (port taken, store unreachable)."""
     if args.new_api_key or args.hash_api_key:
         return _api_key_line(args)
+    if args.read_feed and (args.store or ("redis" if args.redis_url else "memory")) != "redis":
+        print("error: --read-feed needs the Redis store (--redis-url): the append feed is "
+              "Redis pub/sub, and an in-memory store has no other writer to hear of",
+              file=sys.stderr)
+        return 2
     if args.processes > 1:
         from rummy_grpc.processes import supervise
         return supervise(args)

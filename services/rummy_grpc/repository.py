@@ -47,6 +47,11 @@ EVOLVE_INLINE = 64
 
 _LATEST = 2**62  # a max_version above any stream's version
 
+TRUST_SECONDS = 1.0
+"""Longest time (seconds) a state known to be the latest is read from memory before the
+store is asked again (``GameRepository.latest``): a bound on what a writer that does not
+announce its appends can hide."""
+
 
 def fold(state: GameState | None, stored: Sequence[StoredEvent], mapper: EventMapper,
          snapshot_every: int) -> tuple[GameState | None, list[GameState]]:
@@ -105,11 +110,13 @@ class GameRepository(EventRepository):
         # to be the latest; game -> highest version announced by the feed (kept for cached
         # games and games with a store call in flight); game -> store calls in flight
         self._feed: Any = None
-        self._trusted: dict[str, int] = {}
+        self._trusted: dict[str, tuple[int, float]] = {}  # game -> (epoch, since: monotonic)
         self._announced: dict[str, int] = {}
         self._inflight: dict[str, int] = {}
         self.feed_reads = 0
         """Reads answered from the cache without asking the store (:meth:`latest`)."""
+        self.trust_seconds = TRUST_SECONDS
+        """Longest time (seconds) :meth:`latest` answers from memory without the store."""
 
     def start_feed(self) -> bool:
         """Start the store's append feed (``append_feed``, a single Redis) so that
@@ -166,16 +173,21 @@ class GameRepository(EventRepository):
         it was read or written until now, and no newer version was announced), else as
         :meth:`load`. A read from memory trails another process's append by the time its
         notification takes to arrive (well under a millisecond on one host), or by at most
-        three feed ping intervals (1.5 s) when the feed's connection dies silently;
-        commands never rely on it (they append with ``expected_version``).
+        three feed ping intervals (1.5 s) when the feed's connection dies silently, and a
+        cached state is read from the store again at least every :attr:`trust_seconds`
+        (1 s), which bounds what a writer that does not announce its appends (a process
+        of a release before the feed, a key deleted by hand) can hide; commands never rely
+        on it (they append with ``expected_version``).
 
         Raises:
             GameNotFound: the game has no events.
         """
         feed = self._feed
         cached = self._cache.get(game_id)
-        if (cached is not None and feed is not None and feed.live
-                and self._trusted.get(game_id) == feed.epoch
+        trusted = self._trusted.get(game_id)
+        if (cached is not None and feed is not None and feed.live and trusted is not None
+                and trusted[0] == feed.epoch
+                and time.monotonic() - trusted[1] < self.trust_seconds
                 and not self._maybe_expired(cached)):
             self._cache.move_to_end(game_id)
             self.feed_reads += 1
@@ -278,7 +290,7 @@ class GameRepository(EventRepository):
         if epoch is not None and feed is not None and feed.live and epoch == feed.epoch \
                 and (cached is not None or game_id in self._inflight) \
                 and self._announced.get(game_id, 0) <= state.version:
-            self._trusted[game_id] = epoch
+            self._trusted[game_id] = (epoch, time.monotonic())
         self._cache[game_id] = (state, ts)
         self._cache.move_to_end(game_id)
         while len(self._cache) > self._cache_size:
@@ -405,4 +417,4 @@ class GameRepository(EventRepository):
         return result
 
 
-__all__ = ["EVOLVE_INLINE", "SNAPSHOT_EVERY", "GameRepository", "fold"]
+__all__ = ["EVOLVE_INLINE", "SNAPSHOT_EVERY", "TRUST_SECONDS", "GameRepository", "fold"]

@@ -171,6 +171,10 @@ class AppendFeed:
                     self._subscribed = True
                 elif kind == "message":
                     game_id, _, version = _s(message["data"]).partition(" ")
+                    if not game_id or not version.isdigit():  # not from the append script
+                        log.debug("append feed %s: ignored message %r", self.channel,
+                                  message["data"])
+                        continue
                     self.notifications += 1
                     for listener in self._listeners:
                         listener(game_id, int(version))

@@ -121,7 +121,7 @@ async def test_a_killed_feed_connection_sends_reads_to_the_store(running, prefix
         await b.stub.GetView(pb.GetViewRequest(game_id=game_id, token=tokens[0]))
         feed = b.repo._feed
         epoch = feed.epoch
-        assert b.repo._trusted.get(game_id) == epoch  # served from memory so far
+        assert b.repo._trusted[game_id][0] == epoch  # served from memory so far
         admin = aioredis.Redis.from_url(REDIS_URL)
         try:
             for client in await admin.client_list():  # the feeds of this test's prefix
@@ -177,7 +177,7 @@ async def test_an_announcement_during_an_append_is_not_lost(store):
     repo.remember("g1", state, result.events[-1].ts, epoch=epoch)
     assert "g1" not in repo._trusted  # not cached during the append: not trusted
     loaded, _ = await repo.load("g1")
-    assert loaded.version == state.version and repo._trusted.get("g1") == epoch
+    assert loaded.version == state.version and repo._trusted["g1"][0] == epoch
     # an announcement of a newer version (as from another process) arrives mid-append
     repo._enter("g1")
     repo._on_appended("g1", state.version + 5)
@@ -186,6 +186,50 @@ async def test_an_announcement_during_an_append_is_not_lost(store):
     repo.remember("g1", state, result.events[-1].ts, epoch=repo.epoch())
     assert "g1" not in repo._trusted  # announced 5 versions later: not trusted
     repo.stop_feed()
+
+
+async def test_a_writer_that_does_not_announce_is_caught_up_within_trust_seconds(store,
+                                                                                prefix):
+    """A process of a release before the feed appends without publishing (found by the
+    newcomer review: views froze during a rolling upgrade): a cached state is read from
+    the store again at least every ``trust_seconds``."""
+    old = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
+    old._feed_channel = f"{prefix}:nobody-listens"  # its appends are announced nowhere
+    try:
+        async with serving(old) as a, Other(prefix) as b:
+            b.repo.trust_seconds = 0.3
+            game_id, tokens = await _game(a.stub)
+            for _ in range(4):
+                seen = (await b.stub.GetView(pb.GetViewRequest(
+                    game_id=game_id, token=tokens[0]))).view.version
+                version = await _move(a.stub, game_id, tokens)
+                assert version > seen
+                t0 = time.monotonic()
+                while seen != version:
+                    assert time.monotonic() - t0 < 2.0, "the view never caught up"
+                    await asyncio.sleep(0.02)
+                    seen = (await b.stub.GetView(pb.GetViewRequest(
+                        game_id=game_id, token=tokens[0]))).view.version
+                assert time.monotonic() - t0 < 0.3 + 0.5
+    finally:
+        await old.close()
+
+
+async def test_a_foreign_message_on_the_channel_is_ignored(running, prefix):
+    feed = running.server.app.repo._feed
+    await _until(lambda: feed.live)
+    epoch = feed.epoch
+    admin = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        for junk in ("", "no-version", "g x", " 5"):
+            await admin.publish(feed_channel(prefix), junk)
+    finally:
+        await admin.aclose()
+    game_id, tokens = await _game(running.stub)
+    heard = feed.notifications
+    await _move(running.stub, game_id, tokens)
+    await _until(lambda: feed.notifications > heard)  # still listening, same epoch
+    assert feed.live and feed.epoch == epoch
 
 
 async def test_off_by_default_every_view_reads_the_store(store):
@@ -218,3 +262,19 @@ async def test_the_channel_is_per_prefix(store):
         assert got == [f"g2 {len(events)}"]
     finally:
         await pubsub.aclose()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
+def test_read_feed_without_redis_is_refused() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'services'}"}
+    out = subprocess.run([sys.executable, "-m", "rummy_grpc", "serve", "--read-feed",
+                          "--port", "0"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 2
+    assert "--read-feed needs the Redis store (--redis-url)" in out.stderr
+    assert "Traceback" not in out.stderr
