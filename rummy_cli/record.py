@@ -14,6 +14,7 @@ from typing import Any
 from rummy.errors import NotationError
 from rummy.events import dumps
 from rummy.invariants import ReplayError
+from rummy_cli.outputs import output_problem
 
 EPILOG_RECORD = """\
 examples:
@@ -46,16 +47,23 @@ def _write(path: str | None, text: str) -> None:
     if path is None or path == "-":
         sys.stdout.write(text)
         return
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8") as f:  # OSError: the callers report it
         f.write(text)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``rummy record export LOG.jsonl [-o GAME.txt]``."""
+    from rummy.invariants import verify_log
     from rummy.record import to_record
     from rummy_cli.replay import read_log
+    problem = output_problem(args.output)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         events = read_log(args.log)
+        for _ in verify_log(events):  # a record is only written of a log that replays
+            pass
         text = to_record(events)
     except ReplayError as e:
         print(f"error: corrupt event log: {e.message}", file=sys.stderr)
@@ -66,7 +74,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: cannot read {args.log}: {e.strerror}", file=sys.stderr)
         return 1
-    _write(args.output, text)
+    try:
+        _write(args.output, text)
+    except OSError as e:
+        print(f"error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+        return 1
     if args.output:  # a file was written: say what is in it (stdout stays the record alone)
         turns = sum(1 for line in text.splitlines() if line and not line.startswith("["))
         print(f"wrote {args.output}: a game record of {len(events)} events "
@@ -77,6 +89,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     """``rummy record import GAME.txt [-o LOG.jsonl]``."""
     from rummy.record import from_record
+    problem = output_problem(args.output)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         with open(args.record, encoding="utf-8") as f:
             text = f.read()
@@ -91,7 +107,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     except NotationError as e:
         print(f"error: {args.record}: {e.message}", file=sys.stderr)
         return 1
-    _write(args.output, "".join(dumps(e) + "\n" for e in events))
+    try:
+        _write(args.output, "".join(dumps(e) + "\n" for e in events))
+    except OSError as e:
+        print(f"error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+        return 1
     if args.output:
         print(f"wrote {args.output}: {len(events)} events", file=sys.stderr)
     return 0

@@ -19,6 +19,7 @@ import html
 import itertools
 import json
 import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -29,6 +30,7 @@ from rich.table import Table
 
 from rummy.balance import BalanceReport
 from rummy_cli.charts import Charts, Point, matplotlib_missing, missing_note
+from rummy_cli.outputs import output_problem
 
 EPILOG = """examples:
   rummy sweep --rules knock_threshold=0,5,10,15 --games 400 --players 4 --seed 7
@@ -143,14 +145,18 @@ def sweep_document(combos: list[dict[str, str]], reports: list[BalanceReport], *
 
 def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
     """Write ``--json`` and ``--html`` if asked and print the table; returns 0."""
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, sort_keys=True)
-            f.write("\n")
-    if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(render_html(doc))
-    _print(doc, Console())
+    _print(doc, Console())  # first: the results are on screen whatever happens next
+    try:
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=2, sort_keys=True)
+                f.write("\n")
+        if args.html:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(render_html(doc))
+    except OSError as e:
+        print(f"error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -160,6 +166,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rummy_cli.main import _chunk
 
     combos, rulesets, bots = sweep_plan(args)
+    problem = output_problem(args.json, args.html)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     size = max(1, min(25, -(-args.games // (jobs * 8))))
     tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules, True, None))

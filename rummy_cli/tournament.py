@@ -31,6 +31,7 @@ from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy.stats import wilson
 from rummy.views import view
+from rummy_cli.outputs import output_problem
 
 BEGIN = "<!-- rummy tournament: begin -->"
 END = "<!-- rummy tournament: end -->"
@@ -178,12 +179,23 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             print(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}",
                   file=sys.stderr)
             return 2
-    if len(set(bots)) != len(bots) or not 2 <= args.players <= min(5, len(bots)):
-        print("error: --bots needs distinct names and --players must be 2..5 and at most "
-              "the number of bots (R1.1)", file=sys.stderr)
-        return 2
-    if args.games < 1:
-        print("error: --games must be at least 1", file=sys.stderr)
+    problem = None
+    if len(set(bots)) != len(bots):
+        twice = sorted({b for b in bots if bots.count(b) > 1})
+        problem = f"--bots lists {', '.join(twice)} more than once; name each bot once"
+    elif not 2 <= args.players <= 5:
+        problem = f"--players must be 2..5, got {args.players} (R1.1)"
+    elif args.players > len(bots):
+        problem = (f"--players {args.players} needs at least {args.players} bots in --bots "
+                   f"(each game seats distinct bots), got {len(bots)}")
+    elif args.games < 1:
+        problem = f"--games must be at least 1, got {args.games}"
+    elif args.jobs < 0:
+        problem = f"--jobs must be >= 0 (0: one per CPU), got {args.jobs}"
+    else:
+        problem = output_problem(args.markdown)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     rules = RuleSet()
     games = schedule(bots, args.players, args.games, args.seed)
@@ -207,7 +219,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     section = markdown(table, command, elapsed)
     print(section, end="")
     if args.markdown:
-        write_section(args.markdown, section)
+        try:
+            write_section(args.markdown, section)
+        except OSError as e:  # the table is printed above: nothing is lost
+            print(f"error: cannot write {args.markdown}: {e.strerror}", file=sys.stderr)
+            return 1
         print(f"written to {args.markdown}", file=sys.stderr)
     return 0
 

@@ -372,6 +372,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """
     _set_env(args)
     from rummy.balance import BalanceReport
+    from rummy_cli.outputs import output_problem
     from rummy_cli.sweep import sweep_document, sweep_plan, write_outputs
     from rummy_worker.batches import BatchSpec
     from rummy_worker.tasks import limits
@@ -380,6 +381,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         combos, rulesets, bots = sweep_plan(args)
     except SystemExit as e:  # the message is printed already
         return int(e.code) if isinstance(e.code, int) else 2
+    problem = output_problem(args.json, args.html)
+    if problem:
+        return _usage(problem)
     try:
         specs = [BatchSpec(games=args.games, bots=tuple(bots), seed=args.seed,
                            rules=r.changed(), chunk_size=args.chunk_size).validate()

@@ -1,0 +1,31 @@
+"""Output files of the console commands: check before the work, not after it.
+
+A long run (a sweep, a tournament) that ends in ``FileNotFoundError`` loses its results;
+every command that writes files checks their paths first with :func:`output_problem` and
+says what is wrong in one line (found by the newcomer review of issue 14/16 work).
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["output_problem"]
+
+
+def output_problem(*paths: str | None) -> str | None:
+    """The first reason one of ``paths`` cannot be written, as a message for the user
+    (``"cannot write X: ..."``), or ``None`` when all can. ``None``, ``""`` and ``"-"``
+    (stdout) are skipped. Checks: not a directory, the parent directory exists, and the
+    file (or its directory, for a new file) is writable."""
+    for path in paths:
+        if not path or path == "-":
+            continue
+        if os.path.isdir(path):
+            return f"cannot write {path}: it is a directory"
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            return f"cannot write {path}: there is no directory {parent}"
+        target = path if os.path.exists(path) else parent
+        if not os.access(target, os.W_OK):
+            return f"cannot write {path}: permission denied"
+    return None
