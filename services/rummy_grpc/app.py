@@ -76,6 +76,10 @@ from rummy_grpc.timers import Scheduler, deadline, pending
 
 log = logging.getLogger("rummy_grpc")
 
+SERVED_BOTS = tuple(sorted(name for name in BOTS if name != "search"))
+"""Bot strategies a server offers by default (``rummy serve --bot-strategies``): all but
+``search`` (determinized rollouts, ~100x a ``strategic`` move's CPU: docs/security.md)."""
+
 
 class GameApp:
     """The game service's application layer (no gRPC in here).
@@ -91,6 +95,9 @@ class GameApp:
         poll: seconds between two polls of the store's due games (``timers.POLL_SECONDS``).
         max_events: cap of events per game (``repository.MAX_EVENTS``).
         request_window: seconds a ``CreateGame`` request id is remembered.
+        bot_strategies: the bot strategies a ``CreateGame`` may seat (default
+            :data:`SERVED_BOTS`: every registered bot but ``search``, whose moves cost ~100x
+            a ``strategic`` move's CPU, so that an open server cannot be loaded by them).
         read_feed: answer ``GetView`` from memory while the store's append feed shows the
             cached state is the latest (``rummy_store.feed``; a single Redis only; reads
             then trail another process's appends by the notification's delay). Off by
@@ -101,13 +108,20 @@ class GameApp:
                  cache_size: int = 4096, bot_delay: float = 0.0,
                  clock: Any = time.time, lease: float = LEASE_SECONDS,
                  poll: float = POLL_SECONDS, max_events: int = 0,
-                 request_window: float = REQUEST_WINDOW, read_feed: bool = False) -> None:
+                 request_window: float = REQUEST_WINDOW, read_feed: bool = False,
+                 bot_strategies: Sequence[str] | None = None) -> None:
         self.store = store
         self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
         self._admin = admin_token or ""
         self._clock = clock
         self._request_window = request_window
         self._read_feed = read_feed
+        self.bot_strategies = (frozenset(SERVED_BOTS) if bot_strategies is None
+                               else frozenset(bot_strategies))
+        unknown = self.bot_strategies - set(BOTS)
+        if unknown:
+            raise ValueError(f"unknown bot strategies {', '.join(sorted(unknown))}; known: "
+                             f"{', '.join(sorted(BOTS))}")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._poller: asyncio.Task[None] | None = None
@@ -249,9 +263,11 @@ class GameApp:
             names = []
             for i, s in enumerate(seats):
                 if s.kind == "bot":
-                    if s.strategy not in BOTS:
-                        raise BadRequest(f"seat {i}: unknown bot strategy {s.strategy!r}; "
-                                         f"known: {', '.join(sorted(BOTS))}")
+                    if s.strategy not in self.bot_strategies:
+                        known = "unknown" if s.strategy not in BOTS else "not offered"
+                        raise BadRequest(
+                            f"seat {i}: {known} bot strategy {s.strategy!r}; this server "
+                            f"offers: {', '.join(sorted(self.bot_strategies))}")
                 elif s.kind != "human":
                     raise BadRequest(f"seat {i}: kind must be human or bot, got {s.kind!r}")
                 if len(s.name) > MAX_NAME:
@@ -514,6 +530,7 @@ class GameApp:
 
 __all__ = [
     "COMMAND_KINDS",
+    "SERVED_BOTS",
     "Created",
     "GameApp",
     "Outcome",

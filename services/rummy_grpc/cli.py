@@ -140,6 +140,10 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-events", type=_positive, default=MAX_EVENTS, metavar="N",
                    help="cap of events per game; commands past it get FAILED_PRECONDITION "
                    f"GAME_LIMIT and the game stops (default {MAX_EVENTS})")
+    p.add_argument("--bot-strategies", type=_strategies, default=None, metavar="LIST",
+                   help="comma-separated bot strategies CreateGame may seat (default: all "
+                   "but search, whose moves cost ~100x a strategic move's CPU; add it "
+                   "only for trusted callers: docs/security.md)")
     p.add_argument("--read-feed", action="store_true",
                    help="answer GetView from memory while the store's append feed (Redis "
                    "pub/sub, a single Redis only) shows the cached state is the latest: "
@@ -313,6 +317,18 @@ def serve_security(args: argparse.Namespace) -> dict[str, Any]:
             "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst}
 
 
+def _strategies(text: str) -> tuple[str, ...]:
+    """``--bot-strategies``: registered bot names, comma-separated."""
+    from rummy.bots import BOTS
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in BOTS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown bot strategies {', '.join(unknown) or '(none given)'}; known: "
+            f"{', '.join(sorted(BOTS))}")
+    return names
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """``rummy serve``: run until SIGTERM/SIGINT. Returns the exit code: 0 after a clean
     shutdown, 2 for bad flags or unusable files (TLS, API keys, admin token), 1 when it
@@ -356,7 +372,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
                     request_window=args.request_window, reuse_port=args.reuse_port,
-                    read_feed=args.read_feed,
+                    read_feed=args.read_feed, bot_strategies=args.bot_strategies,
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
                     max_streams=args.max_streams, **security)

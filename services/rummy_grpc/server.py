@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import signal
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
@@ -220,7 +221,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   callers: CallerPolicy | None = None, rate_commands: float = 0.0,
                   rate_burst: int = RATE_BURST, rate_create: float = 0.0,
                   rate_create_burst: int = RATE_CREATE_BURST,
-                  read_feed: bool = False) -> tuple[RummyServer, int]:
+                  read_feed: bool = False,
+                  bot_strategies: Sequence[str] | None = None) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -253,6 +255,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         rate_create_burst: bucket size of that limit, in calls.
         read_feed: ``GetView`` from memory while the store's append feed is live
             (:class:`GameApp`'s ``read_feed``; ``rummy serve --read-feed``).
+        bot_strategies: the bot strategies ``CreateGame`` may seat (default
+            ``rummy_grpc.app.SERVED_BOTS``: all but ``search``).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -271,7 +275,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
                   lease=lease, poll=poll, max_events=max_events,
-                  request_window=request_window, read_feed=read_feed)
+                  request_window=request_window, read_feed=read_feed,
+                  bot_strategies=bot_strategies)
     server = grpc.aio.server(
         interceptors=[MetricsInterceptor()],
         options=[("grpc.max_receive_message_length", max_message_bytes),

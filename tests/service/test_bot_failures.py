@@ -17,7 +17,7 @@ from rummy.events import from_dict
 from rummy.evolve import replay
 from rummy.melds import parse_table
 
-from .conftest import bots
+from .conftest import bots, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
@@ -47,15 +47,17 @@ def _failures(strategy: str, reason: str) -> float:
 @pytest.mark.parametrize("name, cls, reason", [("raising", RaisingBot, "raised"),
                                                ("illegal", IllegalBot, "illegal_move")])
 async def test_a_failing_bot_seat_plays_the_default_move_and_the_game_ends(
-        running, store, monkeypatch, caplog, name, cls, reason):
+        store, monkeypatch, caplog, name, cls, reason):
     monkeypatch.setitem(BOTS, name, cls)
     before = _failures(name, reason)
     caplog.set_level(logging.ERROR)
-    created = await running.stub.CreateGame(pb.CreateGameRequest(
-        seats=bots(name, "basic"), variants={"target_score": "40"}, seed=5))
-    seen = []
-    async for msg in running.stub.StreamEvents(pb.StreamEventsRequest(game_id=created.game_id)):
-        seen.append(msg.event)
+    async with serving(store, bot_strategies=(name, "basic")) as running:
+        created = await running.stub.CreateGame(pb.CreateGameRequest(
+            seats=bots(name, "basic"), variants={"target_score": "40"}, seed=5))
+        seen = []
+        async for msg in running.stub.StreamEvents(
+                pb.StreamEventsRequest(game_id=created.game_id)):
+            seen.append(msg.event)
     assert seen[-1].type == "GameEnded"
     stored = await store.read(created.game_id)
     state = replay(from_dict(e.data) for e in stored)

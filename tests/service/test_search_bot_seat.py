@@ -22,7 +22,7 @@ def _failures(strategy: str) -> float:
 
 async def _play() -> list[Event]:
     store = MemoryEventStore()
-    app = GameApp(store)
+    app = GameApp(store, bot_strategies=["search", "strategic"])
     created = await app.create_game([SeatSpec("bot", strategy="search"),
                                      SeatSpec("bot", strategy="strategic")],
                                     {"target_score": "30"}, seed=4)
@@ -41,3 +41,27 @@ def test_a_search_bot_seat_plays_a_whole_game() -> None:
     assert isinstance(events[-1], GameEnded)
     assert list(verify_log(events))[-1].is_over  # every event is what the rules allow
     assert _failures("search") == before  # no move fell back to the default move
+
+
+def test_search_bots_are_not_offered_by_default() -> None:
+    """Newcomer review: any caller could seat search bots (~100x a strategic move's CPU)
+    on an open server and slow every game; a server offers them only when told to."""
+    import pytest
+    from rummy_grpc.app import SERVED_BOTS
+    from rummy_grpc.errors import BadRequest
+
+    assert "search" not in SERVED_BOTS and {"random", "basic", "strategic"} <= set(SERVED_BOTS)
+
+    async def create(app: GameApp) -> None:
+        await app.create_game([SeatSpec("bot", strategy="search"),
+                               SeatSpec("bot", strategy="basic")], {}, seed=1)
+
+    app = GameApp(MemoryEventStore())
+    with pytest.raises(BadRequest, match="not offered bot strategy 'search'; this server "
+                                         "offers: basic, greedy, human, random, strategic"):
+        asyncio.run(create(app))
+    with pytest.raises(BadRequest, match="unknown bot strategy 'nope'"):
+        asyncio.run(app.create_game([SeatSpec("bot", strategy="nope"),
+                                     SeatSpec("bot", strategy="basic")], {}, seed=1))
+    with pytest.raises(ValueError, match="unknown bot strategies nope"):
+        GameApp(MemoryEventStore(), bot_strategies=["nope"])
