@@ -198,24 +198,28 @@ def _print(doc: dict[str, Any], console: Console) -> None:
     reasons = sorted({r for row in doc["sweep"] for r in row["round_end_share"]})
     table = Table(title=f"Sweep: {doc['games']} games per value, {doc['players']} players, "
                   f"seed {doc['seed']}, line-up {','.join(doc['lineup'])} (paired seeds)")
-    table.add_column("rules")
-    for b in bots:
-        table.add_column(f"{b} win [95% CI]", justify="right")
-    table.add_column("rounds/game", justify="right")
-    for r in reasons:
-        table.add_column(f"ended by {r}", justify="right")
-    table.add_column("seat fairness p", justify="right")
+    # one column per value (a sweep has few values, many metrics): fits 80 columns for
+    # a few values, and the metric names are never cut
+    table.add_column("metric", no_wrap=True)
     for row in doc["sweep"]:
-        cells = [_label(row["rules"])]
-        for b in bots:
+        table.add_column(_label(row["rules"]), justify="right", overflow="fold")
+    rows = doc["sweep"]
+
+    def line(name: str, cell: Any) -> None:
+        table.add_row(name, *(cell(row) for row in rows))
+
+    for b in bots:
+        def win(row: dict[str, Any], b: str = b) -> str:
             s = row["bots"].get(b)
-            cells.append("–" if s is None else
-                         f"{_pct(s['win'])} [{_pct(s['low'])}, {_pct(s['high'])}]")
-        cells.append(f"{row['rounds_per_game']:.2f}")
-        cells += [_pct(row["round_end_share"].get(r, 0.0)) for r in reasons]
-        p = row["seat_fairness_p"]
-        cells.append("–" if p is None else f"{p:.3f}")
-        table.add_row(*cells)
+            return ("–" if s is None else
+                    f"{_pct(s['win'])} [{_pct(s['low'])}, {_pct(s['high'])}]")
+        line(f"{b} win [95% CI]", win)
+    line("rounds per game", lambda row: f"{row['rounds_per_game']:.2f}")
+    for r in reasons:
+        line(f"rounds ended by {r}",
+             lambda row, r=r: _pct(row["round_end_share"].get(r, 0.0)))
+    line("seat fairness p", lambda row: "–" if row["seat_fairness_p"] is None
+         else f"{row['seat_fairness_p']:.3f}")
     console.print(table)
     for row in doc["sweep"]:
         for w in row["warnings"]:

@@ -105,3 +105,16 @@ def test_a_bad_value_is_a_usage_error_naming_the_rule() -> None:
     res = _rummy("sweep", "--rules", "knock_threshold=0,99999", "--games", "2", "--quiet")
     assert res.returncode == 2 and "knock_threshold" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_the_terminal_table_names_every_value_in_80_columns(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Newcomer review: at 80 columns the rules column read `knock…` on every row."""
+    from rummy_cli.main import main
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["sweep", "--rules", "knock_threshold=5,10", "--games", "2", "--players", "2",
+                 "--quiet", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "knock_threshold=5" in out and "knock_threshold=10" in out
+    assert "rounds ended by knock" in out and "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
