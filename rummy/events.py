@@ -348,5 +348,5 @@ def loads(line: str) -> Event:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:
-        raise NotationError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        raise NotationError(f"invalid JSON: {e.msg} (column {e.colno})") from None
     return from_dict(data)

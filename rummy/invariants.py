@@ -44,10 +44,11 @@ from rummy.views import view
 
 
 class ReplayError(RummyError):
-    """A recorded event log is inconsistent; ``index`` is the 1-based event number."""
+    """A recorded event log is inconsistent; ``index`` is the 1-based event (or line)
+    number, 0 for the log as a whole (the message then names no position)."""
 
     def __init__(self, index: int, message: str, unit: str = "event", sep: str = ":") -> None:
-        super().__init__(f"{unit} {index}{sep} {message}", rule="I4")
+        super().__init__(f"{unit} {index}{sep} {message}" if index else message, rule="I4")
         self.index = index
 
 

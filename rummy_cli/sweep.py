@@ -315,7 +315,10 @@ def render_html(doc: dict[str, Any]) -> str:
 def add_sweep_parser(sub: Any) -> None:
     """Register ``sweep`` on the ``rummy`` subparsers."""
     p = sub.add_parser("sweep", help="one balance batch per rule-variant value, paired seeds",
-                       description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                       description="Run one balance batch per value of a rule variant (or "
+                       "per combination of values),\non paired seeds, in local processes, and "
+                       "report every metric beside every value\nwith its 95% interval.",
+                       epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_sweep_options(p)
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
@@ -326,9 +329,9 @@ def add_sweep_options(p: Any) -> None:
     """The options ``rummy sweep`` and ``rummy batch sweep`` share (one definition, so the
     two commands take the same sweep): ``--rules`` (repeatable), ``--games``, ``--players``,
     ``--bots``, ``--seed``, ``--json``, ``--html``, ``--quiet``."""
-    p.add_argument("--rules", action="append", default=[], metavar="VARIANT=V1,V2,...",
+    p.add_argument("--rules", action="append", required=True, metavar="VARIANT=V1,V2,...",
                    help="a rule variant and its values (docs/rules.md §11); repeat for a "
-                   "grid of every combination")
+                   "grid of every combination (required)")
     p.add_argument("--games", type=int, default=200, help="games per value (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
     p.add_argument("--bots", default="", help="comma-separated line-up, cycled over the "

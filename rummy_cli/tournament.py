@@ -217,7 +217,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     command = (f"rummy tournament --bots {','.join(bots)} --games {args.games} "
                f"--players {args.players} --seed {args.seed} --jobs {args.jobs}")
     section = markdown(table, command, elapsed)
-    print(section, end="")
+    # the markers are for the file; on screen the table alone
+    print(section.replace(BEGIN + "\n", "").replace(END + "\n", ""), end="")
     if args.markdown:
         try:
             write_section(args.markdown, section)
@@ -243,6 +244,13 @@ mu +/- 2 sigma. Win rates count a shared win as 1/k, with 95% Wilson intervals. 
 move is the wall time of the bot's act() in milliseconds on this machine: mean, median
 and 99th percentile over every move.
 
+--bots names 2 or more distinct bots of: random, basic, human, greedy, strategic, search
+(docs/strength.md says what each does); --players is at most the number of bots. The
+first bot in a process pays a one-time warm-up (imports, the compiled solver), so the
+cost per move of small runs is rough. --markdown FILE puts the table between the lines
+<!-- rummy tournament: begin --> and <!-- rummy tournament: end --> of FILE (or appends
+them), replacing what was there.
+
 examples:
   rummy tournament --bots random,basic,greedy,strategic --games 100 --jobs 2
   rummy tournament --bots human,strategic,search --games 50 --markdown docs/strength.md
@@ -263,5 +271,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes (default 1; 0: CPU count)")
     p.add_argument("--markdown", metavar="FILE",
-                   help="also put the table in FILE between markers (e.g. docs/strength.md)")
+                   help="also put the table in FILE between its markers (see above; e.g. "
+                   "docs/strength.md)")
     p.set_defaults(func=cmd_tournament)

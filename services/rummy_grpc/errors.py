@@ -173,8 +173,10 @@ class RateLimited(ServiceError):
 
     def __str__(self) -> str:
         what = "CreateGame calls" if self.kind == "create" else "game calls"
-        return (f"rate limit of {what} for this caller reached; retry in "
-                f"{self.retry_after:.3f} s (RetryInfo detail)")
+        wait = (f"{self.retry_after:.3f} s" if self.retry_after >= 0.001
+                else "under a millisecond")  # "retry in 0.000 s" read as "now" or a bug
+        return (f"rate limit of {what} for this caller reached; retry in {wait} "
+                "(RetryInfo detail)")
 
 
 MAX_MESSAGE = 1000  #: characters of an error message sent to a client
