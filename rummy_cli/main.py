@@ -266,12 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="play bot-versus-bot games and print a balance report",
                        description="Play bot-versus-bot games in local processes and print a "
-                       "balance report: win rates by seat and by bot with 95% intervals "
-                       "clustered by game, a seat-fairness test, how rounds ended, game "
+                       "balance report: win rates by seat\nand by bot with 95% intervals "
+                       "clustered by game, a seat-fairness test, how rounds ended,\ngame "
                        "length. Game i uses a seed derived from --seed and i, so any game can "
-                       "be re-run alone (--replay-game). Bots: random, basic, human (human-like), "
-                       "greedy, strategic, search (Monte Carlo rollouts; about 100x the cost of "
-                       "strategic per game).",
+                       "be re-run\nalone (--replay-game).\n\nBots (docs/strength.md): random, "
+                       "basic (no table manipulation), human (human-like:\nmisses some "
+                       "manipulations, softmax over its plays), greedy (the solver's best play),"
+                       "\nstrategic (greedy, knocks late), search (Monte Carlo rollouts; about "
+                       "100x the cost of\nstrategic per game).",
                        epilog=EPILOG_SIMULATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")

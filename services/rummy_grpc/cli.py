@@ -116,7 +116,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=50051,
                    help="gRPC port, 0..65535 (default 50051; 0: any free port)")
     p.add_argument("--metrics-port", type=_port,
-                   help="serve Prometheus /metrics on this port, 0..65535 (default: off)")
+                   help="serve Prometheus /metrics on this port, 1..65535, or 0 for any "
+                   "free port (logged at start; default: off)")
     p.add_argument("--grace", type=_seconds, default=5.0,
                    help="seconds in-flight calls get at shutdown (default 5)")
     p.add_argument("--bot-delay", type=_seconds, default=0.0,
