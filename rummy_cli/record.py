@@ -94,8 +94,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 1
     try:
-        with open(args.record, encoding="utf-8") as f:
-            text = f.read()
+        if args.record == "-":
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            with open(args.record, encoding="utf-8") as f:
+                text = f.read()
     except OSError as e:
         print(f"error: cannot read {args.record}: {e.strerror}", file=sys.stderr)
         return 1
@@ -126,10 +129,10 @@ def add_parser(sub: Any) -> None:
                        epilog=EPILOG_RECORD, formatter_class=argparse.RawDescriptionHelpFormatter)
     rsub = p.add_subparsers(dest="record_command", metavar="ACTION", required=True)
     e = rsub.add_parser("export", help="event log (JSON lines) -> game record")
-    e.add_argument("log", help="event log, JSON lines of rummy.events.dumps")
+    e.add_argument("log", help="event log, JSON lines of rummy.events.dumps ('-': stdin)")
     e.add_argument("-o", "--output", help="record file to write (default: stdout)")
     e.set_defaults(func=cmd_export)
     i = rsub.add_parser("import", help="game record -> event log (JSON lines)")
-    i.add_argument("record", help="game record file (docs/record.md)")
+    i.add_argument("record", help="game record file (docs/record.md; '-': stdin)")
     i.add_argument("-o", "--output", help="event log to write (default: stdout)")
     i.set_defaults(func=cmd_import)

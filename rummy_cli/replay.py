@@ -34,15 +34,18 @@ if TYPE_CHECKING:
 
 def read_log(path: str) -> list[Event]:
     """Read a JSON-lines event log, or a game record (docs/record.md), told apart by
-    content (:func:`rummy_cli.record.looks_like_record`).
+    content (:func:`rummy_cli.record.looks_like_record`); ``"-"`` reads standard input.
 
     Raises:
         ReplayError: a corrupt or truncated line, naming the line number.
         OSError: the file cannot be read.
     """
     events: list[Event] = []
-    with open(path, "rb") as f:
-        data = f.read()
+    if path == "-":  # standard input, as the record commands accept for their output
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     if data.lstrip()[:1] != b"{":
         from rummy.record import from_record
         from rummy_cli.record import looks_like_record

@@ -289,9 +289,11 @@ def render_html(doc: dict[str, Any]) -> str:
         shares = ", ".join(f"{k} {_pct(v)}" for k, v in sorted(row["round_end_share"].items()))
         left = ", ".join(f"{b} {row['bots'][b]['points_left']:.1f}" for b in bots
                          if b in row["bots"])
+        p = row["seat_fairness_p"]
+        fair = "–" if p is None else f"{p:.3f}"
         body.append(f"<tr><th scope=row>{html.escape(_label(row['rules']))}</th>{cells}"
                     f"<td>{row['rounds_per_game']:.2f}</td><td>{html.escape(shares)}</td>"
-                    f"<td>{html.escape(left)}</td></tr>")
+                    f"<td>{html.escape(left)}</td><td>{fair}</td></tr>")
     title = (f"Sweep: {doc['games']} games per value, {doc['players']} players, seed "
              f"{doc['seed']}")
     missing = matplotlib_missing()
@@ -308,7 +310,8 @@ def render_html(doc: dict[str, Any]) -> str:
             "game normal over games, round ends Wilson over rounds.</p>" + plots +
             "<table><thead><tr><th scope=col>rules</th>" + head +
             "<th scope=col>rounds per game</th><th scope=col>how rounds ended</th>"
-            "<th scope=col>mean points left (points)</th></tr></thead><tbody>" +
+            "<th scope=col>mean points left (points)</th>"
+            "<th scope=col>seat fairness p (chi-square)</th></tr></thead><tbody>" +
             "".join(body) + "</tbody></table></html>\n")
 
 

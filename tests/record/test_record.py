@@ -205,3 +205,17 @@ def test_seat_names_are_kept_exactly() -> None:
     text = to_record(events)
     assert '[Seat0 "a  #b \\"q\\""]' in text.splitlines()
     assert from_record(text) == events
+
+
+def test_cli_reads_standard_input_with_a_dash(tmp_path: Path) -> None:
+    """Newcomer review: `-o -` wrote stdout but `-` was no input; now a pipe round-trips."""
+    events = list(play_game(["basic", "random"], 9, record=True).events)
+    log = "".join(dumps(e) + "\n" for e in events)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    record = subprocess.run([sys.executable, "-m", "rummy_cli", "record", "export", "-"],
+                            input=log, capture_output=True, text=True, cwd=ROOT, check=True,
+                            env=env).stdout
+    back = subprocess.run([sys.executable, "-m", "rummy_cli", "record", "import", "-"],
+                          input=record, capture_output=True, text=True, cwd=ROOT, check=True,
+                          env=env).stdout
+    assert back == log

@@ -92,6 +92,12 @@ def test_html_charts_each_metric_against_the_values() -> None:
     assert "1/2" not in svgs[2]
     assert not re.search(r"<script|<link|<img|src=", page)
     assert page == render_html(_doc())  # deterministic, byte for byte
+    # the table has the terminal table's seat-fairness p (newcomer review)
+    doc = _doc()
+    assert "seat fairness p (chi-square)</th>" in page
+    for row in doc["sweep"]:
+        p = row["seat_fairness_p"]
+        assert ("–" if p is None else f"<td>{p:.3f}</td>") in page
 
 
 def test_html_without_matplotlib_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
