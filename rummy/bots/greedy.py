@@ -71,7 +71,12 @@ class GreedyBot(BotBase):
             return Draw(seat)
         if "knock" in kinds:
             return Knock(seat) if self.knock_now(view) else EndTurn(seat)
+        return self.meld_or_pass(view)
+
+    def meld_or_pass(self, view: PlayerView) -> Command:
+        """The meld-or-pass decision (R3.2, R5): the solver's best play, else pass.
+        :class:`rummy.bots.human.HumanBot` overrides it."""
         planned = plan_play(view)
         if planned is not None:
-            return Meld(seat, planned[0])
-        return Pass(seat)
+            return Meld(view.turn, planned[0])
+        return Pass(view.turn)

@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import math
 
-from rummy.bots.base import BotBase
 from rummy.bots.basic import BasicBot
-from rummy.bots.greedy import BOT_NODE_LIMIT, plan_play
+from rummy.bots.greedy import BOT_NODE_LIMIT, GreedyBot, plan_play
 from rummy.cards import JOKER, POINTS
-from rummy.commands import Command, Draw, Knock, Meld, Pass
+from rummy.commands import Command, Meld, Pass
 from rummy.melds import Table
 from rummy.solver import best_play
 from rummy.views import PlayerView
@@ -109,21 +108,16 @@ def softmax_pick(values: list[int], temperature: float, u: float) -> int:
     return len(values) - 1
 
 
-class HumanBot(BotBase):
+class HumanBot(GreedyBot):
     """Human-like strength: misses a manipulation with probability :data:`MISS`, then
     softmax (temperature :data:`TEMPERATURE` points) over the plays it sees and passing;
-    knocks whenever allowed (R6.1). See the module docstring."""
+    draws and knocks as ``greedy`` (whenever allowed, R6.1). See the module docstring."""
 
     name = "human"
 
-    def act(self, view: PlayerView) -> Command:
-        """See :class:`rummy.bots.base.Bot`."""
+    def meld_or_pass(self, view: PlayerView) -> Command:
+        """See :meth:`rummy.bots.greedy.GreedyBot.meld_or_pass`: the softmax choice."""
         seat = view.turn
-        kinds = view.actions
-        if "draw" in kinds:
-            return Draw(seat)
-        if "knock" in kinds:
-            return Knock(seat)
         options = candidates(view)
         if len(options) == 1:  # nothing to meld
             return Pass(seat)

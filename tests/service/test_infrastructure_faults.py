@@ -3,9 +3,11 @@ start instead of printing a traceback (part of issue 12)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -61,11 +63,17 @@ def test_serve_with_an_unreachable_store_says_so():
     assert "is unreachable" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_serve_on_a_taken_port_says_so():
+@contextlib.contextmanager
+def _busy_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that another socket listens on while the block runs."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        port = busy.getsockname()[1]
+        yield busy.getsockname()[1]
+
+
+def test_serve_on_a_taken_port_says_so():
+    with _busy_port() as port:
         res = subprocess.run([sys.executable, "-m", "rummy", "serve", "--store", "memory",
                               "--host", "127.0.0.1", "--port", str(port)],
                              capture_output=True, text=True, timeout=60)
@@ -160,10 +168,7 @@ def test_serve_refuses_out_of_range_flags(flags, says):
 
 
 def test_a_taken_metrics_port_is_named_as_the_metrics_port():
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
+    with _busy_port() as port:
         res = subprocess.run([sys.executable, "-m", "rummy", "serve", "--store", "memory",
                               "--host", "127.0.0.1", "--port", "0", "--metrics-port",
                               str(port)], capture_output=True, text=True, timeout=60)

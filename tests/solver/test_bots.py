@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from rummy.bots import BOTS, make_bot
 from rummy.bots.strategic import should_knock
 from rummy.commands import CreateGame
@@ -11,6 +9,7 @@ from rummy.decide import step
 from rummy.rules import RuleSet
 from rummy.simulate import play_game
 from rummy.views import view
+from tests.solver.variants import OPENING_VARIANTS
 
 
 def test_registered() -> None:
@@ -19,12 +18,7 @@ def test_registered() -> None:
     assert make_bot("strategic", 1).name == "strategic"
 
 
-@pytest.mark.parametrize("rules", [
-    RuleSet(),
-    RuleSet(opening_meld_per_player=True),
-    RuleSet(opening_meld_per_player=True, opening_meld_min_points=30),
-    RuleSet(opening_meld_min_points=25, target_score=60),
-], ids=["default", "per-player", "per-player-30", "first-meld-25"])
+@OPENING_VARIANTS
 def test_full_games_are_legal(rules: RuleSet) -> None:
     # play_game raises IllegalMoveError if a bot sends an illegal command (R5.5 included)
     r = play_game(["strategic", "greedy", "basic", "random"], seed=11, rules=rules)

@@ -18,6 +18,7 @@ from rummy.rules import RuleSet
 from rummy.simulate import game_seed, play_game, play_range
 from rummy.state import GAME_OVER, MELD_OR_PASS
 from rummy.views import view
+from tests.solver.variants import OPENING_VARIANTS
 
 
 def test_registered() -> None:
@@ -26,12 +27,7 @@ def test_registered() -> None:
     assert TEMPERATURE > 0 and 0 < MISS < 1
 
 
-@pytest.mark.parametrize("rules", [
-    RuleSet(),
-    RuleSet(opening_meld_per_player=True),
-    RuleSet(opening_meld_per_player=True, opening_meld_min_points=30),
-    RuleSet(opening_meld_min_points=25, target_score=60),
-], ids=["default", "per-player", "per-player-30", "first-meld-25"])
+@OPENING_VARIANTS
 def test_full_games_are_legal(rules: RuleSet) -> None:
     # play_game raises IllegalMoveError if a bot sends an illegal command (R5, R5.5)
     assert play_game(["human", "greedy", "basic"], seed=11, rules=rules).winners
