@@ -51,7 +51,7 @@ audit: setup  ## pip-audit every version in constraints.txt (fails on a known vu
 bench: setup  ## print the benchmark figures (see benchmarks/); installs the bench extra (OpenSpiel)
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(PY) benchmarks/bench_engine.py
-	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
+	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_storage.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
 	  if [ -f $$b ]; then $(PY) $$b; fi; done
 
 golden: setup  ## regenerate the golden playthroughs in tests/golden/

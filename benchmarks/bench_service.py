@@ -8,8 +8,10 @@ repeated (the median of the rounds is printed; these machines are noisy):
   so the clients spend no time thinking: one cycle is ``GetView`` then the command (Draw,
   Pass, Meld, Knock, EndTurn with ``expected_version`` and ``omit_view``), timed together
   from the client, as a client waits for them. The server's calls/s count both calls.
-  Levels: 10 and 100 games at once, against one server process and against
-  ``rummy serve --processes 2`` (SO_REUSEPORT).
+  Levels: 10 and 100 games at once, against one server process, against
+  ``rummy serve --processes 2`` (SO_REUSEPORT), against one process with ``--no-batch``
+  (every Redis command its own round trip: the gain of ``rummy_store.batching``), and
+  against one process with ``--uvloop`` beside the echo server on uvloop.
 * **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
   unary call with a 600-byte payload (about a view), driven by the same client code with
   the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
@@ -29,7 +31,8 @@ repeated (the median of the rounds is printed; these machines are noisy):
   ``rummy serve --read-feed`` (``GetView`` from memory, ``rummy_store.feed``) pays: one
   process with it is measured beside one without.
 * **Storage**: Redis ``MEMORY USAGE`` of every key of the games played, per event, beside the
-  event JSON's own size.
+  stored event text's own size (games cut off by the run; ``bench_storage.py`` measures
+  whole games).
 
 Usage: python benchmarks/bench_service.py [--quick] [--redis-url URL] [--rounds N]
 Keys live under a fresh ``bench-<hex>`` prefix, deleted at the end.
@@ -83,7 +86,7 @@ async def main():
     await server.start()
     print(port, flush=True)
     await server.wait_for_termination()
-asyncio.run(main())
+(__import__("uvloop").run if sys.argv[1:] == ["uvloop"] else asyncio.run)(main())
 '''
 CHANNELS = 8
 """Client channels (HTTP/2 connections) per level, games spread over them round-robin."""
@@ -279,21 +282,22 @@ async def store_floor(store: RedisEventStore, client: aioredis.Redis,
 
 async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, int]:
     """Bytes of Redis memory per event over every game of ``prefix`` (every key of a game:
-    events, requests, meta, snapshots), the mean event JSON size, and the events counted."""
-    games: set[str] = set()
+    events, request-record buckets, meta, snapshots), the mean stored event text, and the
+    events counted (``benchmarks/bench_storage.py`` measures whole games)."""
+    games: dict[str, list[bytes]] = {}
     async for key in client.scan_iter(match=f"{prefix}:{{*", count=1000):
-        games.add(key.decode().split("{", 1)[1].split("}", 1)[0])
-    memory = events = json_bytes = 0
-    for g in games:
+        games.setdefault(key.decode().split("{", 1)[1].split("}", 1)[0], []).append(key)
+    memory = events = text_bytes = 0
+    for g, keys in games.items():
         n = await client.xlen(f"{prefix}:{{{g}}}:events")
         if not n:
             continue
         events += n
-        for kind in ("events", "requests", "meta", "snapshots"):
-            memory += await client.memory_usage(f"{prefix}:{{{g}}}:{kind}") or 0
+        for key in keys:
+            memory += await client.memory_usage(key) or 0
         for _, fields in await client.xrange(f"{prefix}:{{{g}}}:events", count=50):
-            json_bytes += len(fields[b"data"]) * n / min(n, 50)
-    return memory / max(events, 1), json_bytes / max(events, 1), events
+            text_bytes += len(fields[b"data"]) * n / min(n, 50)
+    return memory / max(events, 1), text_bytes / max(events, 1), events
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -315,7 +319,13 @@ async def main_async(args: argparse.Namespace) -> None:
             one, one_port = start_server(args, prefix, 1, tmp)
             two, two_port = start_server(args, prefix, 2, tmp)
             feed, feed_port = start_server(args, prefix, 1, tmp, "--read-feed")
-            procs += [one, two, feed]
+            single, single_port = start_server(args, prefix, 1, tmp, "--no-batch")
+            uv, uv_port = start_server(args, prefix, 1, tmp, "--uvloop")
+            echo_uv = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, "uvloop"],
+                                       stdout=subprocess.PIPE)
+            assert echo_uv.stdout is not None
+            echo_uv_port = int(echo_uv.stdout.readline())
+            procs += [one, two, feed, single, uv, echo_uv]
             print(f"gRPC GameService over Redis, servers in their own processes; {rounds} "
                   f"interleaved round(s) of {seconds:.0f} s per configuration; {CHANNELS} "
                   f"channels; median of the rounds; load average before: "
@@ -323,23 +333,30 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"{'games':>5} {'server':<22} {'calls/s':>8} {'cycle p50':>10} "
                   f"{'cycle p99':>10} {'vs echo':>8} {'server CPU/call':>16} "
                   f"{'calls/CPU-s':>12} {'vs echo':>8}")
-            pids = {"echo": echo.pid, "one": one.pid, "two": two.pid, "feed": feed.pid}
-            ports = {"echo": echo_port, "one": one_port, "two": two_port, "feed": feed_port}
+            pids = {"echo": echo.pid, "one": one.pid, "two": two.pid, "feed": feed.pid,
+                    "single": single.pid, "uv": uv.pid, "echo_uv": echo_uv.pid}
+            ports = {"echo": echo_port, "one": one_port, "two": two_port, "feed": feed_port,
+                     "single": single_port, "uv": uv_port, "echo_uv": echo_uv_port}
             names = {"echo": "echo (anchor)", "one": "rummy, 1 process",
-                     "two": "rummy, 2 processes", "feed": "rummy, 1, --read-feed"}
+                     "two": "rummy, 2 processes", "feed": "rummy, 1, --read-feed",
+                     "single": "rummy, 1, --no-batch", "echo_uv": "echo on uvloop",
+                     "uv": "rummy, 1, --uvloop"}
             levels = ((10, 0.0, 0, "10"), (100, 0.0, 0, "100"),
                       (100, args.think, 0, f"100 paced ({args.think:g} s think)"),
                       (10, 0.0, 3, "10 polling (the waiting seat calls GetView 3 times "
                        "after each command)"))
             for games, think, polls, name in levels:
                 # the append feed pays where reads outnumber appends: the polling level
-                keys = ("echo", "one", "feed") if polls else ("echo", "one", "two")
+                keys = (("echo", "one", "feed") if polls else
+                        ("echo", "one", "single", "two", "echo_uv", "uv") if not think else
+                        ("echo", "one", "two"))
                 labels = [(k, names[k]) for k in keys]
                 got: dict[str, list[dict[str, float]]] = {k: [] for k in keys}
                 for _ in range(rounds):
                     for key, _label in labels:
                         got[key].append(await level(ports[key], games, seconds,
-                                                    echo=key == "echo", pid=pids[key],
+                                                    echo=key.startswith("echo"),
+                                                    pid=pids[key],
                                                     think=think, scripts=scripts,
                                                     polls=polls))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
@@ -352,6 +369,16 @@ async def main_async(args: argparse.Namespace) -> None:
                           f"{m['p99']:>8.2f}ms {m['cps'] / e['cps']:>7.2f}x "
                           f"{m['cpu_us']:>13.0f} us {1e6 / m['cpu_us']:>12,.0f} "
                           f"{e['cpu_us'] / m['cpu_us']:>7.2f}x")
+                if "single" in med:
+                    print(f"{'':>5} batching (rummy_store.batching) / --no-batch: "
+                          f"{med['single']['cpu_us'] / med['one']['cpu_us']:.2f}x calls per "
+                          f"CPU-second, {med['one']['cps'] / med['single']['cps']:.2f}x "
+                          f"calls/s")
+                if "uv" in med:
+                    uv_echo = med["echo_uv"]["cpu_us"] / med["uv"]["cpu_us"]
+                    print(f"{'':>5} on uvloop: ours / echo {uv_echo:.2f}x calls per "
+                          f"CPU-second; ours on uvloop / ours on asyncio "
+                          f"{med['one']['cpu_us'] / med['uv']['cpu_us']:.2f}x")
                 if not think and not polls:
                     scale = med["two"]["cps"] / med["one"]["cps"]
                     print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
@@ -367,7 +394,8 @@ async def main_async(args: argparse.Namespace) -> None:
               f"({ours / raw:.2f}x)")
         per_event, json_size, events = await storage(client, prefix)
         print(f"storage: {per_event:.0f} bytes of Redis memory per event over {events:,} "
-              f"events (every key of each game), event JSON {json_size:.0f} bytes")
+              f"events (every key of each game, games cut off by the run), stored event "
+              f"text {json_size:.0f} bytes")
     await store.close()
     keys = [k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
     for i in range(0, len(keys), 1000):

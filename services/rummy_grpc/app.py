@@ -54,6 +54,7 @@ from rummy_grpc.errors import (
     GameNotFound,
     SeedNotAllowed,
     outcome,
+    store_unavailable,
 )
 from rummy_grpc.model import (
     COMMAND_KINDS,
@@ -172,6 +173,24 @@ class GameApp:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._report)
+
+    @staticmethod
+    def _report(task: asyncio.Task[Any]) -> None:
+        """Log a background task's failure (never "Task exception was never retrieved"): a
+        store outage in one line, anything else with its traceback. What failed stays due
+        in the store, so a replica's poll resumes it after the lease."""
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        if store_unavailable(exc):  # type: ignore[arg-type]
+            log.warning("background task %s failed (%s: %s); what it did stays due and is "
+                        "retried after the lease", task.get_coro().__qualname__,  # type: ignore[union-attr]
+                        type(exc).__name__, exc)
+        else:
+            log.error("background task %s failed; what it did stays due and is retried "
+                      "after the lease", task.get_coro().__qualname__,  # type: ignore[union-attr]
+                      exc_info=exc)
 
     # ------------------------------------------------------------------ due games
 

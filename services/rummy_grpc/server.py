@@ -302,13 +302,15 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
                idle_ttl: float = IDLE_EXPIRY,
-               request_ttl: float = REQUEST_WINDOW) -> EventStore:
+               request_ttl: float = REQUEST_WINDOW, batch: bool = True) -> EventStore:
     """The event store for ``rummy serve``: ``"redis"`` (needs ``redis_url``) or ``"memory"``.
 
     Args:
         kind, redis_url, prefix: which store, where, under which key prefix.
         idle_ttl: seconds after which a game without an append expires (0: never).
         request_ttl: seconds a finished game keeps its request records (0: forever).
+        batch: send the Redis commands of one event-loop tick as one pipeline
+            (:mod:`rummy_store.batching`); False: one round trip each.
 
     Raises:
         ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry.
@@ -321,7 +323,7 @@ def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
             raise ValueError("--store redis needs --redis-url")
         from rummy_store.redis_store import RedisEventStore
         return RedisEventStore.from_url(redis_url, prefix=prefix, idle_ttl=idle_ttl,
-                                        request_ttl=request_ttl)
+                                        request_ttl=request_ttl, batch=batch)
     raise ValueError(f"unknown store {kind!r}: memory or redis")
 
 

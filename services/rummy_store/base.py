@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -295,14 +296,12 @@ class EventStore(Protocol):
 # -- helpers shared by the implementations --------------------------------------------------
 
 
+_GAME_ID = re.compile(r"[^{}\s]+")  # \s: what str.isspace() calls whitespace
+
+
 def check_game_id(game_id: str) -> str:
     """Return ``game_id`` if it is usable inside a Redis hash tag; raise ``ValueError``."""
-    if (
-        not isinstance(game_id, str)
-        or not game_id
-        or any(c in game_id for c in "{}")
-        or any(c.isspace() for c in game_id)
-    ):
+    if not isinstance(game_id, str) or _GAME_ID.fullmatch(game_id) is None:
         raise ValueError(f"bad game id {game_id!r}: need a non-empty string without {{}} or spaces")
     return game_id
 

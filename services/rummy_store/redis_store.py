@@ -4,11 +4,15 @@ Keys (``P`` is the prefix, default ``"rummy"``; ``{G}`` the game id in a hash ta
 of one game live on one Redis Cluster shard):
 
 - ``P:{G}:events``   the stream; one entry per event, id ``0-<version>``, fields ``data``
-  (the event as JSON, its ``type`` inside) and ``t`` (Redis server time, integer
-  milliseconds); no MAXLEN. Entries written before issue 15 have ``type``, ``data`` and
-  ``ts`` (seconds) and still read.
-- ``P:{G}:requests`` hash: request id -> ``hash|first|last`` (or JSON ``{"hash", "first",
-  "last", "response"}`` when a response blob is kept).
+  (the event's record in the compact text of :mod:`rummy_store.codec`: a JSON array by
+  position, or its JSON object) and ``t`` (Redis server time, integer milliseconds); no
+  MAXLEN. Entries written before issue 15 have ``type``, ``data`` (JSON object) and ``ts``
+  (seconds) and still read.
+- ``P:{G}:requests:<c>`` sixteen hashes (``c`` a hex digit, :data:`REQUEST_BUCKETS`): the
+  request records, field = the last 15 hex digits of the request id's 64-bit BLAKE2b
+  digest, ``c`` its first -> ``hash|first|last`` (or JSON ``{"hash", "first", "last",
+  "response"}`` when a response blob is kept). Records written before issue 15's compact
+  storage are in ``P:{G}:requests`` by request id, and still count.
 - ``P:{G}:meta``     string: the game's metadata as JSON.
 - ``P:{G}:snapshots`` sorted set: one member per snapshot, score = its stream version,
   member = ``"<version>:<data as JSON>"`` (the version in the member keeps two snapshots with
@@ -40,6 +44,7 @@ its ``request_id`` (the original result comes back) or, without one, fails with
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any
@@ -47,6 +52,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import parse_url
+from redis.exceptions import NoScriptError
 
 from rummy_store.base import (
     AppendResult,
@@ -61,36 +67,40 @@ from rummy_store.base import (
     check_request_id,
     check_version,
     dumps,
-    serialise_events,
     serialise_snapshot,
 )
+from rummy_store.batching import CommandBatcher
 from rummy_store.cluster_fanout import ClusterStreamHub
+from rummy_store.codec import pack_events, unpack
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 from rummy_store.feed import AppendFeed, feed_channel
 from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
-__all__ = ["APPEND_LUA", "CLAIM_LUA", "CLUSTER_SCHEMES", "SCHEDULE_LUA", "RedisEventStore",
-           "cluster_client_from_url"]
+__all__ = ["APPEND_LUA", "CLAIM_LUA", "CLUSTER_SCHEMES", "REQUEST_BUCKETS", "SCHEDULE_LUA",
+           "RedisEventStore", "cluster_client_from_url"]
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster (:func:`cluster_client_from_url`), with the plain scheme
 each stands for."""
 
-#: The append script. KEYS: stream, requests hash, then the game's other keys (meta,
-#: snapshots). ARGV: expected version, request id ("" for none), request hash, request record
-#: JSON, n, type and data JSON of each event, then the idle expiry in ms (0: none), which
-#: every key of the game gets after a successful append, then "1" to ``SPUBLISH`` the new
-#: version on the stream key's sharded channel (cluster stores), or "2" followed by a
-#: channel and the game id to ``PUBLISH`` ``"<game id> <new version>"`` on that channel
-#: (single-Redis stores: :mod:`rummy_store.feed`); a missing or other value: no publish.
+#: The append script. KEYS: stream, the request's record bucket, the legacy requests hash
+#: (records written before the buckets), then the game's other keys (meta, snapshots).
+#: ARGV: [1] expected version, [2] request id ("" for none), [3] its field in the bucket,
+#: [4] request hash, [5] request record, [6] the idle expiry in ms (0: none), which every key
+#: of the game gets after a successful append, [7] the bucket's expiry in ms (at least the
+#: request window), [8] "1" to ``SPUBLISH`` the new version on the stream key's sharded
+#: channel (cluster stores), or "2" to ``PUBLISH`` ``"<game id> <new version>"`` on the
+#: channel [9] (single-Redis stores: :mod:`rummy_store.feed`), anything else: no publish,
+#: [10] the game id, [11] n, then the stored text of each of the n events.
 #: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
-local stream, requests = KEYS[1], KEYS[2]
+local stream, bucket, legacy = KEYS[1], KEYS[2], KEYS[3]
 local expected = tonumber(ARGV[1])
-local rid, rhash, record = ARGV[2], ARGV[3], ARGV[4]
-local n = tonumber(ARGV[5])
+local rid, field, rhash, record = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local n = tonumber(ARGV[11])
 if rid ~= '' then
-  local prior = redis.call('HGET', requests, rid)
+  local prior = redis.call('HGET', bucket, field)
+  if not prior then prior = redis.call('HGET', legacy, rid) end
   if prior then
     local hash
     if string.sub(prior, 1, 1) == '{' then  -- a JSON record (with a response blob)
@@ -119,20 +129,22 @@ end
 local t = redis.call('TIME')
 local ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 for i = 1, n do
-  redis.call('XADD', stream, '0-' .. tostring(expected + i),
-             'data', ARGV[5 + 2 * i], 't', ms)
+  redis.call('XADD', stream, '0-' .. tostring(expected + i), 'data', ARGV[11 + i], 't', ms)
 end
 if rid ~= '' then
-  redis.call('HSET', requests, rid, record)
+  redis.call('HSET', bucket, field, record)
 end
-local ttl = tonumber(ARGV[6 + 2 * n])
+local ttl = tonumber(ARGV[6])
 if ttl and ttl > 0 then
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 1, #KEYS do
+    if i ~= 2 then redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+  if rid ~= '' then redis.call('PEXPIRE', bucket, ARGV[7]) end
 end
-if ARGV[7 + 2 * n] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
+if ARGV[8] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
   redis.call('SPUBLISH', stream, tostring(expected + n))
-elseif ARGV[7 + 2 * n] == '2' then  -- a single Redis: tell every server's append feed
-  redis.call('PUBLISH', ARGV[8 + 2 * n], ARGV[9 + 2 * n] .. ' ' .. tostring(expected + n))
+elseif ARGV[8] == '2' then  -- a single Redis: tell every server's append feed
+  redis.call('PUBLISH', ARGV[9], ARGV[10] .. ' ' .. tostring(expected + n))
 end
 return {'ok', ms}
 """
@@ -194,6 +206,23 @@ def _parse_record(text: str) -> dict[str, Any]:
         return dict(json.loads(text))
     request_hash, first, last = text.rsplit("|", 2)
     return {"hash": request_hash, "first": int(first), "last": int(last), "response": None}
+
+
+REQUEST_BUCKETS = "0123456789abcdef"
+"""Suffixes of a game's request-record buckets ``P:{G}:requests:<c>``, one per first hex
+digit of the request id's digest: sixteen small hashes stay in Redis's compact listpack
+encoding (``hash-max-listpack-entries``, 128 by default) up to about 1,500 commands a game,
+where one hash of every record turns into a hash table at 128 and costs about twice the
+memory per record."""
+
+
+def _request_slot(request_id: str) -> tuple[str, str]:
+    """``(bucket, field)`` of a request id's record: a 64-bit BLAKE2b digest in hex, its
+    first digit naming the bucket and the other fifteen the field (a record then costs the
+    same whatever the length of the client's id; two ids of one game collide with
+    probability 2**-64)."""
+    digest = hashlib.blake2b(request_id.encode(), digest_size=8).hexdigest()
+    return digest[0], digest[1:]
 
 
 def cluster_client_from_url(url: str, **kwargs: Any) -> RedisCluster:
@@ -285,7 +314,7 @@ class RedisEventStore:
         self, client: aioredis.Redis | RedisCluster, *, prefix: str = "rummy",
         owns_client: bool = False,
         hub_block_ms: int = BLOCK_MS, queue_size: int = QUEUE_SIZE,
-        idle_ttl: float = 0.0, request_ttl: float = 0.0,
+        idle_ttl: float = 0.0, request_ttl: float = 0.0, batch: bool = True,
     ) -> None:
         if not prefix or "{" in prefix or "}" in prefix:
             raise ValueError(f"bad key prefix {prefix!r}: need a non-empty string without {{}}")
@@ -298,6 +327,8 @@ class RedisEventStore:
         self._prefix = prefix
         self._owns = owns_client
         self._append = client.register_script(APPEND_LUA)
+        self._batch = (CommandBatcher(client)  # type: ignore[arg-type]
+                       if batch and not self._cluster else None)
         self._index = f"{prefix}:games"
         self._active = f"{prefix}:games:active"
         self._due = f"{prefix}:due"
@@ -318,7 +349,7 @@ class RedisEventStore:
     def from_url(cls, url: str, prefix: str = "rummy", *,
                  max_connections: int = MAX_CONNECTIONS, idle_ttl: float = 0.0,
                  request_ttl: float = 0.0, environ: Mapping[str, str] | None = None,
-                 **kwargs: Any) -> RedisEventStore:
+                 batch: bool = True, **kwargs: Any) -> RedisEventStore:
         """A store on a new client for ``url``; the store closes the client.
 
         ``url`` is either a single Redis, ``redis://[user:password@]host:port/db``
@@ -355,7 +386,7 @@ class RedisEventStore:
         else:
             client = aioredis.Redis.from_url(url, **kwargs)
         return cls(client, prefix=prefix, owns_client=True, idle_ttl=idle_ttl,
-                   request_ttl=request_ttl)
+                   request_ttl=request_ttl, batch=batch)
 
     @property
     def client(self) -> aioredis.Redis | RedisCluster:
@@ -386,30 +417,28 @@ class RedisEventStore:
         request_hash: str | None = None,
         response: dict[str, Any] | None = None,
     ) -> AppendResult:
-        stream, requests = self.key(game_id, "events"), self.key(game_id, "requests")
+        stream = self.key(game_id, "events")
         check_version("expected_version", expected_version)
         check_request_id(request_id)
-        encoded = serialise_events(events)
+        encoded = pack_events(events)
         response_json = dumps(response)
         record = _record(request_hash or "", expected_version + 1,
                          expected_version + len(encoded), response)
-        args: list[Any] = [expected_version, request_id or "", request_hash or "", record]
-        args.append(len(encoded))
-        for kind, text in encoded:
-            args += [kind, text]
-        args.append(self._idle_ms)
-        if self._cluster:
-            args.append("1")
-        else:
-            args += ["2", self._feed_channel, game_id]
-        keys = [stream, requests, self.key(game_id, "meta"), self.key(game_id, "snapshots")]
+        bucket, field = _request_slot(request_id) if request_id else ("0", "")
+        args: list[Any] = [expected_version, request_id or "", field, request_hash or "",
+                           record, self._idle_ms, max(self._idle_ms, self._request_ms),
+                           "1" if self._cluster else "2", self._feed_channel, game_id,
+                           len(encoded)]
+        args += [text for _, text in encoded]
+        keys = [stream, self.key(game_id, f"requests:{bucket}"), self.key(game_id, "requests"),
+                self.key(game_id, "meta"), self.key(game_id, "snapshots")]
         if self._unready:
             await self._initialize()
-        status, value = (_s(x) for x in await self._append(keys=keys, args=args))
+        status, value = (_s(x) for x in await self._run_append(keys, args))
         if status == "ok":
             ts = int(value) / 1000
             new = tuple(
-                StoredEvent(version=expected_version + i, type=kind, data=json.loads(text), ts=ts)
+                StoredEvent(version=expected_version + i, type=kind, data=unpack(text), ts=ts)
                 for i, (kind, text) in enumerate(encoded, start=1)
             )
             if expected_version == 0 and new:
@@ -436,6 +465,17 @@ class RedisEventStore:
             )
         raise StoreError(f"unexpected reply from the append script: {status!r}")
 
+    async def _run_append(self, keys: list[str], args: list[Any]) -> Any:
+        """The append script's reply: through the tick's pipeline on a single Redis
+        (:mod:`rummy_store.batching`), loading the script on ``NOSCRIPT`` (a Redis that
+        restarted or flushed its scripts; the script did not run, so running it is safe)."""
+        if self._batch is None:
+            return await self._append(keys=keys, args=args)
+        try:
+            return await self._batch.call("EVALSHA", self._append.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return await self._append(keys=keys, args=args)
+
     @property
     def idle_ttl(self) -> float:
         return self._idle_ms / 1000
@@ -451,7 +491,12 @@ class RedisEventStore:
         check_request_id(request_id)
         if self._unready:
             await self._initialize()
-        raw = await self._r.hget(self.key(game_id, "requests"), request_id)
+        bucket, field = _request_slot(request_id)
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.hget(self.key(game_id, f"requests:{bucket}"), field)
+            pipe.hget(self.key(game_id, "requests"), request_id)  # written before the buckets
+            found, legacy = await pipe.execute()
+        raw = found if found is not None else legacy
         if raw is None:
             return None
         prior = _parse_record(_s(raw))
@@ -477,7 +522,12 @@ class RedisEventStore:
         while True:
             if self._unready:
                 await self._initialize()
-            entries = await self._r.xrange(stream, min=f"0-{low + 1}", max=high, count=_PAGE) or []
+            if self._batch is not None:
+                entries = await self._batch.call("XRANGE", stream, f"0-{low + 1}", high,
+                                                 "COUNT", _PAGE) or []
+            else:
+                entries = await self._r.xrange(stream, min=f"0-{low + 1}", max=high,
+                                               count=_PAGE) or []
             out.extend(self._decode(entry) for entry in entries)
             if len(entries) < _PAGE:
                 return out
@@ -689,10 +739,11 @@ class RedisEventStore:
         request records for the request window only."""
         for kind in ("events", "meta", "snapshots"):
             pipe.persist(self.key(game_id, kind))
-        if self._request_ms:
-            pipe.pexpire(self.key(game_id, "requests"), self._request_ms)
-        else:
-            pipe.persist(self.key(game_id, "requests"))
+        for kind in ("requests", *(f"requests:{c}" for c in REQUEST_BUCKETS)):
+            if self._request_ms:
+                pipe.pexpire(self.key(game_id, kind), self._request_ms)
+            else:
+                pipe.persist(self.key(game_id, kind))
 
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         key = self.key(game_id, "snapshots")
@@ -741,6 +792,8 @@ class RedisEventStore:
         if self._feed is not None:
             await self._feed.close()
         await self._hub.close()
+        if self._batch is not None:
+            await self._batch.close()
         if self._owns:
             await self._r.aclose()
 
@@ -774,7 +827,7 @@ class RedisEventStore:
     def _decode(entry: Any) -> StoredEvent:
         entry_id, fields = entry
         fields = {_s(k): _s(v) for k, v in fields.items()}
-        data = json.loads(fields["data"])
+        data = unpack(fields["data"])
         return StoredEvent(
             version=int(_s(entry_id).partition("-")[2]),
             type=fields.get("type") or data["type"],  # entries before issue 15 have both

@@ -80,7 +80,8 @@ async def test_a_game_is_on_one_slot_and_games_spread_over_the_masters(
         await store.put_meta(g, {"n": g})
         await store.put_snapshot(g, 2, {"s": 1})
         slots = {client.keyslot(store.key(g, kind))
-                 for kind in ("events", "requests", "meta", "snapshots")}
+                 for kind in ("events", "requests", "requests:0", "requests:f", "meta",
+                              "snapshots")}
         assert len(slots) == 1
     owners = {client.get_node_from_key(store.key(g, "events")).name for g in games}
     assert len(owners) == 3 == len(client.get_primaries())

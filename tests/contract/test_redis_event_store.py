@@ -34,9 +34,11 @@ async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) 
     await redis_store.append("g1", events(2, 4), 3)
     raw = await redis_store.client.xrange(redis_store.key("g1", "events"))
     assert [entry_id for entry_id, _ in raw] == ["0-1", "0-2", "0-3", "0-4", "0-5"]
-    # issue 15: two fields per entry, the type inside the JSON, the time in integer ms
+    # issue 15: two fields per entry, the record as a compact array by position
+    # (rummy_store.codec), the time in integer ms
     assert set(raw[0][1]) == {"data", "t"}
-    assert json.loads(raw[0][1]["data"])["type"] == "Knocked"
+    assert raw[0][1]["data"] == '["Knocked",1,0,1]'
+    assert json.loads(raw[4][1]["data"]) == ["Knocked", 1, 0, 5]
     assert raw[0][1]["t"].isdigit() and len(raw[0][1]["t"]) == 13
 
 
@@ -64,9 +66,10 @@ async def test_all_keys_of_a_game_share_one_cluster_slot(redis_store: RedisEvent
     await redis_store.append("g1", events(1), 0, request_id="r")
     await redis_store.put_meta("g1", {"a": 1})
     await redis_store.put_snapshot("g1", 1, {"s": 1})
-    keys = [redis_store.key("g1", kind) for kind in ("events", "requests", "meta", "snapshots")]
+    keys = [redis_store.key("g1", kind) for kind in ("events", "meta", "snapshots")]
+    keys += await redis_store.client.keys(f"{redis_store.prefix}:{{g1}}:requests:*")
     assert keys[0] == f"{redis_store.prefix}:{{g1}}:events"
-    assert keys[3] == f"{redis_store.prefix}:{{g1}}:snapshots"
+    assert keys[2] == f"{redis_store.prefix}:{{g1}}:snapshots"
     assert len({key_slot(k.encode()) for k in keys}) == 1
     assert await redis_store.client.exists(*keys) == 4
 
@@ -115,16 +118,16 @@ async def test_a_retry_after_a_lost_reply_returns_the_original_result(
 ) -> None:
     # The script runs on the server but the reply is lost (a timeout): the caller cannot know
     # whether it was applied, and retries with the same request id.
-    real = redis_store._append
+    real = redis_store._run_append
 
     async def applied_then_timed_out(*args, **kwargs):
         await real(*args, **kwargs)
         raise redis.TimeoutError("reply lost")
 
-    monkeypatch.setattr(redis_store, "_append", applied_then_timed_out)
+    monkeypatch.setattr(redis_store, "_run_append", applied_then_timed_out)
     with pytest.raises(redis.TimeoutError):
         await redis_store.append("g1", events(2), 0, request_id="r", response={"ok": 1})
-    monkeypatch.setattr(redis_store, "_append", real)
+    monkeypatch.setattr(redis_store, "_run_append", real)
     retry = await redis_store.append("g1", events(2), 0, request_id="r", response={"ok": 1})
     assert retry.duplicate and retry.version == 2 and retry.response == {"ok": 1}
     assert [e.data for e in retry.events] == events(2)
@@ -221,3 +224,50 @@ async def test_the_pool_size_is_set_explicitly(redis_url: str) -> None:
             assert store.client.connection_pool.max_connections == expected
         finally:
             await store.close()
+
+
+@pytest.mark.asyncio
+async def test_request_records_are_spread_over_sixteen_compact_hashes(
+    redis_store: RedisEventStore,
+) -> None:
+    # issue 15 storage: one hash of every record turned into a hash table past 128 fields
+    # (twice the memory per record); sixteen buckets stay listpacks for ~1,500 commands
+    n = 600
+    for v in range(n):
+        await redis_store.append("g", events(1, v + 1), v, request_id=f"req-{v}",
+                                 request_hash="h")
+    client = redis_store.client
+    buckets = sorted(await client.keys(f"{redis_store.prefix}:{{g}}:requests:*"))
+    assert [b.rsplit(":", 1)[1] for b in buckets] == list("0123456789abcdef")
+    assert sum([await client.hlen(b) for b in buckets]) == n
+    assert {await client.object("encoding", b) for b in buckets} == {"listpack"}
+    assert not await client.exists(redis_store.key("g", "requests"))
+    # every record still answers: a retry is the original append, a reuse is refused
+    for v in (0, 299, n - 1):
+        again = await redis_store.append("g", events(1, 999), n, request_id=f"req-{v}",
+                                         request_hash="h")
+        assert again.duplicate and again.version == v + 1
+        assert [e.data["points"] for e in again.events] == [v + 1]
+        found = await redis_store.get_request("g", f"req-{v}", "h")
+        assert found is not None and found.version == v + 1
+    with pytest.raises(Exception, match="req-7"):
+        await redis_store.append("g", events(1), n, request_id="req-7", request_hash="other")
+    assert await redis_store.version("g") == n
+
+
+@pytest.mark.asyncio
+async def test_finishing_a_game_gives_every_request_bucket_the_window(
+    redis_store: RedisEventStore,
+) -> None:
+    store = RedisEventStore(redis_store.client, prefix=redis_store.prefix, idle_ttl=3600,
+                            request_ttl=60)
+    for v in range(40):
+        await store.append("f", events(1, v + 1), v, request_id=f"r{v}", request_hash="h")
+    buckets = await store.client.keys(f"{store.prefix}:{{f}}:requests:*")
+    assert len(buckets) > 8
+    ttls = [await store.client.pttl(b) for b in buckets]
+    assert all(3500_000 < t <= 3600_000 for t in ttls), ttls
+    await store.set_active("f", False)
+    ttls = [await store.client.pttl(b) for b in buckets]
+    assert all(0 < t <= 60_000 for t in ttls), ttls
+    assert await store.client.pttl(store.key("f", "events")) == -1

@@ -124,6 +124,7 @@ COMMANDS: dict[str, str] = {
     "rummy export": "help",
     "rummy serve --help": "run",
     "rummy serve --read-feed": "parse",
+    "rummy serve --redis-url redis://localhost:6379/0 --processes 2": "parse",
     # running with TLS
     "rummy serve --new-api-key backend-a": "parse",
     "rummy serve --redis-url redis://localhost:6379/0 --tls-cert server.pem --tls-key "

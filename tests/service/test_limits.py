@@ -174,7 +174,7 @@ async def test_abandoned_games_expire_and_leave_the_list(prefix: str) -> None:
             assert err.value.code() == grpc.StatusCode.NOT_FOUND
             events = await store.read(done.game_id)
             assert events[-1].type == "GameEnded"
-            assert not await store.client.exists(store.key(done.game_id, "requests"))
+            assert not await store.client.keys(store.key(done.game_id, "requests") + "*")
     finally:
         await store.close()
 

@@ -1,0 +1,127 @@
+"""One Redis round trip for the commands a server issues in one event-loop tick (issue 15).
+
+A game server runs one asyncio task per call; under load many of them reach their Redis
+command (an append script, the ``XRANGE`` of a read) in the same tick of the event loop.
+Sent one by one through redis-py, each pays a round trip: the client's packing, a pool
+connection, a socket write, a wake-up of the loop for the reply and its parsing, about
+70-110 us of the server's CPU on this project's machines, more than the rules and the view
+together. :class:`CommandBatcher` queues the commands of one tick and sends them as one
+non-transactional pipeline when the loop next runs its callbacks, so they share one round
+trip (``ioredis``'s "auto-pipelining" does the same for Node.js). While a pipeline is in
+flight, the commands that arrive wait for its reply and then go together (a group commit):
+measured in the game server at 10 and 100 concurrent games, calls reach their command one
+tick apart, so batching by tick alone gave pipelines of 1.2-1.7 commands, and waiting for
+the one in flight about 3 (``benchmarks/bench_service.py`` prints the gain against
+``rummy serve --no-batch``). A command waits at most one round trip longer.
+
+What it keeps of redis-py: the commands, their reply parsing (response callbacks by command
+name), the pool, the retry policy of the client. A pipeline is not a transaction: each
+command is still atomic on its own (the append script is one command) and the others in the
+batch do not see or wait for it. A command's error (``NOSCRIPT``, a script's
+``error_reply``) goes to its caller only; an error of the whole round trip (a connection
+lost) goes to every caller of the batch, as it would have to each of them alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import redis.asyncio as aioredis
+
+__all__ = ["CommandBatcher"]
+
+
+class CommandBatcher:
+    """Coalesces the commands issued within one event-loop tick into one pipeline.
+
+    Args:
+        client: a single-Redis ``redis.asyncio.Redis`` (not a cluster client: a cluster
+            pipeline splits by node and is left to redis-py).
+        max_in_flight: pipelines sent at once (default 1); further commands queue.
+
+    :meth:`call` returns the command's parsed reply, or raises its error; a caller that is
+    cancelled leaves the others of its batch alone.
+    """
+
+    def __init__(self, client: aioredis.Redis, max_in_flight: int = 1) -> None:
+        self._r = client
+        self._max = max_in_flight
+        self._in_flight = 0
+        self._scheduled = False
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.batches = 0
+        """Round trips made (for tests and diagnostics)."""
+        self.commands = 0
+        """Commands sent (``commands / batches`` is the mean batch size)."""
+
+    async def call(self, *args: Any) -> Any:
+        """Send one command (``"EVALSHA", sha, numkeys, *keys, *argv``, ``"XRANGE", ...``)
+        with the others of this tick; its reply as redis-py parses it.
+
+        Raises:
+            redis.exceptions.RedisError: the command's own error, or the round trip's.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._pending.append((args, future))
+        if not self._scheduled and self._in_flight < self._max:
+            self._scheduled = True
+            loop.call_soon(self._flush_soon)
+        return await future
+
+    def _flush_soon(self) -> None:
+        self._scheduled = False
+        if not self._pending or self._in_flight >= self._max:
+            return
+        batch, self._pending = self._pending, []
+        self._in_flight += 1
+        task = asyncio.ensure_future(self._send(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._in_flight -= 1
+        if self._pending and not self._scheduled:  # what came in meanwhile goes now
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+
+    async def _send(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
+        live = [(args, future) for args, future in batch if not future.done()]
+        if not live:
+            return
+        self.batches += 1
+        self.commands += len(live)
+        try:
+            if len(live) == 1:
+                results: list[Any] = [await self._r.execute_command(  # type: ignore[no-untyped-call]
+                    *live[0][0])]
+            else:
+                async with self._r.pipeline(transaction=False) as pipe:
+                    for args, _ in live:
+                        pipe.execute_command(*args)
+                    results = await pipe.execute(raise_on_error=False)
+        except BaseException as exc:  # the round trip failed (or the server is stopping)
+            for _, future in live:
+                if not future.done():
+                    if isinstance(exc, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_, future), result in zip(live, results, strict=True):
+            if future.done():
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    async def close(self) -> None:
+        """Wait for the round trips in flight (their callers get their replies)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

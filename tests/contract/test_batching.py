@@ -1,0 +1,117 @@
+"""One Redis round trip for the commands of one event-loop tick (rummy_store.batching,
+issue 15): results and errors reach their own callers, cancellation and a lost script are
+handled, and the store's appends and reads share round trips under load."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from rummy_store import RedisEventStore, VersionConflict
+from rummy_store.batching import CommandBatcher
+
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
+
+
+def events(n: int, start: int = 1) -> list[dict]:
+    return [{"type": "Knocked", "v": 1, "seat": 0, "points": p} for p in range(start, start + n)]
+
+
+@pytest.mark.asyncio
+async def test_commands_of_one_tick_share_a_round_trip_and_keep_their_own_replies(
+    redis_store: RedisEventStore,
+) -> None:
+    client = redis_store.client
+    key = f"{redis_store.prefix}:batch"
+    await client.set(f"{key}:s", "a string")
+    batcher = CommandBatcher(client)
+    replies = await asyncio.gather(
+        *(batcher.call("INCR", f"{key}:n") for _ in range(20)),
+        batcher.call("XRANGE", f"{key}:s", "-", "+"),  # WRONGTYPE: this caller's error only
+        batcher.call("GET", f"{key}:s"),
+        return_exceptions=True)
+    assert sorted(replies[:20]) == list(range(1, 21))
+    assert isinstance(replies[20], redis.ResponseError) and "WRONGTYPE" in str(replies[20])
+    assert replies[21] == "a string"
+    assert (batcher.batches, batcher.commands) == (1, 22)
+    await batcher.close()
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_caller_leaves_the_others_of_its_batch_alone(
+    redis_store: RedisEventStore,
+) -> None:
+    batcher = CommandBatcher(redis_store.client)
+    key = f"{redis_store.prefix}:cancel"
+    calls = [asyncio.ensure_future(batcher.call("INCR", key)) for _ in range(5)]
+    calls[2].cancel()
+    done = await asyncio.gather(*calls, return_exceptions=True)
+    assert isinstance(done[2], asyncio.CancelledError)
+    assert sorted(d for i, d in enumerate(done) if i != 2) == [1, 2, 3, 4]
+    assert await redis_store.client.get(key) == "4"  # the cancelled one was never sent
+
+
+@pytest.mark.asyncio
+async def test_a_lost_round_trip_fails_every_caller_of_its_batch() -> None:
+    client = aioredis.Redis(host="127.0.0.1", port=1, decode_responses=True)  # nobody there
+    batcher = CommandBatcher(client)
+    done = await asyncio.gather(*(batcher.call("PING") for _ in range(3)),
+                                return_exceptions=True)
+    assert all(isinstance(d, redis.ConnectionError) for d in done), done
+    await client.aclose()
+
+
+@pytest.mark.asyncio
+async def test_concurrent_appends_and_reads_of_many_games_are_batched(
+    redis_store: RedisEventStore,
+) -> None:
+    games = [f"g{i}" for i in range(50)]
+    await asyncio.gather(*(redis_store.append(g, events(2), 0, request_id=f"{g}-1",
+                                              request_hash="h") for g in games))
+    batcher = redis_store._batch
+    assert batcher is not None and batcher.commands >= 50
+    assert batcher.batches <= 5  # 50 appends issued in one tick: a handful of round trips
+    results = await asyncio.gather(
+        *(redis_store.append(g, events(1, 3), 2 if i % 2 else 1, request_id=f"{g}-2",
+                             request_hash="h") for i, g in enumerate(games)),
+        return_exceptions=True)
+    for i, r in enumerate(results):  # each caller gets its own outcome
+        assert (r.version == 3) if i % 2 else isinstance(r, VersionConflict), (i, r)
+    reads = await asyncio.gather(*(redis_store.read(g) for g in games))
+    assert [len(r) for r in reads] == [3 if i % 2 else 2 for i in range(50)]
+
+
+@pytest.mark.asyncio
+async def test_an_append_after_the_scripts_were_flushed_loads_the_script_again(
+    redis_store: RedisEventStore,
+) -> None:
+    await redis_store.append("s", events(1), 0)
+    await redis_store.client.script_flush()  # as after a Redis restart
+    results = await asyncio.gather(*(redis_store.append(f"s{i}", events(1), 0)
+                                     for i in range(5)))
+    assert [r.version for r in results] == [1] * 5
+    assert (await redis_store.append("s", events(1, 2), 1)).version == 2
+
+
+def test_the_batcher_is_off_on_a_cluster_client() -> None:
+    store = RedisEventStore.from_url("redis+cluster://127.0.0.1:7000")
+    assert store._batch is None  # a cluster pipeline splits by node: left to redis-py
+
+
+@pytest.mark.asyncio
+async def test_commands_that_arrive_while_a_pipeline_is_in_flight_go_together_after_it(
+    redis_store: RedisEventStore,
+) -> None:
+    batcher = CommandBatcher(redis_store.client)
+    key = f"{redis_store.prefix}:group"
+    slow = asyncio.ensure_future(batcher.call("BLPOP", f"{key}:none", "0.3"))
+    await asyncio.sleep(0.05)  # the BLPOP is in flight now
+    later = []
+    for _ in range(10):
+        later.append(asyncio.ensure_future(batcher.call("INCR", key)))
+        await asyncio.sleep(0.005)  # each in a tick of its own
+    assert await slow is None
+    assert sorted(await asyncio.gather(*later)) == list(range(1, 11))
+    assert (batcher.batches, batcher.commands) == (2, 11)  # a group commit, not 11 trips

@@ -1,0 +1,112 @@
+"""``rummy serve --processes N`` (issue 15, per host): N copies behind one port with
+SO_REUSEPORT, each serving games of the shared Redis store; a killed copy is started again
+while the others serve; ``--uvloop`` runs them on uvloop. Real processes only."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import grpc
+import pytest
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+from rummy_grpc.processes import copy_argv
+
+from tests.chaos_helpers import free_port, server_log, start_server
+from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
+
+from .conftest import bots
+
+pytestmark = [pytest.mark.timeout(120)]
+
+
+def test_copies_get_every_flag_but_the_per_copy_ones() -> None:
+    argv = ["rummy", "serve", "--redis-url", "redis://x", "--processes", "2", "--port=50051",
+            "--port-file", "f", "--metrics-port", "9100", "--uvloop", "--read-feed"]
+    assert copy_argv(argv) == ["--redis-url", "redis://x", "--uvloop", "--read-feed"]
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _served(metrics_port: int) -> float:
+    """Calls a copy has answered, from its Prometheus endpoint."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).read()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.decode().splitlines()
+               if line.startswith("rummy_grpc_server_handled_total{"))
+
+
+async def _play_on_new_channels(port: int, n: int) -> list[str]:
+    """Create ``n`` bot games, each over a channel (a TCP connection) of its own."""
+    games = []
+    for i in range(n):
+        async with grpc.aio.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
+            stub = pb_grpc.GameServiceStub(ch)
+            # wait_for_ready: a connection the kernel had queued on a copy that was just
+            # killed is reset (SO_REUSEPORT), and the channel connects again, as a
+            # client's retry would
+            created = await stub.CreateGame(pb.CreateGameRequest(
+                seats=bots("random", "random"), seed=i + 1), timeout=10, wait_for_ready=True)
+            view = await stub.GetView(pb.GetViewRequest(game_id=created.game_id), timeout=10,
+                                      wait_for_ready=True)
+            assert view.view.version >= 2
+            games.append(created.game_id)
+    return games
+
+
+@pytest.mark.asyncio
+async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
+        tmp_path: Path) -> None:
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    prefix = f"procs-{uuid.uuid4().hex[:8]}"
+    metrics = free_port()
+    while free_port() == metrics + 1:  # two consecutive free ports, most likely
+        metrics = free_port()
+    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
+                              "--uvloop", "--metrics-port", str(metrics))
+    try:
+        deadline = time.monotonic() + 20
+        while len(_children(proc.pid)) < 2:
+            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+            await asyncio.sleep(0.1)
+        await _play_on_new_channels(port, 16)
+        served = [_served(metrics), _served(metrics + 1)]
+        assert all(s > 0 for s in served), served  # the kernel spread the connections
+        # SIGKILL one copy: the port keeps serving, and the supervisor starts it again
+        victim = _children(proc.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        games = await _play_on_new_channels(port, 6)
+        assert len(games) == 6
+        deadline = time.monotonic() + 30
+        while victim in _children(proc.pid) or len(_children(proc.pid)) < 2:
+            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+            await asyncio.sleep(0.2)
+        assert "starting it again" in server_log(tmp_path, "sup")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert "Traceback" not in server_log(tmp_path, "sup")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await delete_prefix(prefix)
