@@ -1,17 +1,18 @@
-"""One Redis round trip for the commands a server issues in one event-loop tick (issue 15).
+"""One Redis round trip for the commands that a server's calls reach together (issue 15).
 
-A game server runs one asyncio task per call; under load many of them reach their Redis
-command (an append script, the ``XRANGE`` of a read) in the same tick of the event loop.
-Sent one by one through redis-py, each pays a round trip: the client's packing, a pool
-connection, a socket write, a wake-up of the loop for the reply and its parsing, about
-70-110 us of the server's CPU on this project's machines, more than the rules and the view
-together. :class:`CommandBatcher` queues the commands of one tick and sends them as one
-non-transactional pipeline when the loop next runs its callbacks, so they share one round
-trip (``ioredis``'s "auto-pipelining" does the same for Node.js). While a pipeline is in
-flight, the commands that arrive wait for its reply and then go together (a group commit):
-measured in the game server at 10 and 100 concurrent games, calls reach their command one
-tick apart, so batching by tick alone gave pipelines of 1.2-1.7 commands, and waiting for
-the one in flight about 3 (``benchmarks/bench_service.py`` prints the gain against
+A game server runs one asyncio task per call; under load many of them need Redis (an append
+script, the ``XRANGE`` of a read) at about the same time. Sent one by one through redis-py,
+each pays a round trip: the client's packing, a pool connection, a socket write, a wake-up
+of the loop for the reply and its parsing, about 70-110 us of the server's CPU on this
+project's machines, more than the rules and the view together.
+
+:class:`CommandBatcher` is a group commit: a command that finds nothing in flight goes at
+once, on its own (a caller alone pays nothing more); while a round trip is in flight, the
+commands that arrive queue, and go together as one non-transactional pipeline as soon as
+it returns (``ioredis``'s "auto-pipelining" is the same idea for Node.js). Measured in the
+game server at 10 and 100 concurrent games, calls reach Redis about one loop tick apart:
+batching the commands of one tick gave pipelines of 1.2-1.7 commands, waiting for the round
+trip in flight about 3 (``benchmarks/bench_service.py`` prints the gain against
 ``rummy serve --no-batch``). A command waits at most one round trip longer.
 
 What it keeps of redis-py: the commands, their reply parsing (response callbacks by command
@@ -33,7 +34,7 @@ __all__ = ["CommandBatcher"]
 
 
 class CommandBatcher:
-    """Coalesces the commands issued within one event-loop tick into one pipeline.
+    """Sends the commands that queue behind a round trip in flight as one pipeline.
 
     Args:
         client: a single-Redis ``redis.asyncio.Redis`` (not a cluster client: a cluster
@@ -57,12 +58,21 @@ class CommandBatcher:
         """Commands sent (``commands / batches`` is the mean batch size)."""
 
     async def call(self, *args: Any) -> Any:
-        """Send one command (``"EVALSHA", sha, numkeys, *keys, *argv``, ``"XRANGE", ...``)
-        with the others of this tick; its reply as redis-py parses it.
+        """Send one command (``"EVALSHA", sha, numkeys, *keys, *argv``, ``"XRANGE", ...``),
+        at once or with the others queued behind the round trip in flight; its reply as
+        redis-py parses it.
 
         Raises:
             redis.exceptions.RedisError: the command's own error, or the round trip's.
         """
+        if self._in_flight < self._max and not self._pending:  # idle: go at once, alone
+            self._in_flight += 1
+            self.batches += 1
+            self.commands += 1
+            try:
+                return await self._r.execute_command(*args)  # type: ignore[no-untyped-call]
+            finally:
+                self._done()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((args, future))
@@ -70,6 +80,13 @@ class CommandBatcher:
             self._scheduled = True
             loop.call_soon(self._flush_soon)
         return await future
+
+    def _done(self) -> None:
+        """A round trip ended: what queued behind it goes next."""
+        self._in_flight -= 1
+        if self._pending and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
 
     def _flush_soon(self) -> None:
         self._scheduled = False
@@ -83,10 +100,7 @@ class CommandBatcher:
 
     def _sent(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        self._in_flight -= 1
-        if self._pending and not self._scheduled:  # what came in meanwhile goes now
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+        self._done()
 
     async def _send(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
         live = [(args, future) for args, future in batch if not future.done()]
