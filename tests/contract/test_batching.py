@@ -1,6 +1,7 @@
 """One Redis round trip for the commands that queue behind one in flight
-(rummy_store.batching, issue 15): results and errors reach their own callers, cancellation and a lost script are
-handled, and the store's appends and reads share round trips under load."""
+(rummy_store.batching, issue 15): results and errors reach their own callers, cancellation
+and a lost script are handled, and the store's appends and reads share round trips under
+load."""
 
 from __future__ import annotations
 
