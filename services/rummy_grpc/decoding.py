@@ -14,8 +14,9 @@ covered without listing them here, but with each handler changed so that:
   of bad requests must not flood the log; ``rummy_grpc_server_handled_total`` counts them);
 * otherwise it calls the servicer's method with the parsed message, unchanged.
 
-Interceptors (:class:`~rummy_grpc.interceptors.MetricsInterceptor`) see the wrapped handler,
-so a refused request is counted under its method with code ``INVALID_ARGUMENT``.
+The metrics wrapper (:func:`~rummy_grpc.interceptors.metrics_handler`) goes around the
+decoding one, so a refused request is counted under its method with code
+``INVALID_ARGUMENT``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 import grpc
 
 from rummy_grpc.errors import UndecodableRequest, map_error
+from rummy_grpc.interceptors import metrics_handler
 
 log = logging.getLogger("rummy_grpc")
 
@@ -129,7 +131,9 @@ def decoding_handler(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMet
 def add_decoding_servicer(add_to_server: Callable[[Any, Any], None], servicer: Any,
                           server: grpc.aio.Server) -> list[str]:
     """Register ``servicer`` on ``server`` like ``add_to_server(servicer, server)`` would,
-    with every method's request decoded inside the call (:func:`decoding_handler`).
+    with every method's request decoded inside the call (:func:`decoding_handler`), timed
+    and counted by :func:`rummy_grpc.interceptors.metrics_handler` (outermost, so a request
+    that does not decode is counted under its method as ``INVALID_ARGUMENT``).
 
     Args:
         add_to_server: the generated ``add_<Service>Servicer_to_server`` function.
@@ -145,7 +149,8 @@ def add_decoding_servicer(add_to_server: Callable[[Any, Any], None], servicer: A
     """
     paths: list[str] = []
     for service, handlers in generated_handlers(add_to_server, servicer).items():
-        wrapped = {name: decoding_handler(f"/{service}/{name}", h)
+        wrapped = {name: metrics_handler(f"/{service}/{name}",
+                                         decoding_handler(f"/{service}/{name}", h))
                    for name, h in handlers.items()}
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service,
                                                                               wrapped),))

@@ -1,4 +1,5 @@
-"""Assemble and run the gRPC server: GameService + health + reflection + interceptors.
+"""Assemble and run the gRPC server: GameService (metrics and request decoding wrapped around
+every handler at registration) + health + reflection.
 
 ``create_server(address, store) -> (server, port)`` binds (port 0: any free port, as tests
 do) and returns a :class:`RummyServer` not yet started; :func:`serve` runs one until SIGTERM or
@@ -30,7 +31,6 @@ from rummy_store.base import EventStore
 from rummy_grpc.app import GameApp
 from rummy_grpc.callers import CallerGate, CallerPolicy
 from rummy_grpc.decoding import add_decoding_servicer
-from rummy_grpc.interceptors import MetricsInterceptor
 from rummy_grpc.limits import (
     MAX_STREAMS,
     MAX_STREAMS_PER_CLIENT,
@@ -278,7 +278,6 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   request_window=request_window, read_feed=read_feed,
                   bot_strategies=bot_strategies)
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor()],
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
                  ("grpc.so_reuseport", 1 if reuse_port else 0)])
