@@ -160,17 +160,20 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    "less server CPU per call in benchmarks/bench_service.py. Default: "
                    "asyncio's loop")
     p.add_argument("--no-batch", action="store_true",
-                   help="send every Redis command on its own round trip. Default: the "
-                   "commands that calls reach in the same event-loop tick (appends, reads) "
-                   "share one pipelined round trip, which saves the server CPU under load "
-                   "and costs nothing when calls come one at a time (rummy_store.batching)")
+                   help="send every Redis command on its own round trip. Default: a group "
+                   "commit: an append or read that finds no round trip in flight goes at "
+                   "once; those that arrive meanwhile go together in one pipeline when it "
+                   "returns (or after 0.05 s if it is slow), which saves server CPU under "
+                   "load (rummy_store.batching)")
     p.add_argument("--request-window", type=_seconds, default=REQUEST_WINDOW,
                    metavar="SECONDS", help="idempotency window: seconds a CreateGame request "
                    "id is remembered, and a finished game keeps its commands' request ids "
                    f"(default {REQUEST_WINDOW:g})")
     p.add_argument("--processes", type=_positive, default=1, metavar="N",
                    help="run N server processes on one port (SO_REUSEPORT), one per core; "
-                   "needs --redis-url; copy i serves metrics on --metrics-port + i (default 1)")
+                   "needs --redis-url; copy i serves metrics on --metrics-port + i (with "
+                   "--metrics-port 0, each on a free port); a copy that dies is started "
+                   "again (default 1)")
     p.add_argument("--reuse-port", action="store_true",
                    help="bind with SO_REUSEPORT so several processes share the port (set by "
                    "--processes for its copies)")

@@ -10,21 +10,44 @@ live there), so any copy serves any game. gRPC keeps one HTTP/2 connection per c
 spread load by opening several channels (or use a proxy that balances per request).
 
 Needs a shared store (``--redis-url``): N in-memory stores would be N separate services.
-Each copy's Prometheus endpoint is ``--metrics-port`` + its index.
+Each copy's Prometheus endpoint is ``--metrics-port`` + its index (``--metrics-port 0``: a
+free port each, in its log). On Linux a copy gets SIGTERM when the supervisor dies, even by
+SIGKILL, so no unsupervised copy keeps the port. A copy that has served a minute restarts
+after 1 s again; a back-off is cut short by SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+#: seconds a copy must have served for its restart back-off to start again from 1 s
+STABLE_SECONDS = 60.0
+
+
+def _die_with_parent() -> None:
+    """In a copy, before it runs (Linux): be sent SIGTERM when the supervisor dies, even by
+    SIGKILL, so no unsupervised copy keeps the port."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _sleep(seconds: float, stop: Callable[[], bool]) -> None:
+    """Sleep ``seconds`` in short steps, ending early once ``stop()`` is true."""
+    end = time.monotonic() + seconds
+    while not stop() and time.monotonic() < end:
+        time.sleep(min(0.1, max(0.0, end - time.monotonic())))
 
 #: flags that the supervisor sets per copy (value-taking; dropped from the copied argv)
 _PER_COPY = ("--processes", "--port", "--port-file", "--metrics-port")
@@ -73,6 +96,10 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("error: --processes > 1 needs a shared event store (--redis-url): "
               "in-memory stores would be separate services", file=sys.stderr)
         return 2
+    if args.metrics_port and args.metrics_port + n - 1 > 65535:
+        print(f"error: --metrics-port {args.metrics_port} with --processes {n}: copy i "
+              f"serves metrics on --metrics-port + i, past 65535", file=sys.stderr)
+        return 2
     port = args.port or free_port(args.host)
     base = copy_argv(list(sys.argv if argv is None else argv))
     tmp = Path(tempfile.mkdtemp(prefix="rummy-serve-"))
@@ -81,9 +108,10 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     def start(i: int) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "rummy_grpc", "serve", *base, "--port", str(port),
                "--processes", "1", "--reuse-port", "--port-file", str(tmp / f"port{i}")]
-        if args.metrics_port is not None:
-            cmd += ["--metrics-port", str(args.metrics_port + i)]
-        return subprocess.Popen(cmd)
+        if args.metrics_port is not None:  # 0: each copy takes a free port (it logs it)
+            cmd += ["--metrics-port", str(args.metrics_port + i if args.metrics_port else 0)]
+        return subprocess.Popen(cmd, preexec_fn=_die_with_parent  # noqa: PLW1509
+                                if sys.platform.startswith("linux") else None)
 
     def on_signal(signum: int, _frame: object) -> None:
         nonlocal stop
@@ -95,39 +123,55 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     procs = [start(i) for i in range(n)]
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    deadline = time.monotonic() + 60
-    while not all((tmp / f"port{i}").exists() for i in range(n)):
-        dead = [p for p in procs if p.poll() is not None]
-        if dead or time.monotonic() > deadline:
-            on_signal(signal.SIGTERM, None)
-            for p in procs:
-                p.wait(30)
-            print(f"error: {len(dead) or n} of {n} server processes did not start",
-                  file=sys.stderr)
-            return 1
-        time.sleep(0.05)
-    print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
-          f"(SO_REUSEPORT)", flush=True)
-    if args.port_file:
-        part = args.port_file + ".tmp"
-        with open(part, "w") as f:
-            f.write(str(port))
-        os.replace(part, args.port_file)
-    restarts = [0] * n
-    while not stop:
-        time.sleep(0.2)
-        for i, proc in enumerate(procs):
-            if proc.poll() is not None and not stop:
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp / f"port{i}").exists() for i in range(n)):
+            dead = [p for p in procs if p.poll() is not None]
+            if stop:  # asked to stop while starting: not an error
+                for p in procs:
+                    p.wait(30)
+                print("stopped before every server process was serving", file=sys.stderr)
+                return 0
+            if dead or time.monotonic() > deadline:
+                on_signal(signal.SIGTERM, None)
+                for p in procs:
+                    p.wait(30)
+                print(f"error: {len(dead) or n} of {n} server processes did not start",
+                      file=sys.stderr)
+                return 1
+            time.sleep(0.05)
+        print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
+              f"(SO_REUSEPORT)", flush=True)
+        if args.port_file:
+            part = args.port_file + ".tmp"
+            with open(part, "w") as f:
+                f.write(str(port))
+            os.replace(part, args.port_file)
+        restarts = [0] * n
+        started = [time.monotonic()] * n
+        waiting: set[int] = set()  # copies that died and wait for their back-off
+        while not stop:
+            time.sleep(0.2)
+            for i, proc in enumerate(procs):
+                if proc.poll() is None or stop:
+                    continue
+                if time.monotonic() - started[i] >= STABLE_SECONDS:
+                    restarts[i] = 0  # it had served a while: a new failure, a short wait
                 restarts[i] += 1
                 delay = min(30.0, 0.5 * 2 ** min(restarts[i], 6))
-                print(f"server process {i} exited with {proc.returncode}; starting it again "
-                      f"in {delay:.1f} s", file=sys.stderr, flush=True)
-                time.sleep(delay)
+                print(f"server process {i} exited with {proc.returncode}; starting it "
+                      f"again in {delay:.1f} s", file=sys.stderr, flush=True)
+                waiting.add(i)
+                _sleep(delay, lambda: stop)
                 if not stop:
                     (tmp / f"port{i}").unlink(missing_ok=True)
                     procs[i] = start(i)
-    codes = [p.wait(60) for p in procs]
-    return 0 if all(c in (0, -signal.SIGTERM, -signal.SIGINT) for c in codes) else 1
+                    started[i] = time.monotonic()
+                    waiting.discard(i)
+        codes = [p.wait(60) for i, p in enumerate(procs) if i not in waiting]
+        return 0 if all(c in (0, -signal.SIGTERM, -signal.SIGINT) for c in codes) else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 __all__ = ["copy_argv", "supervise"]

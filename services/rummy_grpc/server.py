@@ -308,8 +308,9 @@ def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
         kind, redis_url, prefix: which store, where, under which key prefix.
         idle_ttl: seconds after which a game without an append expires (0: never).
         request_ttl: seconds a finished game keeps its request records (0: forever).
-        batch: send the Redis commands of one event-loop tick as one pipeline
-            (:mod:`rummy_store.batching`); False: one round trip each.
+        batch: group-commit the Redis appends and reads (those that queue behind a round
+            trip in flight go together; :mod:`rummy_store.batching`); False: one round trip
+            each.
 
     Raises:
         ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry.

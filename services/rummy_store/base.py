@@ -301,8 +301,10 @@ _GAME_ID = re.compile(r"[^{}\s]+")  # \s: what str.isspace() calls whitespace
 
 def check_game_id(game_id: str) -> str:
     """Return ``game_id`` if it is usable inside a Redis hash tag; raise ``ValueError``."""
-    if not isinstance(game_id, str) or _GAME_ID.fullmatch(game_id) is None:
-        raise ValueError(f"bad game id {game_id!r}: need a non-empty string without {{}} or spaces")
+    if not isinstance(game_id, str) or _GAME_ID.fullmatch(game_id) is None \
+            or not _encodes(game_id):
+        raise ValueError(f"bad game id {game_id!r}: need a non-empty UTF-8 string without "
+                         f"{{}} or spaces")
     return game_id
 
 
@@ -338,14 +340,36 @@ def check_name(name: str) -> str:
 
 def check_request_id(request_id: str | None) -> str | None:
     """Return ``request_id`` if it is None or a non-empty string; raise ``ValueError``."""
-    if request_id is not None and (not isinstance(request_id, str) or not request_id):
-        raise ValueError(f"request_id must be None or a non-empty string, got {request_id!r}")
+    if request_id is not None and (not isinstance(request_id, str) or not request_id
+                                   or not _encodes(request_id)):
+        raise ValueError(f"request_id must be None or a non-empty UTF-8 string, got "
+                         f"{request_id!r}")
     return request_id
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable,
+    a lone surrogate included: Redis keeps UTF-8, and every store refuses alike)."""
+    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
+
+
+def utf8(text: str, what: str = "a value") -> str:
+    """``text`` if it encodes as UTF-8; raises ``TypeError`` naming ``what`` otherwise (a
+    lone surrogate such as ``"\\ud800"``, which JSON allows and Redis cannot store)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        raise TypeError(f"{what} is not valid UTF-8 text ({exc.reason} at {exc.start}: "
+                        f"{text[max(0, exc.start - 10):exc.start + 10]!r})") from None
+    return text
 
 
 def serialise_snapshot(version: int, data: dict[str, Any]) -> str:

@@ -13,7 +13,8 @@ it returns (``ioredis``'s "auto-pipelining" is the same idea for Node.js). Measu
 game server at 10 and 100 concurrent games, calls reach Redis about one loop tick apart:
 batching the commands of one tick gave pipelines of 1.2-1.7 commands, waiting for the round
 trip in flight about 3 (``benchmarks/bench_service.py`` prints the gain against
-``rummy serve --no-batch``). A command waits at most one round trip longer.
+``rummy serve --no-batch``). A command waits at most one round trip longer, and never
+more than :data:`HOLD_SECONDS` behind a slow one.
 
 What it keeps of redis-py: the commands, their reply parsing (response callbacks by command
 name), the pool, the retry policy of the client. A pipeline is not a transaction: each
@@ -26,11 +27,19 @@ lost) goes to every caller of the batch, as it would have to each of them alone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import DataError, ResponseError
 
-__all__ = ["CommandBatcher"]
+__all__ = ["HOLD_SECONDS", "CommandBatcher"]
+
+HOLD_SECONDS = 0.05
+"""How long a round trip in flight holds back the commands queued behind it, at most. A
+round trip takes about 0.1-2 ms here; one that takes longer (a connection that stopped
+answering, until redis-py's socket timeout of 5 s) no longer stalls every game of the
+server: the queue goes on other pool connections."""
 
 
 class CommandBatcher:
@@ -40,14 +49,19 @@ class CommandBatcher:
         client: a single-Redis ``redis.asyncio.Redis`` (not a cluster client: a cluster
             pipeline splits by node and is left to redis-py).
         max_in_flight: pipelines sent at once (default 1); further commands queue.
+        hold: seconds a round trip holds its place in flight (default :data:`HOLD_SECONDS`):
+            one slower than that (a stuck connection, until redis-py's socket timeout) no
+            longer holds back the commands behind it, which go on other connections.
 
     :meth:`call` returns the command's parsed reply, or raises its error; a caller that is
     cancelled leaves the others of its batch alone.
     """
 
-    def __init__(self, client: aioredis.Redis, max_in_flight: int = 1) -> None:
+    def __init__(self, client: aioredis.Redis, max_in_flight: int = 1,
+                 hold: float = HOLD_SECONDS) -> None:
         self._r = client
         self._max = max_in_flight
+        self._hold = hold
         self._in_flight = 0
         self._scheduled = False
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
@@ -66,13 +80,13 @@ class CommandBatcher:
             redis.exceptions.RedisError: the command's own error, or the round trip's.
         """
         if self._in_flight < self._max and not self._pending:  # idle: go at once, alone
-            self._in_flight += 1
+            release = self._acquire()
             self.batches += 1
             self.commands += 1
             try:
                 return await self._r.execute_command(*args)  # type: ignore[no-untyped-call]
             finally:
-                self._done()
+                release()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((args, future))
@@ -81,26 +95,36 @@ class CommandBatcher:
             loop.call_soon(self._flush_soon)
         return await future
 
-    def _done(self) -> None:
-        """A round trip ended: what queued behind it goes next."""
-        self._in_flight -= 1
-        if self._pending and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+    def _acquire(self) -> Callable[[], None]:
+        """Take a place in flight; returns its release (idempotent), which also runs by
+        itself after ``hold`` seconds. A release lets what queued go next."""
+        self._in_flight += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            timer.cancel()
+            self._in_flight -= 1
+            if self._pending and not self._scheduled:
+                self._scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush_soon)
+
+        timer = asyncio.get_running_loop().call_later(self._hold, release)
+        return release
 
     def _flush_soon(self) -> None:
         self._scheduled = False
         if not self._pending or self._in_flight >= self._max:
             return
         batch, self._pending = self._pending, []
-        self._in_flight += 1
+        release = self._acquire()
         task = asyncio.ensure_future(self._send(batch))
         self._tasks.add(task)
-        task.add_done_callback(self._sent)
-
-    def _sent(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        self._done()
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: release())
 
     async def _send(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
         live = [(args, future) for args, future in batch if not future.done()]
@@ -113,10 +137,16 @@ class CommandBatcher:
                 results: list[Any] = [await self._r.execute_command(  # type: ignore[no-untyped-call]
                     *live[0][0])]
             else:
-                async with self._r.pipeline(transaction=False) as pipe:
-                    for args, _ in live:
-                        pipe.execute_command(*args)
-                    results = await pipe.execute(raise_on_error=False)
+                try:
+                    async with self._r.pipeline(transaction=False) as pipe:
+                        for args, _ in live:
+                            pipe.execute_command(*args)
+                        results = await pipe.execute(raise_on_error=False)
+                except (UnicodeError, DataError):
+                    # a command that cannot be packed (a lone surrogate, a value redis-py
+                    # cannot encode) fails the packing of the whole pipeline before
+                    # anything is sent: send each alone, so only that one fails
+                    results = [await self._alone(args) for args, _ in live]
         except BaseException as exc:  # the round trip failed (or the server is stopping)
             for _, future in live:
                 if not future.done():
@@ -134,6 +164,13 @@ class CommandBatcher:
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+    async def _alone(self, args: tuple[Any, ...]) -> Any:
+        """One command's reply, or its error as the value."""
+        try:
+            return await self._r.execute_command(*args)  # type: ignore[no-untyped-call]
+        except (UnicodeError, DataError, ResponseError) as exc:
+            return exc
 
     async def close(self) -> None:
         """Wait for the round trips in flight (their callers get their replies)."""

@@ -32,6 +32,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rummy_store.base import utf8
+
 __all__ = ["LAYOUTS", "pack", "pack_events", "unpack"]
 
 LAYOUTS: Mapping[tuple[str, int], tuple[str, ...]] = {
@@ -82,7 +84,8 @@ def _restore(value: Any) -> Any:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
+                "the event")
 
 
 def pack(record: dict[str, Any]) -> str:
@@ -90,7 +93,8 @@ def pack(record: dict[str, Any]) -> str:
     layout and its keys match it exactly, else its compact JSON object.
 
     Raises:
-        TypeError: the record is not JSON-serialisable (NaN and infinity included).
+        TypeError: the record is not JSON-serialisable (NaN and infinity included) or not
+            valid UTF-8 text (a lone surrogate).
     """
     kind, version = record.get("type"), record.get("v")
     keys = _KEYS.get((kind, version)) if type(kind) is str and type(version) is int else None

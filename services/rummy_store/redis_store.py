@@ -8,9 +8,9 @@ of one game live on one Redis Cluster shard):
   position, or its JSON object) and ``t`` (Redis server time, integer milliseconds); no
   MAXLEN. Entries written before issue 15 have ``type``, ``data`` (JSON object) and ``ts``
   (seconds) and still read.
-- ``P:{G}:requests:<c>`` sixteen hashes (``c`` a hex digit, :data:`REQUEST_BUCKETS`): the
+- ``P:{G}:requests:<c>`` eight hashes (``c`` in 0-7, :data:`REQUEST_BUCKETS`): the
   request records, field = the last 15 hex digits of the request id's 64-bit BLAKE2b
-  digest, ``c`` its first -> ``hash|first|last`` (or JSON ``{"hash", "first", "last",
+  digest, ``c`` its first modulo 8 -> ``hash|first|last`` (or JSON ``{"hash", "first", "last",
   "response"}`` when a response blob is kept). Records written before issue 15's compact
   storage are in ``P:{G}:requests`` by request id, and still count.
 - ``P:{G}:meta``     string: the game's metadata as JSON.
@@ -83,18 +83,19 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster (:func:`cluster_client_from_url`), with the plain scheme
 each stands for."""
 
-#: The append script. KEYS: stream, the request's record bucket, the legacy requests hash
-#: (records written before the buckets), then the game's other keys (meta, snapshots).
-#: ARGV: [1] expected version, [2] request id ("" for none), [3] its field in the bucket,
-#: [4] request hash, [5] request record, [6] the idle expiry in ms (0: none), which every key
-#: of the game gets after a successful append, [7] the bucket's expiry in ms (at least the
-#: request window), [8] "1" to ``SPUBLISH`` the new version on the stream key's sharded
-#: channel (cluster stores), or "2" to ``PUBLISH`` ``"<game id> <new version>"`` on the
-#: channel [9] (single-Redis stores: :mod:`rummy_store.feed`), anything else: no publish,
-#: [10] the game id, [11] n, then the stored text of each of the n events.
+#: The append script. KEYS: stream, the legacy requests hash (records written before the
+#: buckets), meta, snapshots, then the game's request-record buckets (:data:`REQUEST_BUCKETS`,
+#: in order); every key of the game gets the idle expiry after a successful append.
+#: ARGV: [1] expected version, [2] request id ("" for none), [3] its field in its bucket,
+#: [4] request hash, [5] request record, [6] the idle expiry in ms (0: none), [7] the index
+#: in KEYS of the request's bucket, [8] "1" to ``SPUBLISH`` the new version on the stream
+#: key's sharded channel (cluster stores), or "2" to ``PUBLISH`` ``"<game id> <new version>"``
+#: on the channel [9] (single-Redis stores: :mod:`rummy_store.feed`), anything else: no
+#: publish, [10] the game id, [11] n, then the stored text of each of the n events.
 #: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
-local stream, bucket, legacy = KEYS[1], KEYS[2], KEYS[3]
+local stream, legacy = KEYS[1], KEYS[2]
+local bucket = KEYS[tonumber(ARGV[7])]
 local expected = tonumber(ARGV[1])
 local rid, field, rhash, record = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local n = tonumber(ARGV[11])
@@ -136,10 +137,7 @@ if rid ~= '' then
 end
 local ttl = tonumber(ARGV[6])
 if ttl and ttl > 0 then
-  for i = 1, #KEYS do
-    if i ~= 2 then redis.call('PEXPIRE', KEYS[i], ttl) end
-  end
-  if rid ~= '' then redis.call('PEXPIRE', bucket, ARGV[7]) end
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 if ARGV[8] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
   redis.call('SPUBLISH', stream, tostring(expected + n))
@@ -208,21 +206,21 @@ def _parse_record(text: str) -> dict[str, Any]:
     return {"hash": request_hash, "first": int(first), "last": int(last), "response": None}
 
 
-REQUEST_BUCKETS = "0123456789abcdef"
-"""Suffixes of a game's request-record buckets ``P:{G}:requests:<c>``, one per first hex
-digit of the request id's digest: sixteen small hashes stay in Redis's compact listpack
-encoding (``hash-max-listpack-entries``, 128 by default) up to about 1,500 commands a game,
-where one hash of every record turns into a hash table at 128 and costs about twice the
-memory per record."""
+REQUEST_BUCKETS = "01234567"
+"""Suffixes of a game's request-record buckets ``P:{G}:requests:<c>``, ``c`` = the request
+id's digest modulo 8: eight small hashes stay in Redis's compact listpack encoding
+(``hash-max-listpack-entries``: 512 by Redis's default) up to about 3,500 commands a game
+(about 900 on a Redis configured at 128), where one hash of every record turned into a hash
+table at ~1,000 commands and cost about twice the memory per record."""
 
 
 def _request_slot(request_id: str) -> tuple[str, str]:
     """``(bucket, field)`` of a request id's record: a 64-bit BLAKE2b digest in hex, its
-    first digit naming the bucket and the other fifteen the field (a record then costs the
-    same whatever the length of the client's id; two ids of one game collide with
-    probability 2**-64)."""
+    first digit (modulo the buckets) naming the bucket and the other fifteen the field (a
+    record then costs the same whatever the length of the client's id; two ids of one game
+    collide with probability 2**-60)."""
     digest = hashlib.blake2b(request_id.encode(), digest_size=8).hexdigest()
-    return digest[0], digest[1:]
+    return REQUEST_BUCKETS[int(digest[0], 16) % len(REQUEST_BUCKETS)], digest[1:]
 
 
 def cluster_client_from_url(url: str, **kwargs: Any) -> RedisCluster:
@@ -426,12 +424,13 @@ class RedisEventStore:
                          expected_version + len(encoded), response)
         bucket, field = _request_slot(request_id) if request_id else ("0", "")
         args: list[Any] = [expected_version, request_id or "", field, request_hash or "",
-                           record, self._idle_ms, max(self._idle_ms, self._request_ms),
+                           record, self._idle_ms, 5 + REQUEST_BUCKETS.index(bucket),
                            "1" if self._cluster else "2", self._feed_channel, game_id,
                            len(encoded)]
         args += [text for _, text in encoded]
-        keys = [stream, self.key(game_id, f"requests:{bucket}"), self.key(game_id, "requests"),
-                self.key(game_id, "meta"), self.key(game_id, "snapshots")]
+        keys = [stream, self.key(game_id, "requests"), self.key(game_id, "meta"),
+                self.key(game_id, "snapshots"),
+                *(self.key(game_id, f"requests:{c}") for c in REQUEST_BUCKETS)]
         if self._unready:
             await self._initialize()
         status, value = (_s(x) for x in await self._run_append(keys, args))
@@ -466,7 +465,7 @@ class RedisEventStore:
         raise StoreError(f"unexpected reply from the append script: {status!r}")
 
     async def _run_append(self, keys: list[str], args: list[Any]) -> Any:
-        """The append script's reply: through the tick's pipeline on a single Redis
+        """The append script's reply: through the group commit on a single Redis
         (:mod:`rummy_store.batching`), loading the script on ``NOSCRIPT`` (a Redis that
         restarted or flushed its scripts; the script did not run, so running it is safe)."""
         if self._batch is None:

@@ -106,7 +106,7 @@ def test_the_batcher_is_off_on_a_cluster_client() -> None:
 async def test_commands_that_arrive_while_a_pipeline_is_in_flight_go_together_after_it(
     redis_store: RedisEventStore,
 ) -> None:
-    batcher = CommandBatcher(redis_store.client)
+    batcher = CommandBatcher(redis_store.client, hold=1.0)  # the BLPOP holds its place
     key = f"{redis_store.prefix}:group"
     slow = asyncio.ensure_future(batcher.call("BLPOP", f"{key}:none", "0.3"))
     await asyncio.sleep(0.05)  # the BLPOP is in flight now
@@ -117,3 +117,35 @@ async def test_commands_that_arrive_while_a_pipeline_is_in_flight_go_together_af
     assert await slow is None
     assert sorted(await asyncio.gather(*later)) == list(range(1, 11))
     assert (batcher.batches, batcher.commands) == (2, 11)  # a group commit, not 11 trips
+
+
+@pytest.mark.asyncio
+async def test_a_command_that_cannot_be_packed_fails_alone(redis_store: RedisEventStore) -> None:
+    # found by an attack: a lone surrogate failed the packing of the whole pipeline, and
+    # every append of the batch with it
+    batcher = CommandBatcher(redis_store.client)
+    key = f"{redis_store.prefix}:pack"
+    first = asyncio.ensure_future(batcher.call("INCR", key))  # goes at once, alone
+    await asyncio.sleep(0)
+    queued = [batcher.call("INCR", key), batcher.call("SET", f"{key}:bad", "\ud800"),
+              batcher.call("INCR", key)]
+    done = await asyncio.gather(first, *queued, return_exceptions=True)
+    assert done[0] == 1 and sorted([done[1], done[3]]) == [2, 3]
+    assert isinstance(done[2], UnicodeEncodeError)
+
+
+@pytest.mark.asyncio
+async def test_a_stuck_round_trip_holds_the_queue_back_for_hold_seconds_only(
+    redis_store: RedisEventStore,
+) -> None:
+    # found by an attack: with one round trip in flight, a connection that stopped answering
+    # stalled every game of the server until redis-py's socket timeout
+    batcher = CommandBatcher(redis_store.client, hold=0.05)
+    key = f"{redis_store.prefix}:stuck"
+    stuck = asyncio.ensure_future(batcher.call("BLPOP", f"{key}:none", "2"))  # 2 s
+    await asyncio.sleep(0.01)
+    t0 = asyncio.get_running_loop().time()
+    assert await asyncio.wait_for(batcher.call("INCR", key), 1) == 1
+    waited = asyncio.get_running_loop().time() - t0
+    assert waited < 0.5, waited  # held back ~0.05 s, not 2 s
+    stuck.cancel()

@@ -104,6 +104,8 @@ def test_unencodable_records_are_refused_with_the_event_named() -> None:
                      {"type": "Knocked", "v": 1, "seat": 0, "points": math.nan}])
     with pytest.raises(TypeError, match="event 0"):
         pack_events([{"type": "Passed", "v": 1, "seat": {1, 2}}])
+    with pytest.raises(TypeError, match="not valid UTF-8"):  # Redis cannot keep it
+        pack_events([{"type": "Passed", "v": 1, "seat": "\ud800"}])
     with pytest.raises(ValueError, match="no string 'type'"):
         pack_events([{"v": 1}])
     with pytest.raises(ValueError, match="unknown layout"):

@@ -20,6 +20,7 @@ from rummy_store import (
     open_store,
     read_all_sync,
 )
+from rummy_store.redis_store import _request_slot
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
 
@@ -227,18 +228,19 @@ async def test_the_pool_size_is_set_explicitly(redis_url: str) -> None:
 
 
 @pytest.mark.asyncio
-async def test_request_records_are_spread_over_sixteen_compact_hashes(
+async def test_request_records_are_spread_over_eight_compact_hashes(
     redis_store: RedisEventStore,
 ) -> None:
-    # issue 15 storage: one hash of every record turned into a hash table past 128 fields
-    # (twice the memory per record); sixteen buckets stay listpacks for ~1,500 commands
+    # issue 15 storage: one hash of every record turned into a hash table past
+    # hash-max-listpack-entries fields (twice the memory per record); eight buckets stay
+    # listpacks 8 times longer
     n = 600
     for v in range(n):
         await redis_store.append("g", events(1, v + 1), v, request_id=f"req-{v}",
                                  request_hash="h")
     client = redis_store.client
     buckets = sorted(await client.keys(f"{redis_store.prefix}:{{g}}:requests:*"))
-    assert [b.rsplit(":", 1)[1] for b in buckets] == list("0123456789abcdef")
+    assert [b.rsplit(":", 1)[1] for b in buckets] == list("01234567")
     assert sum([await client.hlen(b) for b in buckets]) == n
     assert {await client.object("encoding", b) for b in buckets} == {"listpack"}
     assert not await client.exists(redis_store.key("g", "requests"))
@@ -264,10 +266,34 @@ async def test_finishing_a_game_gives_every_request_bucket_the_window(
     for v in range(40):
         await store.append("f", events(1, v + 1), v, request_id=f"r{v}", request_hash="h")
     buckets = await store.client.keys(f"{store.prefix}:{{f}}:requests:*")
-    assert len(buckets) > 8
+    assert len(buckets) == 8
     ttls = [await store.client.pttl(b) for b in buckets]
     assert all(3500_000 < t <= 3600_000 for t in ttls), ttls
     await store.set_active("f", False)
     ttls = [await store.client.pttl(b) for b in buckets]
     assert all(0 < t <= 60_000 for t in ttls), ttls
     assert await store.client.pttl(store.key("f", "events")) == -1
+
+
+@pytest.mark.asyncio
+async def test_every_append_renews_every_request_bucket_of_an_active_game(
+    redis_store: RedisEventStore,
+) -> None:
+    # found by an attack on issue 15's buckets: only the bucket written was renewed, so a
+    # record in a bucket not written for the idle expiry vanished while the game went on,
+    # and a retry of its command was applied a second time
+    store = RedisEventStore(redis_store.client, prefix=redis_store.prefix, idle_ttl=1.5,
+                            request_ttl=1)
+    first = await store.append("t", events(1), 0, request_id="client:A", request_hash="h")
+    assert first.version == 1
+    others = [f"other-{i}" for i in range(200)]
+    bucket_a = _request_slot("client:A")[0]
+    others = [r for r in others if _request_slot(r)[0] != bucket_a][:6]
+    for v, rid in enumerate(others, start=1):  # 3 s of appends, none in A's bucket
+        await asyncio.sleep(0.5)
+        await store.append("t", events(1, v + 1), v, request_id=rid, request_hash="h")
+    retry = await store.append("t", events(1, 99), 7, request_id="client:A", request_hash="h")
+    assert retry.duplicate and retry.version == 1
+    assert await store.version("t") == 7
+    ttls = [await store.client.pttl(store.key("t", f"requests:{c}")) for c in "01234567"]
+    assert all(t == -2 or 1000 < t <= 1500 for t in ttls), ttls  # absent, or renewed

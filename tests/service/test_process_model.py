@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -105,6 +107,89 @@ async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         assert "Traceback" not in server_log(tmp_path, "sup")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await delete_prefix(prefix)
+
+
+@pytest.mark.asyncio
+async def test_the_supervisor_s_death_takes_its_copies_and_metrics_port_0_is_not_port_1(
+        tmp_path: Path) -> None:
+    # found by an attack: SIGKILL of the supervisor left both copies serving, unsupervised,
+    # and --metrics-port 0 gave copy 1 the port 0 + 1 = 1
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    prefix = f"procs-{uuid.uuid4().hex[:8]}"
+    before = set(Path(tempfile.gettempdir()).glob("rummy-serve-*"))
+    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
+                              "--metrics-port", "0")
+    try:
+        deadline = time.monotonic() + 20
+        while len(_children(proc.pid)) < 2:
+            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+            await asyncio.sleep(0.1)
+        copies = _children(proc.pid)
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", 1)) != 0  # nothing serves metrics on port 1
+        await _play_on_new_channels(port, 2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 15
+        while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in copies):
+            assert time.monotonic() < deadline, "copies outlived their supervisor"
+            await asyncio.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await delete_prefix(prefix)
+    # (a SIGKILLed supervisor cannot remove its directory; a SIGTERMed one does, below)
+    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup2", "--processes", "2")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    after = set(Path(tempfile.gettempdir()).glob("rummy-serve-*"))
+    assert len(after - before) <= 1  # only the SIGKILLed supervisor's
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.asyncio
+async def test_sigterm_during_a_restart_back_off_exits_at_once_and_cleanly(
+        tmp_path: Path) -> None:
+    # found by an attack: SIGTERM waited out the back-off (up to 30 s) and exited 1,
+    # counting the dead copy's SIGKILL
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    prefix = f"procs-{uuid.uuid4().hex[:8]}"
+    proc, _port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2")
+    try:
+        deadline = time.monotonic() + 20
+        while len(_children(proc.pid)) < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.1)
+        for _ in range(3):  # one copy dies three times in a row: back-offs 1, 2, 4 s
+            victim = max(_children(proc.pid))  # the newest: the same copy each time
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while victim in _children(proc.pid) or len(_children(proc.pid)) < 2:
+                assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+                await asyncio.sleep(0.05)
+        os.kill(max(_children(proc.pid)), signal.SIGKILL)
+        await asyncio.sleep(0.5)  # the supervisor is in its 8 s back-off now
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert time.monotonic() - t0 < 2.5
+        assert "again in 8.0 s" in server_log(tmp_path, "sup")
     finally:
         if proc.poll() is None:
             proc.kill()
