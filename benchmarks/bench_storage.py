@@ -34,31 +34,13 @@ from rummy_grpc.app import GameApp  # noqa: E402
 from rummy_grpc.model import SeatSpec  # noqa: E402
 from rummy_store import RedisEventStore  # noqa: E402
 
-from rummy.bots import make_bot  # noqa: E402
-from rummy.commands import CreateGame, Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
-from rummy.decide import step  # noqa: E402
+from benchmarks.bench_service import script  # noqa: E402  (the same scripted games)
+from rummy.commands import Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
 from rummy.melds import format_table  # noqa: E402
-from rummy.rules import RuleSet  # noqa: E402
-from rummy.state import GAME_OVER  # noqa: E402
-from rummy.views import view  # noqa: E402
 
 ADMIN = "bench-storage-admin"
 TARGET = 120  # bytes per event, request records included (issue 15)
 KINDS = ("events", "requests", "meta", "snapshots")
-
-
-def script(seed: int) -> list[tuple[int, int, Any]]:
-    """A whole two-seat game of the ``basic`` bot decided with the core: ``[(version, seat,
-    command), ...]`` (the server deals the same game from the seed)."""
-    agents = {s: make_bot("basic", seed * 8 + s) for s in (0, 1)}
-    state, _ = step(None, CreateGame(2, seed, RuleSet(), ("p0", "p1")))
-    out = []
-    while state.phase != GAME_OVER:
-        seat = state.turn
-        cmd = agents[seat].act(view(state, seat))
-        out.append((state.version, seat, cmd))
-        state, _ = step(state, cmd)
-    return out
 
 
 def kind_of(cmd: Any) -> tuple[str, Any]:

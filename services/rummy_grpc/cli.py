@@ -374,10 +374,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind}, "
               f"{transport})", flush=True)
         if args.port_file:
-            tmp = args.port_file + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(str(port))
-            os.replace(tmp, args.port_file)
+            from rummy_grpc.processes import write_port_file
+            write_port_file(args.port_file, port)
 
     async def run() -> None:
         store = make_store(kind, args.redis_url, args.prefix, idle_ttl=args.idle_expiry,

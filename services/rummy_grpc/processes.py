@@ -72,6 +72,14 @@ def copy_argv(argv: list[str]) -> list[str]:
     return out
 
 
+def write_port_file(path: str, port: int) -> None:
+    """Write ``port`` to ``path`` atomically (a reader never sees a partial file)."""
+    part = path + ".tmp"
+    with open(part, "w") as f:
+        f.write(str(port))
+    os.replace(part, path)
+
+
 def free_port(host: str) -> int:
     """A TCP port free on ``host`` now (for ``--port 0`` with several processes)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
@@ -143,10 +151,7 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
               f"(SO_REUSEPORT)", flush=True)
         if args.port_file:
-            part = args.port_file + ".tmp"
-            with open(part, "w") as f:
-                f.write(str(port))
-            os.replace(part, args.port_file)
+            write_port_file(args.port_file, port)
         restarts = [0] * n
         started = [time.monotonic()] * n
         waiting: set[int] = set()  # copies that died and wait for their back-off
@@ -174,4 +179,4 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-__all__ = ["copy_argv", "supervise"]
+__all__ = ["copy_argv", "supervise", "write_port_file"]

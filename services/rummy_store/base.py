@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -388,12 +388,16 @@ def serialise_snapshot(version: int, data: dict[str, Any]) -> str:
         raise TypeError(f"snapshot data is not JSON-serialisable: {exc}") from exc
 
 
-def serialise_events(events: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """``(type, json)`` for each event dict, validated.
+def serialise_events(events: Sequence[dict[str, Any]],
+                     encode: Callable[[dict[str, Any]], str] | None = None
+                     ) -> list[tuple[str, str]]:
+    """``(type, text)`` for each event dict, validated; ``encode`` makes the text (default
+    :func:`dumps`, the JSON object; the Redis store passes ``rummy_store.codec.pack``).
 
     Raises:
         ValueError: an event has no non-empty string ``"type"``.
-        TypeError: an event is not a dict or not JSON-serialisable.
+        TypeError: an event is not a dict, not JSON-serialisable or not UTF-8 text (the
+            message names the event's index).
     """
     out = []
     for i, event in enumerate(events):
@@ -403,9 +407,11 @@ def serialise_events(events: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"event {i} has no string 'type': {event!r}")
         try:
-            out.append((kind, dumps(event)))
+            out.append((kind, (encode or dumps)(event)))
         except ValueError as exc:  # NaN / infinity
             raise TypeError(f"event {i} is not JSON-serialisable: {exc}") from exc
+        except TypeError as exc:
+            raise TypeError(f"event {i}: {exc}") from None
     return out
 
 

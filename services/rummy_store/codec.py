@@ -32,7 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rummy_store.base import utf8
+from rummy_store.base import serialise_events, utf8
 
 __all__ = ["LAYOUTS", "pack", "pack_events", "unpack"]
 
@@ -85,7 +85,7 @@ def _restore(value: Any) -> Any:
 
 def _dumps(obj: Any) -> str:
     return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
-                "the event")
+                "the record")
 
 
 def pack(record: dict[str, Any]) -> str:
@@ -105,29 +105,14 @@ def pack(record: dict[str, Any]) -> str:
                            *(_value(record[k]) for k in keys[2:])])
         return _dumps(record)
     except ValueError as exc:  # NaN / infinity
-        raise TypeError(f"event is not JSON-serialisable: {exc}") from exc
+        raise TypeError(f"the record is not JSON-serialisable: {exc}") from exc
 
 
 def pack_events(events: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     """``(type, stored text)`` of each event record, validated as
-    :func:`rummy_store.base.serialise_events` validates.
-
-    Raises:
-        ValueError: an event has no non-empty string ``"type"``.
-        TypeError: an event is not a dict or not JSON-serialisable.
-    """
-    out = []
-    for i, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise TypeError(f"event {i} is a {type(event).__name__}, not a dict: {event!r}")
-        kind = event.get("type")
-        if not isinstance(kind, str) or not kind:
-            raise ValueError(f"event {i} has no string 'type': {event!r}")
-        try:
-            out.append((kind, pack(event)))
-        except TypeError as exc:
-            raise TypeError(f"event {i}: {exc}") from None
-    return out
+    :func:`rummy_store.base.serialise_events` validates (the same errors, naming the
+    event's index)."""
+    return serialise_events(events, pack)
 
 
 def unpack(text: str) -> dict[str, Any]:

@@ -48,6 +48,14 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+async def _copies_up(pid: int, tmp_path: Path, n: int = 2) -> None:
+    """Wait (20 s at most) until the supervisor ``pid`` has ``n`` copies running."""
+    deadline = time.monotonic() + 20
+    while len(_children(pid)) < n:
+        assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+        await asyncio.sleep(0.1)
+
+
 def _served(metrics_port: int) -> float:
     """Calls a copy has answered, from its Prometheus endpoint."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).read()
@@ -87,10 +95,7 @@ async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
     proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
                               "--uvloop", "--metrics-port", str(metrics))
     try:
-        deadline = time.monotonic() + 20
-        while len(_children(proc.pid)) < 2:
-            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
-            await asyncio.sleep(0.1)
+        await _copies_up(proc.pid, tmp_path)
         await _play_on_new_channels(port, 16)
         served = [_served(metrics), _served(metrics + 1)]
         assert all(s > 0 for s in served), served  # the kernel spread the connections
@@ -127,10 +132,7 @@ async def test_the_supervisor_s_death_takes_its_copies_and_metrics_port_0_is_not
     proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
                               "--metrics-port", "0")
     try:
-        deadline = time.monotonic() + 20
-        while len(_children(proc.pid)) < 2:
-            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
-            await asyncio.sleep(0.1)
+        await _copies_up(proc.pid, tmp_path)
         copies = _children(proc.pid)
         with socket.socket() as s:
             assert s.connect_ex(("127.0.0.1", 1)) != 0  # nothing serves metrics on port 1
@@ -172,10 +174,7 @@ async def test_sigterm_during_a_restart_back_off_exits_at_once_and_cleanly(
     prefix = f"procs-{uuid.uuid4().hex[:8]}"
     proc, _port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2")
     try:
-        deadline = time.monotonic() + 20
-        while len(_children(proc.pid)) < 2:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.1)
+        await _copies_up(proc.pid, tmp_path)
         for _ in range(3):  # one copy dies three times in a row: back-offs 1, 2, 4 s
             victim = max(_children(proc.pid))  # the newest: the same copy each time
             os.kill(victim, signal.SIGKILL)
