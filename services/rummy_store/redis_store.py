@@ -211,7 +211,7 @@ REQUEST_BUCKETS = "01234567"
 id's digest modulo 8: eight small hashes stay in Redis's compact listpack encoding
 (``hash-max-listpack-entries``: 512 by Redis's default) up to about 3,500 commands a game
 (about 900 on a Redis configured at 128), where one hash of every record turned into a hash
-table at ~1,000 commands and cost about twice the memory per record."""
+table past 512 commands and cost about twice the memory per record."""
 
 
 def _request_slot(request_id: str) -> tuple[str, str]:
