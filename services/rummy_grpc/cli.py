@@ -156,9 +156,9 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    "should run a release with the feed). Needs --redis-url, a single "
                    "Redis. Default: every GetView reads the store (docs/architecture.md)")
     p.add_argument("--uvloop", action="store_true",
-                   help="run on uvloop's event loop (libuv) instead of asyncio's: about 10%% "
-                   "less server CPU per call in benchmarks/bench_service.py. Default: "
-                   "asyncio's loop")
+                   help="run on uvloop's event loop (libuv) instead of asyncio's: 7-17%% "
+                   "less server CPU per call in A/B runs, within the noise in others "
+                   "(docs/benchmarks.md). Default: asyncio's loop")
     p.add_argument("--no-batch", action="store_true",
                    help="send every Redis command on its own round trip. Default: a group "
                    "commit: an append or read that finds no round trip in flight goes at "
