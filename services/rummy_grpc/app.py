@@ -53,8 +53,8 @@ from rummy_grpc.errors import (
     GameLimitReached,
     GameNotFound,
     SeedNotAllowed,
+    log_failure,
     outcome,
-    store_unavailable,
 )
 from rummy_grpc.model import (
     COMMAND_KINDS,
@@ -180,17 +180,10 @@ class GameApp:
         """Log a background task's failure (never "Task exception was never retrieved"): a
         store outage in one line, anything else with its traceback. What failed stays due
         in the store, so a replica's poll resumes it after the lease."""
-        if task.cancelled() or task.exception() is None:
-            return
-        exc = task.exception()
-        if store_unavailable(exc):  # type: ignore[arg-type]
-            log.warning("background task %s failed (%s: %s); what it did stays due and is "
-                        "retried after the lease", task.get_coro().__qualname__,  # type: ignore[union-attr]
-                        type(exc).__name__, exc)
-        else:
-            log.error("background task %s failed; what it did stays due and is retried "
-                      "after the lease", task.get_coro().__qualname__,  # type: ignore[union-attr]
-                      exc_info=exc)
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:
+            log_failure(log, f"background task {task.get_coro().__qualname__}",  # type: ignore[union-attr]
+                        exc, "what it did stays due and is retried after the lease")
 
     # ------------------------------------------------------------------ due games
 

@@ -34,6 +34,7 @@ trailing metadata key ``rummy-rule``, and in a ``google.rpc.ErrorInfo`` detail
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import grpc
@@ -289,6 +290,16 @@ def store_unavailable(exc: BaseException) -> bool:
     or a timeout: ``UNAVAILABLE``, reason ``STORE_UNAVAILABLE``), not a bug."""
     mapped = map_error(exc)
     return mapped is not None and mapped.reason == "STORE_UNAVAILABLE"
+
+
+def log_failure(logger: logging.Logger, what: str, exc: BaseException, then: str) -> None:
+    """Log that background work failed: a store outage (:func:`store_unavailable`) in one
+    warning line, anything else at ERROR with its traceback; ``what`` names the work and
+    ``then`` says what happens next (``"it is retried after its lease (3.0 s)"``)."""
+    if store_unavailable(exc):  # an outage, not a bug: one line, no traceback
+        logger.warning("%s failed (%s: %s); %s", what, type(exc).__name__, exc, then)
+    else:
+        logger.error("%s failed; %s", what, then, exc_info=exc)
 
 
 def outcome(exc: BaseException | None) -> str:

@@ -1,17 +1,17 @@
-"""Cross-cutting concerns as server interceptors (STYLE.md, grpc examples).
+"""Cross-cutting concerns wrapped around each handler (STYLE.md, grpc examples).
 
 :func:`metrics_handler` times every unary and server-streaming call by method into
 ``rummy_grpc_server_handling_seconds{method}`` and counts it by status code in
-``rummy_grpc_server_handled_total{method,code}`` (:class:`MetricsInterceptor` is the same as
-a server interceptor). Method names are the fixed
-``/package.Service/Method`` paths, a bounded label set.
+``rummy_grpc_server_handled_total{method,code}``. Method names are the fixed
+``/package.Service/Method`` paths, a bounded label set. It wraps each handler once, at
+registration, rather than running as a server interceptor on every call (issue 15).
 """
 
 from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -91,27 +91,3 @@ def metrics_handler(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMeth
             unary_stream, request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer)
     return handler
-
-
-class MetricsInterceptor(grpc.aio.ServerInterceptor):
-    """:func:`metrics_handler` as a server interceptor, for the services under ``prefix``
-    (default: every ``rummy_api`` service), each method's wrapped handler made once. The
-    game server itself wraps its handlers at registration instead (no interceptor)."""
-
-    def __init__(self, prefix: str = "/rummy_api.") -> None:
-        self.prefix = prefix
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not method.startswith(self.prefix):
-            return handler  # health / reflection: not timed (Watch writes via the context)
-        cached = self._wrapped.get(method)
-        if cached is None or cached[0] is not handler:
-            cached = (handler, metrics_handler(method, handler))
-            self._wrapped[method] = cached
-        return cached[1]

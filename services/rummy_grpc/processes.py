@@ -135,18 +135,15 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + 60
         while not all((tmp / f"port{i}").exists() for i in range(n)):
             dead = [p for p in procs if p.poll() is not None]
-            if stop:  # asked to stop while starting: not an error
-                for p in procs:
-                    p.wait(30)
-                print("stopped before every server process was serving", file=sys.stderr)
-                return 0
-            if dead or time.monotonic() > deadline:
+            if stop or dead or time.monotonic() > deadline:
+                asked = stop  # asked to stop while starting: not an error
                 on_signal(signal.SIGTERM, None)
                 for p in procs:
                     p.wait(30)
-                print(f"error: {len(dead) or n} of {n} server processes did not start",
+                print("stopped before every server process was serving" if asked else
+                      f"error: {len(dead) or n} of {n} server processes did not start",
                       file=sys.stderr)
-                return 1
+                return 0 if asked else 1
             time.sleep(0.05)
         print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
               f"(SO_REUSEPORT)", flush=True)

@@ -38,7 +38,7 @@ from typing import Any
 from rummy_store.base import EventStore
 
 from rummy.state import GAME_OVER, GameState
-from rummy_grpc.errors import store_unavailable
+from rummy_grpc.errors import log_failure
 from rummy_grpc.model import LEASE_SECONDS, POLL_SECONDS
 
 log = logging.getLogger("rummy_grpc")
@@ -222,12 +222,8 @@ class Scheduler:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a background step must never crash the server
-            if store_unavailable(exc):  # an outage, not a bug: one line, no traceback
-                log.warning("acting on due game %s failed (%s: %s); it is retried after its "
-                            "lease (%.1f s)", game_id, type(exc).__name__, exc, self.lease)
-            else:
-                log.exception("acting on due game %s failed; it is retried after its lease "
-                              "(%.1f s)", game_id, self.lease)
+            log_failure(log, f"acting on due game {game_id}", exc,
+                        f"it is retried after its lease ({self.lease:.1f} s)")
         finally:
             self._inflight.discard(game_id)
 

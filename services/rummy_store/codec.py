@@ -99,8 +99,7 @@ def pack(record: dict[str, Any]) -> str:
     kind, version = record.get("type"), record.get("v")
     keys = _KEYS.get((kind, version)) if type(kind) is str and type(version) is int else None
     try:
-        if keys is not None and len(keys) == len(record) and all(
-                a == b for a, b in zip(keys, record, strict=True)):
+        if keys is not None and tuple(record) == keys:
             return _dumps([record["type"], record["v"],
                            *(_value(record[k]) for k in keys[2:])])
         return _dumps(record)

@@ -428,9 +428,9 @@ class RedisEventStore:
                            "1" if self._cluster else "2", self._feed_channel, game_id,
                            len(encoded)]
         args += [text for _, text in encoded]
-        keys = [stream, self.key(game_id, "requests"), self.key(game_id, "meta"),
-                self.key(game_id, "snapshots"),
-                *(self.key(game_id, f"requests:{c}") for c in REQUEST_BUCKETS)]
+        base = stream[:-len("events")]  # the game id was checked once, by self.key
+        keys = [stream, base + "requests", base + "meta", base + "snapshots",
+                *(f"{base}requests:{c}" for c in REQUEST_BUCKETS)]
         if self._unready:
             await self._initialize()
         status, value = (_s(x) for x in await self._run_append(keys, args))

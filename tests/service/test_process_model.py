@@ -5,13 +5,16 @@ while the others serve; ``--uvloop`` runs them on uvloop. Real processes only.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
+import subprocess
 import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -82,20 +85,42 @@ async def _play_on_new_channels(port: int, n: int) -> list[str]:
     return games
 
 
-@pytest.mark.asyncio
-async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
-        tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _supervisor(tmp_path: Path, *extra: str,
+                      name: str = "sup") -> AsyncIterator[tuple[subprocess.Popen[bytes], int]]:
+    """``rummy serve --processes 2 *extra`` over the test Redis with its two copies up:
+    (supervisor process, port); killed and its keys deleted on exit."""
     reason = redis_unreachable()
     if reason:
         pytest.skip(reason)
     prefix = f"procs-{uuid.uuid4().hex[:8]}"
+    proc, port = start_server(REDIS_URL, prefix, tmp_path, name, "--processes", "2", *extra)
+    try:
+        await _copies_up(proc.pid, tmp_path)
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await delete_prefix(prefix)
+
+
+async def _restarted(pid: int, victim: int, tmp_path: Path) -> None:
+    """Wait (30 s at most) until the supervisor ``pid`` has replaced its copy ``victim``."""
+    deadline = time.monotonic() + 30
+    while victim in _children(pid) or len(_children(pid)) < 2:
+        assert time.monotonic() < deadline, server_log(tmp_path, "sup")
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.asyncio
+async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
+        tmp_path: Path) -> None:
     metrics = free_port()
     while free_port() == metrics + 1:  # two consecutive free ports, most likely
         metrics = free_port()
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
-                              "--uvloop", "--metrics-port", str(metrics))
-    try:
-        await _copies_up(proc.pid, tmp_path)
+    async with _supervisor(tmp_path, "--uvloop", "--metrics-port", str(metrics)) as (proc,
+                                                                                    port):
         await _play_on_new_channels(port, 16)
         served = [_served(metrics), _served(metrics + 1)]
         assert all(s > 0 for s in served), served  # the kernel spread the connections
@@ -104,19 +129,11 @@ async def test_two_uvloop_copies_share_one_port_and_survive_a_killed_one(
         os.kill(victim, signal.SIGKILL)
         games = await _play_on_new_channels(port, 6)
         assert len(games) == 6
-        deadline = time.monotonic() + 30
-        while victim in _children(proc.pid) or len(_children(proc.pid)) < 2:
-            assert time.monotonic() < deadline, server_log(tmp_path, "sup")
-            await asyncio.sleep(0.2)
+        await _restarted(proc.pid, victim, tmp_path)
         assert "starting it again" in server_log(tmp_path, "sup")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         assert "Traceback" not in server_log(tmp_path, "sup")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        await delete_prefix(prefix)
 
 
 @pytest.mark.asyncio
@@ -124,15 +141,8 @@ async def test_the_supervisor_s_death_takes_its_copies_and_metrics_port_0_is_not
         tmp_path: Path) -> None:
     # found by an attack: SIGKILL of the supervisor left both copies serving, unsupervised,
     # and --metrics-port 0 gave copy 1 the port 0 + 1 = 1
-    reason = redis_unreachable()
-    if reason:
-        pytest.skip(reason)
-    prefix = f"procs-{uuid.uuid4().hex[:8]}"
     before = set(Path(tempfile.gettempdir()).glob("rummy-serve-*"))
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2",
-                              "--metrics-port", "0")
-    try:
-        await _copies_up(proc.pid, tmp_path)
+    async with _supervisor(tmp_path, "--metrics-port", "0") as (proc, port):
         copies = _children(proc.pid)
         with socket.socket() as s:
             assert s.connect_ex(("127.0.0.1", 1)) != 0  # nothing serves metrics on port 1
@@ -143,15 +153,10 @@ async def test_the_supervisor_s_death_takes_its_copies_and_metrics_port_0_is_not
         while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in copies):
             assert time.monotonic() < deadline, "copies outlived their supervisor"
             await asyncio.sleep(0.1)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        await delete_prefix(prefix)
     # (a SIGKILLed supervisor cannot remove its directory; a SIGTERMed one does, below)
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "sup2", "--processes", "2")
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(30) == 0
+    async with _supervisor(tmp_path, name="sup2") as (proc, _port):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
     after = set(Path(tempfile.gettempdir()).glob("rummy-serve-*"))
     assert len(after - before) <= 1  # only the SIGKILLed supervisor's
 
@@ -168,20 +173,11 @@ async def test_sigterm_during_a_restart_back_off_exits_at_once_and_cleanly(
         tmp_path: Path) -> None:
     # found by an attack: SIGTERM waited out the back-off (up to 30 s) and exited 1,
     # counting the dead copy's SIGKILL
-    reason = redis_unreachable()
-    if reason:
-        pytest.skip(reason)
-    prefix = f"procs-{uuid.uuid4().hex[:8]}"
-    proc, _port = start_server(REDIS_URL, prefix, tmp_path, "sup", "--processes", "2")
-    try:
-        await _copies_up(proc.pid, tmp_path)
+    async with _supervisor(tmp_path) as (proc, _port):
         for _ in range(3):  # one copy dies three times in a row: back-offs 1, 2, 4 s
             victim = max(_children(proc.pid))  # the newest: the same copy each time
             os.kill(victim, signal.SIGKILL)
-            deadline = time.monotonic() + 30
-            while victim in _children(proc.pid) or len(_children(proc.pid)) < 2:
-                assert time.monotonic() < deadline, server_log(tmp_path, "sup")
-                await asyncio.sleep(0.05)
+            await _restarted(proc.pid, victim, tmp_path)
         os.kill(max(_children(proc.pid)), signal.SIGKILL)
         await asyncio.sleep(0.5)  # the supervisor is in its 8 s back-off now
         t0 = time.monotonic()
@@ -189,8 +185,3 @@ async def test_sigterm_during_a_restart_back_off_exits_at_once_and_cleanly(
         assert proc.wait(30) == 0
         assert time.monotonic() - t0 < 2.5
         assert "again in 8.0 s" in server_log(tmp_path, "sup")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        await delete_prefix(prefix)
