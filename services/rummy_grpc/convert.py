@@ -13,7 +13,7 @@ from google.protobuf import json_format
 from rummy_api.v1 import game_service_pb2 as pb
 
 from rummy.cards import format_card
-from rummy.events import Event, RoundEndReason, to_dict
+from rummy.events import Event, RoundEndReason, RoundScored, to_dict
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
 from rummy.state import Phase
@@ -84,6 +84,21 @@ def table_to_proto(table: Table) -> list[pb.Cards]:
     return [pb.Cards(cards=m) for m in format_table(table)]
 
 
+@functools.lru_cache(maxsize=4096)
+def _table_protos(table: Table) -> tuple[pb.Cards, ...]:
+    """:func:`table_to_proto`, cached: a table stays the same across most versions of a
+    game, and every view of it repeats it (do not mutate the result; a message field that
+    takes it copies it)."""
+    return tuple(table_to_proto(table))
+
+
+@functools.lru_cache(maxsize=1024)
+def _round_scored_proto(event: RoundScored) -> pb.RoundScored:
+    """The proto of a view's ``last_round``, cached: the same event is in every view until
+    the next round is scored (do not mutate the result, copy it)."""
+    return pb.RoundScored(**_payload_kwargs(to_dict(event)))
+
+
 def table_from_proto(melds: Any) -> list[list[str]]:
     """Card tokens of a ``repeated Cards`` table (parse with ``rummy.melds.parse_table``)."""
     return [list(m.cards) for m in melds]
@@ -102,7 +117,7 @@ def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView
         players=v.players, names=v.names, version=v.version, round=v.round, dealer=v.dealer,
         turn=v.turn, phase=_PHASES.get(v.phase, pb.PHASE_UNSPECIFIED), draws=v.draws,
         hand=[format_card(c) for c in v.hand], hand_sizes=v.hand_sizes,
-        table=table_to_proto(v.table), stock_size=v.stock_size, totals=v.totals,
+        table=_table_protos(v.table), stock_size=v.stock_size, totals=v.totals,
         rounds_won=v.rounds_won, opened=v.opened, actions=[_ACTIONS[a] for a in v.actions],
         hand_points=v.hand_points, turn_deadline=turn_deadline)
     if v.seat is not None:
@@ -111,7 +126,7 @@ def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView
         msg.final_turns_left = v.final_turns_left
     msg.rules.CopyFrom(rules_to_proto(v.rules))
     if v.last_round is not None:
-        msg.last_round.CopyFrom(pb.RoundScored(**_payload_kwargs(to_dict(v.last_round))))
+        msg.last_round.CopyFrom(_round_scored_proto(v.last_round))
     if v.result is not None:
         msg.result.CopyFrom(pb.GameEnded(**_payload_kwargs(to_dict(v.result))))
     return msg

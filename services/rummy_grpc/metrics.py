@@ -59,6 +59,13 @@ GRPC_SERVER_HANDLING_SECONDS = Histogram(
     "rummy_grpc_server_handling_seconds",
     "Time to handle one gRPC call on the server (whole stream for streaming calls), seconds.",
     ["method"], buckets=LATENCY_BUCKETS)
+REPLIES_UNDELIVERED_TOTAL = Counter(
+    "rummy_grpc_replies_undelivered_total",
+    "Replies a handler finished but gRPC could not send because the client had gone (its "
+    "deadline passed, it cancelled, its connection closed), by method. grpcio logs each at "
+    "ERROR with a traceback; the server counts them here instead (rummy_grpc.server."
+    "UndeliveredReplyFilter), so that clients with tight deadlines cannot flood the log.",
+    ["method"])
 GRPC_SERVER_HANDLED_TOTAL = Counter(
     "rummy_grpc_server_handled_total", "gRPC calls completed, by method and status code.",
     ["method", "code"])

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_store.base import EventStore
 
+from rummy_grpc import metrics
 from rummy_grpc.app import GameApp
 from rummy_grpc.callers import CallerGate, CallerPolicy
 from rummy_grpc.decoding import add_decoding_servicer
@@ -59,6 +61,57 @@ HEALTH_INTERVAL = 2.0
 """Seconds between two pings of the event store by the health watcher."""
 """Largest request or response message accepted (1 MiB); larger requests get
 RESOURCE_EXHAUSTED before any handler runs."""
+
+
+GRPC_CORE_LOGGER = "grpc._cython.cygrpc"
+"""The logger grpcio's asyncio server core writes to."""
+_UNDELIVERED = "ExecuteBatchError raised in core by servicer method"
+_METHOD = re.compile(r"\[(/[A-Za-z0-9_.]+/[A-Za-z0-9_]+)\]")
+
+
+class UndeliveredReplyFilter(logging.Filter):
+    """Turns grpcio's ERROR-with-traceback for a reply that could not be sent into a count.
+
+    When a client's deadline passes, or it cancels, while the server is sending the reply,
+    grpcio's asyncio core logs ``ExecuteBatchError raised in core by servicer method
+    [/pkg.Service/Method]`` at ERROR with a nine-line traceback, although nothing is wrong
+    with the server: the client is gone. A client that sends calls with tight deadlines
+    could fill the log with them and hide real errors. This filter, installed on the
+    ``grpc._cython.cygrpc`` logger by :func:`install_undelivered_reply_filter`, drops those
+    records (and only those), counting each in ``rummy_grpc_replies_undelivered_total
+    {method}`` and writing one DEBUG line to the ``rummy_grpc`` logger. The method label is
+    the path in the message when it is a well-formed ``/package.Service/Method`` (gRPC only
+    runs handlers of registered methods), else ``other``.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot format is not ours to judge
+            return True
+        if not message.startswith(_UNDELIVERED):
+            return True
+        found = _METHOD.search(message)
+        method = found.group(1) if found else "other"
+        metrics.child(metrics.REPLIES_UNDELIVERED_TOTAL, method).inc()
+        log.debug("reply to %s not delivered: the client had gone (deadline or cancel)",
+                  method)
+        return False
+
+
+def install_undelivered_reply_filter() -> UndeliveredReplyFilter:
+    """Install :class:`UndeliveredReplyFilter` on grpcio's core logger, once per process.
+
+    Returns:
+        The installed filter (the one already there on a second call).
+    """
+    core = logging.getLogger(GRPC_CORE_LOGGER)
+    for f in core.filters:
+        if isinstance(f, UndeliveredReplyFilter):
+            return f
+    f = UndeliveredReplyFilter()
+    core.addFilter(f)
+    return f
 
 
 class MetricsPortError(RuntimeError):
@@ -267,6 +320,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         TlsError: (a ValueError) a TLS file is missing, unreadable, not PEM, or the key
             does not match the certificate.
     """
+    install_undelivered_reply_filter()
     streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
     gate = CallerGate(callers, RateLimiter(rate_commands, rate_burst, kind="command"),
                       RateLimiter(rate_create, rate_create_burst, kind="create"))

@@ -128,10 +128,11 @@ async def test_a_command_that_cannot_be_packed_fails_alone(redis_store: RedisEve
     first = asyncio.ensure_future(batcher.call("INCR", key))  # goes at once, alone
     await asyncio.sleep(0)
     queued = [batcher.call("INCR", key), batcher.call("SET", f"{key}:bad", "\ud800"),
-              batcher.call("INCR", key)]
+              batcher.call("INCR", key), batcher.call("SET", f"{key}:bool", True)]
     done = await asyncio.gather(first, *queued, return_exceptions=True)
     assert done[0] == 1 and sorted([done[1], done[3]]) == [2, 3]
     assert isinstance(done[2], UnicodeEncodeError)
+    assert isinstance(done[4], redis.DataError)  # hiredis refuses it; redis-py's error
 
 
 @pytest.mark.asyncio
@@ -149,3 +150,54 @@ async def test_a_stuck_round_trip_holds_the_queue_back_for_hold_seconds_only(
     waited = asyncio.get_running_loop().time() - t0
     assert waited < 0.5, waited  # held back ~0.05 s, not 2 s
     stuck.cancel()
+
+
+# ---------------------------------------------------------------- packing through hiredis
+
+def test_hiredis_packing_gives_redis_pys_bytes_for_every_argument_it_accepts() -> None:
+    # issue 15: RedisEventStore.from_url packs commands with hiredis.pack_command (C)
+    # instead of redis-py's asyncio packing in Python; the bytes on the wire are the same
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from redis.asyncio.connection import Connection
+    from rummy_store.redis_store import use_hiredis_packing
+
+    plain = Connection()
+    client = use_hiredis_packing(aioredis.Redis(decode_responses=True))
+    fast = client.connection_pool.connection_class()
+    assert type(fast).__name__ == "HiredisConnection"
+    text = st.text(st.characters(blacklist_categories=("Cs",)))  # no lone surrogates
+    arg = st.one_of(text, st.binary(), st.integers(), st.floats(allow_nan=False), text.map(
+        lambda s: memoryview(s.encode())))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(["EVALSHA", "XRANGE", "CONFIG GET", b"SET"]), st.lists(arg))
+    def same(name: str | bytes, args: list) -> None:
+        assert b"".join(fast.pack_command(name, *args)) == b"".join(
+            plain.pack_command(name, *args))
+
+    same()
+    # what hiredis refuses goes through redis-py's own packing: its error, or its bytes
+    with pytest.raises(redis.DataError):
+        fast.pack_command("SET", "k", True)
+    assert fast.pack_command("SET", "k", bytearray(b"v")) == plain.pack_command(
+        "SET", "k", bytearray(b"v"))
+    with pytest.raises(UnicodeEncodeError):  # as redis-py's strict UTF-8 encoder
+        fast.pack_command("SET", "k", "\udc80")
+    # a client that encodes text otherwise keeps redis-py's packing
+    latin = use_hiredis_packing(aioredis.Redis(encoding="latin-1"))
+    assert latin.connection_pool.connection_class is Connection
+    assert use_hiredis_packing(client) is client  # applied once
+    assert client.connection_pool.connection_class.__mro__.count(Connection) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_store_from_a_url_packs_with_hiredis(redis_url: str, redis_prefix: str) -> None:
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    try:
+        assert store.client.connection_pool.connection_class.__name__ == "HiredisConnection"
+        done = await asyncio.gather(*(store.append(f"g{i}", events(2), 0) for i in range(5)))
+        assert [d.version for d in done] == [2] * 5
+        assert [e.data for e in await store.read("g3")] == events(2)
+    finally:
+        await store.close()

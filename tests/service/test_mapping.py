@@ -121,3 +121,21 @@ def test_walk_every_version_of_recorded_games_meets_no_unspecified_phase():
                 assert msg.phase != pb.PHASE_UNSPECIFIED, (path.name, state.version, seat)
         players_seen.add(state.players)
     assert players_seen == {2, 3, 4, 5}
+
+
+def test_cached_table_and_last_round_protos_are_copied_into_each_view():
+    # issue 15: view_to_proto caches the protos of a table and of a view's last_round (both
+    # repeat across versions); a caller that changes its message must not change the next
+    state, _, states = play_random_game(7, players=2)
+    later = [s for s in states if s.table and s.round > 1][:3] or [s for s in states if s.table]
+    for s in later:
+        v = view(s, 0)
+        first = view_to_proto(v)
+        expected = first.SerializeToString(deterministic=True)
+        first.table[0].cards.append("XX")
+        if v.last_round is not None:
+            first.last_round.round = 99
+        again = view_to_proto(v)
+        assert again.SerializeToString(deterministic=True) == expected
+        assert [list(m.cards) for m in again.table] == [
+            [c for c in m.cards] for m in view_to_proto(view(s, 1)).table]
