@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from rummy_store.base import AppendResult, EventStore, StoredEvent
+from rummy_store.base import AppendResult, EventStore, StoredEvent, VersionConflict
 from rummy_store.mapper import EventMapper
 from rummy_store.repository import EventRepository
 
@@ -250,12 +250,25 @@ class GameRepository(EventRepository):
         epoch = self.epoch()  # before the reads: a notification after them is heard
         self._enter(game_id)
         try:
+            new: Sequence[StoredEvent] = ()
             if cached is not None:
+                # read from the cached version itself: its event must still be in the store,
+                # with the same ts, or the store went back in time (a failover to a replica
+                # that lagged, an append-only file that lost its last second) and this cache
+                # holds versions that no longer exist
                 base: GameState | None = cached[0]
                 ts = cached[1]
-            else:  # not cached (a restart, an evicted game): start from the newest snapshot
+                assert base is not None
+                got = await self.store.read(game_id, base.version - 1)
+                if got and got[0].version == base.version and got[0].ts == ts:
+                    new = got[1:]
+                else:
+                    self.forget(game_id, f"its cached version {base.version} is no longer in "
+                                "the store (the store went back in time)")
+                    cached = None
+            if cached is None:  # not cached (a restart, an evicted game): the newest snapshot
                 base, ts = await self._snapshot_at(game_id, _LATEST), 0.0
-            new = await self.store.read(game_id, base.version if base else 0)
+                new = await self.store.read(game_id, base.version if base else 0)
             state = await self._evolve(game_id, base, new)
             if state is None:
                 raise GameNotFound(f"no game {game_id!r}")
@@ -268,6 +281,14 @@ class GameRepository(EventRepository):
         finally:
             self._leave(game_id)
         return state, ts
+
+    def forget(self, game_id: str, why: str = "") -> None:
+        """Drop a game's cached state (the next read rebuilds it from the store); ``why``:
+        logged as a warning when given (a cache that disagreed with the store)."""
+        if why and game_id in self._cache:
+            log.warning("game %s: cached state dropped: %s", game_id, why)
+        self._cache.pop(game_id, None)
+        self._trusted.pop(game_id, None)
 
     def remember(self, game_id: str, state: GameState, ts: float, *,
                  epoch: int | None = None) -> None:
@@ -408,6 +429,13 @@ class GameRepository(EventRepository):
             result = await super().append(game_id, events, expected_version,
                                           request_id=request_id, request_hash=request_hash,
                                           response=response)
+        except VersionConflict as exc:
+            cached = self._cache.get(game_id)
+            if cached is not None and exc.actual < cached[0].version:
+                # the store is behind what this process saw appended: it went back in time
+                self.forget(game_id, f"the store is at version {exc.actual}, the cache at "
+                            f"{cached[0].version} (the store went back in time)")
+            raise
         finally:
             self._leave(game_id)
         metrics.EVENT_APPEND_SECONDS.observe(time.perf_counter() - t0)

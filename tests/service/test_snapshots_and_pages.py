@@ -144,7 +144,8 @@ async def _a_game_older_than_snapshots(running: Running, store: RedisEventStore,
     gid, total = long_game.game_id, len(long_game.log)
     await store.client.delete(store.key(gid, "snapshots"))
     repo = GameRepository(store)  # a restarted server that knows of no snapshot
-    repo.remember(gid, long_game.state(total), 0.0)  # (but has the latest state cached)
+    last_ts = (await store.read(gid, total - 1))[-1].ts
+    repo.remember(gid, long_game.state(total), last_ts)  # (but has the latest state cached)
     running.server.app.repo = running.server.app.reads._repo = repo
     spy = EvolveSpy(monkeypatch)
     real: Callable[..., GameState] = repo_module.evolve

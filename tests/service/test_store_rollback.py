@@ -1,0 +1,116 @@
+"""A store that goes back in time is followed, not contradicted (a fault found while
+working on issue 15).
+
+Redis replicates asynchronously, and the append-only file of ``deploy/`` syncs every second:
+a failover to a replica that lagged, or a Redis crash, can bring the store back a few
+versions behind what a server process saw appended. Before the fix, such a process kept the
+lost versions in its state cache: ``GetView`` served them (the cache's version, which the
+store no longer had) and every command failed with ``expected version N, stream is at M``
+until the game left the cache, so the game was wedged on that process. Now a read checks
+that the cached version's event is still in the store with the same ``ts`` (one more entry
+in the same ``XRANGE``), and an append refused with a version behind the cache drops it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+import pytest
+import redis.asyncio as aioredis
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_grpc.convert import view_from_proto
+from rummy_store import RedisEventStore
+
+from rummy.bots import make_bot
+
+from .conftest import ADMIN_TOKEN, REDIS_URL, Running, humans, send
+
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
+
+
+async def _play(running: Running, game_id: str, tokens: dict[int, str], n: int) -> int:
+    """``n`` commands of the basic bot through the API; the version after them."""
+    agents = {s: make_bot("basic", 70 + s) for s in tokens}
+    for _ in range(n):
+        turn = (await running.stub.GetView(pb.GetViewRequest(
+            game_id=game_id, token=tokens[0]))).view.turn
+        v = (await running.stub.GetView(pb.GetViewRequest(
+            game_id=game_id, token=tokens[turn]))).view
+        await send(running.stub, game_id, tokens[turn], agents[turn].act(view_from_proto(v)))
+    return (await running.stub.GetView(pb.GetViewRequest(
+        game_id=game_id, token=tokens[0]))).view.version
+
+
+async def _keys(client: aioredis.Redis, store: RedisEventStore, game_id: str) -> list[bytes]:
+    return [k async for k in client.scan_iter(match=f"{store.prefix}:{{{game_id}}}*")]
+
+
+async def test_a_game_whose_store_went_back_in_time_is_served_as_the_store_has_it(
+    running: Running, store: RedisEventStore, caplog: pytest.LogCaptureFixture,
+) -> None:
+    created = await running.stub.CreateGame(pb.CreateGameRequest(
+        seats=humans(2), seed=5, admin_token=ADMIN_TOKEN))
+    gid, tokens = created.game_id, {t.seat: t.token for t in created.tokens}
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        saved_at = await _play(running, gid, tokens, 4)
+        saved = {k: await client.dump(k) for k in await _keys(client, store, gid)}
+        ghost = await _play(running, gid, tokens, 4)
+        assert ghost > saved_at
+        # the store goes back: every key of the game as it was at saved_at (a failover
+        # to a replica that had not received the last appends)
+        await client.delete(*await _keys(client, store, gid))
+        for key, dumped in saved.items():
+            await client.restore(key, 0, dumped, replace=True)
+        assert await store.version(gid) == saved_at
+
+        with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
+            view = (await running.stub.GetView(pb.GetViewRequest(
+                game_id=gid, token=tokens[0]))).view
+        assert view.version == saved_at  # the store's version, not the lost ones
+        assert any("went back in time" in r.getMessage() for r in caplog.records)
+        # the game goes on from there: a command from the seat to act is applied
+        after = await _play(running, gid, tokens, 2)
+        assert after > saved_at and await store.version(gid) == after
+    finally:
+        await client.aclose()
+
+
+async def test_an_append_refused_behind_the_cache_drops_it(
+    running: Running, store: RedisEventStore,
+) -> None:
+    # the same fault met by a command first (no read in between), sent with the client's
+    # expected_version at the lost version: it is told the store's version, the cache is
+    # dropped, and the next command decided on the store's state is applied
+    created = await running.stub.CreateGame(pb.CreateGameRequest(
+        seats=humans(2), seed=6, admin_token=ADMIN_TOKEN))
+    gid, tokens = created.game_id, {t.seat: t.token for t in created.tokens}
+    client = aioredis.Redis.from_url(REDIS_URL)
+    repo = running.server.app.repo
+    try:
+        saved_at = await _play(running, gid, tokens, 3)
+        saved = {k: await client.dump(k) for k in await _keys(client, store, gid)}
+        ghost = await _play(running, gid, tokens, 3)
+        ghost_view = (await running.stub.GetView(pb.GetViewRequest(
+            game_id=gid, token=tokens[0]))).view
+        ghost_turn = ghost_view.turn
+        v = (await running.stub.GetView(pb.GetViewRequest(game_id=gid,
+                                                          token=tokens[ghost_turn]))).view
+        cmd = make_bot("basic", 1).act(view_from_proto(v))
+        await client.delete(*await _keys(client, store, gid))
+        for key, dumped in saved.items():
+            await client.restore(key, 0, dumped, replace=True)
+        assert repo.cached(gid) is not None and repo.cached(gid)[0].version == ghost
+
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await send(running.stub, gid, tokens[ghost_turn], cmd, expected_version=ghost)
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION or \
+            err.value.code() == grpc.StatusCode.ABORTED
+        assert f"is at {saved_at}" in (err.value.details() or ""), err.value.details()
+        assert repo.cached(gid) is None  # dropped: the next read rebuilds from the store
+        assert await store.version(gid) == saved_at  # nothing appended
+        after = await _play(running, gid, tokens, 2)
+        assert after > saved_at and await store.version(gid) == after
+    finally:
+        await client.aclose()
