@@ -280,6 +280,51 @@ async def store_floor(store: RedisEventStore, client: aioredis.Redis,
     return ours, raw
 
 
+async def round_trip_floor(client: aioredis.Redis, key: str, n: int) -> tuple[float, float]:
+    """CPU microseconds of one ``XRANGE`` round trip (an empty reply, as most reads of a
+    game's new events) through redis-py's asyncio client, and through a bare asyncio
+    protocol with hiredis's packer and reader (the floor of any asyncio Redis client on
+    this loop: a socket write, a wake-up, a parse). Sequential, alternating in 4 rounds."""
+    import hiredis
+
+    class Bare(asyncio.Protocol):
+        def __init__(self) -> None:
+            self.reader = hiredis.Reader()
+            self.waiter: asyncio.Future[Any] | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            self.transport = transport
+
+        def data_received(self, data: bytes) -> None:
+            self.reader.feed(data)
+            reply = self.reader.gets()
+            if reply is not False and self.waiter is not None:
+                self.waiter.set_result(reply)
+
+    kwargs = client.connection_pool.connection_kwargs
+    loop = asyncio.get_running_loop()
+    transport, bare = await loop.create_connection(Bare, kwargs.get("host", "127.0.0.1"),
+                                                   kwargs.get("port", 6379))
+    packed = hiredis.pack_command(("XRANGE", key, "(0-1", "+"))
+    ours: list[float] = []
+    floor: list[float] = []
+    try:
+        for _ in range(4):
+            t0 = time.process_time()
+            for _ in range(n):
+                await client.execute_command("XRANGE", key, "(0-1", "+")
+            ours.append((time.process_time() - t0) / n * 1e6)
+            t0 = time.process_time()
+            for _ in range(n):
+                bare.waiter = loop.create_future()
+                transport.write(packed)
+                await bare.waiter
+            floor.append((time.process_time() - t0) / n * 1e6)
+    finally:
+        transport.close()
+    return statistics.median(ours), statistics.median(floor)
+
+
 async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, int]:
     """Bytes of Redis memory per event over every game of ``prefix`` (every key of a game:
     events, request-record buckets, meta, snapshots), the mean stored event text, and the
@@ -298,6 +343,32 @@ async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, in
         for _, fields in await client.xrange(f"{prefix}:{{{g}}}:events", count=50):
             text_bytes += len(fields[b"data"]) * n / min(n, 50)
     return memory / max(events, 1), text_bytes / max(events, 1), events
+
+
+def print_targets(summary: dict[str, dict[str, dict[str, float]]], think: float) -> None:
+    """The service targets of issue 15, each beside its measured figure and anchor:
+    ``summary[level][server]`` holds the medians of :func:`level` (levels ``"10"``,
+    ``"100"``, ``"paced"``)."""
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print("targets (issue 15):")
+    for games in ("10", "100"):
+        m = summary[games]
+        ratio = m["echo"]["cpu_us"] / m["one"]["cpu_us"]
+        print(f"  per process, calls per CPU-second >= 0.6x echo at {games:>3} games: "
+              f"{ratio:.2f}x ({m['one']['cpu_us']:.0f} us/call, echo "
+              f"{m['echo']['cpu_us']:.0f}) {verdict(ratio >= 0.6)}")
+    closed, paced = summary["100"], summary["paced"]
+    print(f"  p99 <= 10 ms at 100 games, closed loop: {closed['one']['p99']:.1f} ms (echo "
+          f"{closed['echo']['p99']:.1f} ms: Little's law, 100 games x 2 calls / calls/s) "
+          f"{verdict(closed['one']['p99'] <= 10)}")
+    print(f"  p99 <= 10 ms at 100 games, paced ({think:g} s think): {paced['one']['p99']:.1f} "
+          f"ms (echo {paced['echo']['p99']:.1f} ms) {verdict(paced['one']['p99'] <= 10)}")
+    scale = closed["two"]["cps"] / closed["one"]["cps"]
+    print(f"  2 processes >= 1.7x one at 100 games: {scale:.2f}x calls/s "
+          f"{verdict(scale >= 1.7)} (on {os.cpu_count()} cores shared with the client and "
+          f"Redis)")
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -341,6 +412,7 @@ async def main_async(args: argparse.Namespace) -> None:
                      "two": "rummy, 2 processes", "feed": "rummy, 1, --read-feed",
                      "single": "rummy, 1, --no-batch", "echo_uv": "echo on uvloop",
                      "uv": "rummy, 1, --uvloop"}
+            summary: dict[str, dict[str, dict[str, float]]] = {}
             levels = ((10, 0.0, 0, "10"), (100, 0.0, 0, "100"),
                       (100, args.think, 0, f"100 paced ({args.think:g} s think)"),
                       (10, 0.0, 3, "10 polling (the waiting seat calls GetView 3 times "
@@ -361,6 +433,7 @@ async def main_async(args: argparse.Namespace) -> None:
                                                     polls=polls))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
                        for k, v in got.items()}
+                summary["paced" if think else "polling" if polls else str(games)] = med
                 if think or polls:
                     print(f"{name}:")
                 for key, label in labels:
@@ -384,6 +457,7 @@ async def main_async(args: argparse.Namespace) -> None:
                     print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
                           f"client and Redis share the 2 cores); server CPU per call "
                           f"{med['two']['cpu_us'] / med['one']['cpu_us']:.2f}x")
+            print_targets(summary, args.think)
         finally:
             for p in procs:
                 p.terminate()
@@ -392,6 +466,13 @@ async def main_async(args: argparse.Namespace) -> None:
         ours, raw = await store_floor(store, client, 500 if args.quick else 3000)
         print(f"store floor: EventStore.append {ours:,.0f}/s, raw XADD {raw:,.0f}/s "
               f"({ours / raw:.2f}x)")
+        rt_key = f"{prefix}:rt"
+        await client.xadd(rt_key, {"data": "x"}, id="0-1")
+        redis_py, bare = await round_trip_floor(store.client, rt_key,
+                                                500 if args.quick else 3000)
+        print(f"one Redis round trip (XRANGE, sequential): redis-py {redis_py:.0f} us of "
+              f"client CPU, a bare asyncio protocol with hiredis {bare:.0f} us "
+              f"({redis_py / bare:.2f}x; the server pays one or two per cycle)")
         per_event, json_size, events = await storage(client, prefix)
         print(f"storage: {per_event:.0f} bytes of Redis memory per event over {events:,} "
               f"events (every key of each game, games cut off by the run), stored event "

@@ -163,7 +163,8 @@ class Charts:
 
     def sweep(self, values: Sequence[str], variable: str, series: Mapping[str, Sequence[Point]],
               title: str, ylabel: str, percent: bool = False,
-              reference: float | None = None) -> str:
+              reference: float | None = None,
+              groups: Sequence[Any] | None = None) -> str:
         """One metric against the variant value: a line per series with 95% error bars.
 
         Args:
@@ -172,6 +173,11 @@ class Charts:
             series: series name -> one :data:`Point` per value (fractions when ``percent``,
                 drawn in percent; else in the figure's own unit, named by ``ylabel``).
             reference: a dashed line at this fraction (``1/players`` for win rates).
+            groups: for a grid of several variants, a key per value (the values of every
+                variant but the last): a series' line joins only neighbouring values of one
+                key, and a dotted rule separates the keys, so that combinations that differ
+                in another variant are not drawn as one trend (:func:`segments`). ``None``:
+                one line through every value.
         """
         fig = self._figure(6.4, 3.2)
         ax = fig.add_subplot()
@@ -180,16 +186,27 @@ class Charts:
         for j, (name, points) in enumerate(series.items()):
             shift = (j - (n - 1) / 2) * min(0.08, 0.5 / n)  # side by side, not on top
             xs, ys, lo, hi = [], [], [], []
+            at: dict[int, tuple[float, float]] = {}  # value index -> its point
             for i, p in enumerate(points):
                 if p is None:
                     continue
                 v, low, high = p
+                at[i] = (i + shift, k * v)
                 xs.append(i + shift)
                 ys.append(k * v)
                 lo.append(0.0 if low is None else max(0.0, k * (v - low)))
                 hi.append(0.0 if high is None else max(0.0, k * (high - v)))
+            color = PALETTE[j % len(PALETTE)]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=3,
-                        linewidth=1.3, color=PALETTE[j % len(PALETTE)], label=name)
+                        linewidth=1.3, linestyle="none", color=color, label=name)
+            for run in segments(groups if groups is not None else [None] * len(points)):
+                line = [at[i] for i in run if i in at]
+                if len(line) > 1:
+                    ax.plot([x for x, _ in line], [y for _, y in line], linewidth=1.3,
+                            color=color)
+        for i in range(1, len(values)):
+            if groups is not None and groups[i] != groups[i - 1]:
+                ax.axvline(i - 0.5, color="#bbb", linestyle=":", linewidth=1)
         if reference is not None:
             ax.axhline(k * reference, color="#777", linestyle="--", linewidth=1,
                        label=f"1/{round(1 / reference)} = {k * reference:.1f}"
@@ -204,4 +221,16 @@ class Charts:
         return self._svg(fig, title)
 
 
-__all__ = ["Charts", "PALETTE", "Point", "matplotlib_missing", "missing_note"]
+def segments(groups: Sequence[Any]) -> list[list[int]]:
+    """Runs of neighbouring indices with equal keys: ``[a, a, b, b, a]`` ->
+    ``[[0, 1], [2, 3], [4]]``; the indices a sweep chart may join with one line."""
+    runs: list[list[int]] = []
+    for i, key in enumerate(groups):
+        if runs and groups[runs[-1][-1]] == key:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+__all__ = ["Charts", "PALETTE", "Point", "matplotlib_missing", "missing_note", "segments"]

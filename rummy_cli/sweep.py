@@ -243,6 +243,8 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
     names = list(rows[0]["rules"]) if rows else []
     values = [" / ".join(r["rules"].values()) for r in rows]
     variable = " / ".join(names)
+    # a grid: a line joins only the combinations that differ in the last variant alone
+    groups = [tuple(r["rules"].values())[:-1] for r in rows] if len(names) > 1 else None
     players = doc["players"]
     bots = sorted({b for row in rows for b in row["bots"]})
     charts = Charts()
@@ -261,16 +263,16 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
             for k in reasons}
     return [
         charts.sweep(values, variable, seats, "Win rate by seat", "win rate (%)",
-                     percent=True, reference=1 / players),
+                     percent=True, reference=1 / players, groups=groups),
         charts.sweep(values, variable, by_bot, "Win rate by bot (per seat-game)",
-                     "win rate (%)", percent=True, reference=1 / players),
+                     "win rate (%)", percent=True, reference=1 / players, groups=groups),
         charts.sweep(values, variable,
                      {"rounds per game": [_point(r["rounds_per_game_ci"]) for r in rows]},
-                     "Game length", "rounds per game"),
+                     "Game length", "rounds per game", groups=groups),
         charts.sweep(values, variable, ends, "How rounds ended", "share of rounds (%)",
-                     percent=True),
+                     percent=True, groups=groups),
         charts.sweep(values, variable, left, "Mean points left at a round's end",
-                     "points per seat-round"),
+                     "points per seat-round", groups=groups),
     ]
 
 

@@ -124,3 +124,35 @@ def test_the_terminal_table_names_every_value_in_80_columns(
     assert "knock_threshold=5" in out and "knock_threshold=10" in out
     assert "rounds ended by knock" in out and "…" not in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_segments_are_the_runs_of_equal_keys() -> None:
+    from rummy_cli.charts import segments
+    assert segments([None, None, None]) == [[0, 1, 2]]
+    assert segments([("0",), ("0",), ("10",), ("10",)]) == [[0, 1], [2, 3]]
+    assert segments(["a", "a", "b", "b", "a"]) == [[0, 1], [2, 3], [4]]
+    assert segments([]) == []
+
+
+def test_a_grid_chart_joins_only_combinations_that_differ_in_the_last_variant() -> None:
+    # noticed in an earlier session: a 2x2 grid was drawn as one line through
+    # "0 / 7", "0 / 10", "10 / 7", "10 / 10", a trend across unrelated combinations
+    pytest.importorskip("matplotlib")
+    from rummy_cli.charts import Charts
+    drawn: list[list[float]] = []
+    charts = Charts()
+    real_svg = charts._svg
+
+    def svg(fig: object, title: str) -> str:  # the drawn lines, before the SVG is written
+        for line in fig.axes[0].get_lines():  # type: ignore[attr-defined]
+            if line.get_linestyle() == "-" and len(line.get_xdata()) > 1:
+                drawn.append([round(x) for x in line.get_xdata()])
+        return real_svg(fig, title)
+    charts._svg = svg  # type: ignore[method-assign]
+    points = [(0.5, 0.4, 0.6)] * 4
+    charts.sweep(["0 / 7", "0 / 10", "10 / 7", "10 / 10"], "knock / hand",
+                 {"seat 0": points}, "t", "y", groups=[("0",), ("0",), ("10",), ("10",)])
+    assert drawn == [[0, 1], [2, 3]]
+    drawn.clear()
+    charts.sweep(["7", "10", "12"], "hand", {"seat 0": [(0.5, 0.4, 0.6)] * 3}, "t", "y")
+    assert drawn == [[0, 1, 2]]  # one variant: one line, as before
