@@ -114,3 +114,24 @@ async def test_an_append_refused_behind_the_cache_drops_it(
         assert after > saved_at and await store.version(gid) == after
     finally:
         await client.aclose()
+
+
+async def test_a_game_gone_from_the_store_is_not_found_not_served_from_the_cache(
+    running: Running, store: RedisEventStore,
+) -> None:
+    # the whole game lost (a store restored from before it, or its keys deleted by hand):
+    # noticed in an earlier session, when the cache went on serving it
+    created = await running.stub.CreateGame(pb.CreateGameRequest(
+        seats=humans(2), seed=7, admin_token=ADMIN_TOKEN))
+    gid, tokens = created.game_id, {t.seat: t.token for t in created.tokens}
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        await _play(running, gid, tokens, 2)
+        assert running.server.app.repo.cached(gid) is not None
+        await client.delete(*await _keys(client, store, gid))
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await running.stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        assert running.server.app.repo.cached(gid) is None
+    finally:
+        await client.aclose()
