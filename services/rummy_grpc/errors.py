@@ -19,6 +19,7 @@ exception                         status               details
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
 ``StreamLimitExceeded``           RESOURCE_EXHAUSTED   reason ``STREAM_LIMIT``
+``StreamRewound``                 DATA_LOSS            reason ``STREAM_REWOUND``
 ``NoCredentials``                 UNAUTHENTICATED      reason ``NO_CREDENTIALS``
 ``BadCredentials``                PERMISSION_DENIED    reason ``BAD_CREDENTIALS``
 ``RateLimited``                   RESOURCE_EXHAUSTED   reason ``RATE_LIMITED``, RetryInfo
@@ -42,7 +43,7 @@ import redis.exceptions
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from rummy_store.base import RequestIdReused, StoreError, VersionConflict
+from rummy_store.base import RequestIdReused, StoreError, StreamRewound, VersionConflict
 
 from rummy.errors import (
     CommandError,
@@ -273,6 +274,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.ALREADY_EXISTS, str(exc), "REQUEST_ID_REUSED")
     if isinstance(exc, StreamLimitExceeded):
         return Mapped(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "STREAM_LIMIT")
+    if isinstance(exc, StreamRewound):  # the store lost what the stream had sent
+        return Mapped(grpc.StatusCode.DATA_LOSS, str(exc), "STREAM_REWOUND")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
     if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):

@@ -24,6 +24,7 @@ from rummy_store.base import (
     RequestIdReused,
     StoredEvent,
     StoreError,
+    StreamRewound,
     VersionConflict,
     request_digest,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "RequestIdReused",
     "StoreError",
     "StoredEvent",
+    "StreamRewound",
     "VersionConflict",
     "append_sync",
     "decode_events",

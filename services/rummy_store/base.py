@@ -23,6 +23,7 @@ __all__ = [
     "RequestIdReused",
     "StoreError",
     "StoredEvent",
+    "StreamRewound",
     "VersionConflict",
     "request_digest",
 ]
@@ -66,6 +67,30 @@ class AppendResult:
 
 class StoreError(Exception):
     """Base class of the errors the event store raises on purpose."""
+
+
+class StreamRewound(StoreError):
+    """A live subscription's stream went back in time: the store no longer has the events it
+    delivered after ``actual`` (a failover to a replica that lagged, a Redis restarted from
+    an older file). The subscription ends with this error instead of going on with a
+    history that mixes the lost events and the ones appended since.
+
+    Attributes:
+        game_id, delivered, actual: the game, the last version the subscription delivered,
+            the store's version when the rewind was found.
+    """
+
+    def __init__(self, game_id: str, delivered: int, actual: int) -> None:
+        super().__init__(game_id, delivered, actual)
+        self.game_id = game_id
+        self.delivered = delivered
+        self.actual = actual
+
+    def __str__(self) -> str:
+        return (f"the event store of game {self.game_id!r} went back to version {self.actual}"
+                f" after this stream had delivered version {self.delivered} (a failover or a "
+                f"restore lost the events after {self.actual}); read the game again and "
+                f"subscribe with after_version <= {self.actual}")
 
 
 class VersionConflict(StoreError):

@@ -49,7 +49,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from rummy_store.base import StoredEvent
-from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, Subscription, deliver
+from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, Subscription, deliver, rewind_check
 
 __all__ = ["POLL_CONCURRENCY", "RESYNC_S", "ClusterStreamHub"]
 
@@ -135,6 +135,7 @@ class _NodeReader:
                             "retrying in %.2f s", self.node.name, type(exc).__name__, exc,
                             delay)
                 await self.drop()
+                hub.recovering = True
                 hub.request_regroup(refresh=True)
                 await asyncio.sleep(delay)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -184,6 +185,10 @@ class ClusterStreamHub:
         self._resync_s = resync_s
         self._subs: dict[str, set[Subscription]] = {}
         self._cursors: dict[str, int] = {}  # key -> last version delivered
+        self._stamps: dict[str, float] = {}  # key -> ts of the event at its cursor
+        self.recovering = False
+        """Set when a read or a node's pub/sub failed: the next poll first checks that no
+        stream went back in time (:func:`rummy_store.fanout.rewind_check`)."""
         self._owner: dict[str, str] = {}  # key -> name of the node whose reader has it
         self._readers: dict[str, _NodeReader] = {}
         self._dirty: set[str] = set()
@@ -248,6 +253,7 @@ class ClusterStreamHub:
         key = sub.key
         del self._subs[key]
         self._cursors.pop(key, None)
+        self._stamps.pop(key, None)
         self._dirty.discard(key)
         self._unplaced.discard(key)
         owner = self._owner.pop(key, None)
@@ -307,6 +313,14 @@ class ClusterStreamHub:
             try:
                 if self._unplaced or self._regroup:
                     await self._place()
+                if self.recovering:
+                    self.recovering = False
+                    try:
+                        await rewind_check(self._client, self._cursors, self._stamps,
+                                           self._subs, self._decode)
+                    except BaseException:
+                        self.recovering = True
+                        raise
                 batch, self._dirty = self._dirty, set()
                 if batch:
                     results = await asyncio.gather(*(self._poll(k) for k in batch),
@@ -323,6 +337,7 @@ class ClusterStreamHub:
                 delay = random.uniform(0, backoff)
                 log.warning("event stream hub: cluster poll failed (%s: %s); retrying in "
                             "%.2f s", type(exc).__name__, exc, delay)
+                self.recovering = True
                 self.request_regroup(refresh=True)
                 await asyncio.sleep(delay)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -344,7 +359,8 @@ class ClusterStreamHub:
                         # redis-py can swallow a cancellation inside a read
                         if task is not None and task.cancelling():
                             raise asyncio.CancelledError
-                deliver(key, entries, self._subs, self._cursors, self._decode)
+                deliver(key, entries, self._subs, self._cursors, self._decode,
+                        self._stamps)
                 if len(entries) < _PAGE:
                     return
         except BaseException:

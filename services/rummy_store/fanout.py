@@ -23,6 +23,10 @@ cancellation.
 - **Redis errors.** A failed read is logged, the connection dropped, and the read retried after
   an exponential back-off with full jitter (0.05 s doubling up to 5 s); subscribers just wait,
   and the hub resumes every game from the last version it delivered, so nothing is lost.
+  Before reading on it checks that no stream went back in time meanwhile (a Redis restarted
+  from an older file, a failover to a replica that lagged: :func:`rewind_check`); the
+  subscribers of one that did are told, and the store's ``subscribe`` ends those that had
+  delivered lost events with :class:`~rummy_store.base.StreamRewound`.
 - **Slow consumers.** A subscriber's queue holds ``queue_size`` events; past that the hub drops
   the event for that subscriber and sets :attr:`Subscription.overflowed`; the store's
   ``subscribe`` then refills from ``XRANGE`` (it also fills any gap it sees and drops
@@ -48,7 +52,8 @@ import redis.asyncio as aioredis
 
 from rummy_store.base import StoredEvent
 
-__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver"]
+__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver",
+           "rewind_check"]
 
 log = logging.getLogger("rummy_store.fanout")
 
@@ -77,13 +82,18 @@ class Subscription:
             the consumer clears it and refills from the stream.
     """
 
-    __slots__ = ("_hub", "key", "overflowed", "queue")
+    __slots__ = ("_hub", "key", "overflowed", "queue", "rewound")
 
     def __init__(self, hub: Hub, key: str, queue_size: int) -> None:
         self._hub = hub
         self.key = key
-        self.queue: asyncio.Queue[StoredEvent] = asyncio.Queue(maxsize=queue_size)
+        #: events in version order; ``None`` is a wake-up (look at :attr:`rewound`)
+        self.queue: asyncio.Queue[StoredEvent | None] = asyncio.Queue(maxsize=queue_size)
         self.overflowed = False
+        self.rewound: int | None = None
+        """Set by the hub to the store's version when it found, after a reconnection, that
+        the stream went back in time (its last delivered version no longer in the store
+        as it was): what was queued may belong to the lost history."""
 
     def close(self) -> None:
         """Unregister at once (idempotent); the hub stops reading the key once no
@@ -119,6 +129,7 @@ class StreamHub:
         self._queue_size = queue_size
         self._subs: dict[str, set[Subscription]] = {}
         self._cursors: dict[str, int] = {}  # key -> last version read by the hub
+        self._stamps: dict[str, float] = {}  # key -> ts of the event at its cursor
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._reader: aioredis.Redis | None = None
@@ -175,6 +186,7 @@ class StreamHub:
         if not subs:
             del self._subs[sub.key]
             self._cursors.pop(sub.key, None)
+            self._stamps.pop(sub.key, None)
 
     # -------------------------------------------------------------- lifecycle
 
@@ -230,6 +242,7 @@ class StreamHub:
     async def _run(self) -> None:
         backoff = _BACKOFF_FIRST
         task = asyncio.current_task()
+        recovering = False  # a read failed: check the cursors before reading on
         while not self._closed:
             if not self._cursors:
                 self._changed.clear()
@@ -241,6 +254,11 @@ class StreamHub:
                 if self._reader is None:
                     self._reader = self._new_reader()
                     self._reader_id = int(await self._reader.client_id())
+                if recovering:
+                    await rewind_check(self._reader, self._cursors, self._stamps, self._subs,
+                                       self._decode)
+                    recovering = False
+                    streams = {key: f"0-{v}" for key, v in self._cursors.items()}
                 self._blocking = True
                 try:
                     self.reads += 1
@@ -261,6 +279,7 @@ class StreamHub:
                 delay = random.uniform(0, backoff)
                 log.warning("event stream hub: XREAD over %d streams failed (%s: %s); "
                             "retrying in %.2f s", len(streams), type(exc).__name__, exc, delay)
+                recovering = True
                 await self._drop_reader()
                 await asyncio.sleep(delay)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -276,16 +295,61 @@ class StreamHub:
             batches = [(key, entries) for key, entries in reply]
         for raw_key, entries in batches:
             key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-            deliver(key, entries, self._subs, self._cursors, self._decode)
+            deliver(key, entries, self._subs, self._cursors, self._decode, self._stamps)
+
+
+async def rewind_check(client: Any, cursors: dict[str, int], stamps: dict[str, float],
+                       subs: dict[str, set[Subscription]],
+                       decode: Callable[[Any], StoredEvent]) -> list[str]:
+    """After a reconnection, find the streams that went back in time (a Redis restarted from
+    an older file, a failover to a replica that lagged): those whose entry at the hub's
+    cursor is gone, or is another event (its ``ts`` differs from the one delivered). For
+    each, set every subscriber's :attr:`Subscription.rewound` to the store's version, wake
+    it (a ``None`` in its queue), and move the cursor back to that version, so that what is
+    appended from now on is read. One ``XRANGE`` and one ``XREVRANGE`` per stream with a
+    cursor, once per reconnection; works on any client with those commands (a cluster
+    client sends each to its node). Returns the keys found rewound.
+
+    Raises:
+        redis.exceptions.RedisError: the reads failed (the caller retries).
+    """
+    rewound = []
+    for key, cursor in list(cursors.items()):
+        if cursor <= 0:
+            continue
+        at = await client.xrange(key, min=f"0-{cursor}", max=f"0-{cursor}")
+        stamp = stamps.get(key)
+        if at and (stamp is None or decode(at[0]).ts == stamp):
+            continue
+        last = await client.xrevrange(key, count=1)
+        top = decode(last[0]) if last else None
+        if key not in cursors:  # every subscriber left meanwhile
+            continue
+        actual = top.version if top is not None else 0
+        cursors[key] = actual
+        if top is not None:
+            stamps[key] = top.ts
+        else:
+            stamps.pop(key, None)
+        log.warning("event stream hub: %s went back in time from version %d to %d; its "
+                    "subscribers are told (StreamRewound)", key, cursor, actual)
+        for sub in subs.get(key, ()):
+            sub.rewound = actual
+            with contextlib.suppress(asyncio.QueueFull):
+                sub.queue.put_nowait(None)
+        rewound.append(key)
+    return rewound
 
 
 def deliver(key: str, entries: Iterable[Any], subs: dict[str, set[Subscription]],
-            cursors: dict[str, int], decode: Callable[[Any], StoredEvent]) -> None:
+            cursors: dict[str, int], decode: Callable[[Any], StoredEvent],
+            stamps: dict[str, float] | None = None) -> None:
     """Queue the raw stream ``entries`` of ``key`` (in id order) for every subscriber of it:
     entries at or below the key's cursor are skipped, the cursor moves to the last one
-    queued; a full queue drops the event for that subscriber and sets its
-    :attr:`Subscription.overflowed`. A key without cursor (every subscriber left) is ignored.
-    Raises whatever ``decode`` raises (the cursor stays before that entry)."""
+    queued (and ``stamps[key]`` to its ``ts``, for :func:`rewind_check`); a full queue drops
+    the event for that subscriber and sets its :attr:`Subscription.overflowed`. A key
+    without cursor (every subscriber left) is ignored. Raises whatever ``decode`` raises
+    (the cursor stays before that entry)."""
     if key not in cursors:
         return
     targets = subs.get(key, set())
@@ -294,6 +358,8 @@ def deliver(key: str, entries: Iterable[Any], subs: dict[str, set[Subscription]]
         if event.version <= cursors[key]:
             continue
         cursors[key] = event.version
+        if stamps is not None:
+            stamps[key] = event.ts
         for sub in targets:
             try:
                 sub.queue.put_nowait(event)

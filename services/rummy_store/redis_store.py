@@ -59,6 +59,7 @@ from rummy_store.base import (
     RequestIdReused,
     StoredEvent,
     StoreError,
+    StreamRewound,
     VersionConflict,
     check_claim,
     check_delay,
@@ -628,39 +629,65 @@ class RedisEventStore:
         """See :meth:`EventStore.subscribe`. Catches up with XRANGE, then takes live events
         from the store's :class:`~rummy_store.fanout.StreamHub` (one blocking reader per
         store); ``block_ms`` is ignored (the hub's ``block_ms`` applies). Holds no Redis
-        connection while it waits."""
+        connection while it waits.
+
+        Raises:
+            StreamRewound: the hub found, after a reconnection, that the stream went back in
+                time past what this subscription delivered (:func:`rummy_store.fanout.
+                rewind_check`); a rewind to a version it had not reached yet only refills it
+                from the store.
+        """
         stream = self.key(game_id, "events")
         check_version("after_version", after_version)
         check_version("block_ms", block_ms)
         last = after_version
+        stamp: float | None = None  # ts of the event at ``last``, once one was delivered
         async for event in self._range(stream, last):  # catch up ...
-            last = event.version
+            last, stamp = event.version, event.ts
             yield event
         sub = self._hub.register(stream, last)  # ... register, ...
         try:
+            if stamp is not None and not await self._holds(stream, last, stamp):
+                # the store went back in time while the catch-up was being delivered
+                raise StreamRewound(game_id, last, await self.version(game_id))
             # ... and read once more: events appended between catch-up and registration
             async for event in self._range(stream, last):
-                last = event.version
+                last, stamp = event.version, event.ts
                 yield event
             while True:
+                if sub.rewound is not None:  # the stream went back in time (rewind_check)
+                    actual, sub.rewound = sub.rewound, None
+                    if last > actual or (stamp is not None
+                                         and not await self._holds(stream, last, stamp)):
+                        raise StreamRewound(game_id, last, actual)
+                    while not sub.queue.empty():  # what was queued may be the lost history
+                        sub.queue.get_nowait()
+                    sub.overflowed = True  # refill from the store
                 if sub.overflowed:  # the hub dropped events for us: refill from the stream
                     sub.overflowed = False
                     async for event in self._range(stream, last):
-                        last = event.version
+                        last, stamp = event.version, event.ts
                         yield event
                     continue
-                event = await sub.queue.get()
-                if event.version <= last:
+                item = await sub.queue.get()
+                if item is None:  # a wake-up: look at the flags
+                    continue
+                if item.version <= last:
                     continue  # already delivered
-                if event.version > last + 1:  # a gap: fill it (and take this one) from XRANGE
-                    async for filled in self._range(stream, last, event.version):
-                        last = filled.version
+                if item.version > last + 1:  # a gap: fill it (and take this one) from XRANGE
+                    async for filled in self._range(stream, last, item.version):
+                        last, stamp = filled.version, filled.ts
                         yield filled
                     continue
-                last = event.version
-                yield event
+                last, stamp = item.version, item.ts
+                yield item
         finally:
             sub.close()
+
+    async def _holds(self, stream: str, version: int, ts: float) -> bool:
+        """True when ``stream`` still has the event at ``version`` with this ``ts``."""
+        entries = await self._r.xrange(stream, min=f"0-{version}", max=f"0-{version}") or []
+        return bool(entries) and self._decode(entries[0]).ts == ts
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
+import redis.exceptions
 from rummy_store import RedisEventStore
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(60)]
@@ -158,3 +161,113 @@ async def test_close_stops_the_hub_and_its_connection(redis_url: str, redis_pref
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+# ------------------------------------------------------------ a stream that went back in time
+
+@contextlib.contextmanager
+def _rewindable_redis(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A private redis-server with an append-only file; ``rewind()`` kills it and starts it
+    again on a copy of its data taken by ``save()``: a Redis restarted from an older file,
+    as a failover to a replica that lagged also leaves it."""
+    from tests.chaos_helpers import free_port, start_redis
+
+    port = free_port()
+    live, saved = tmp_path / "live", tmp_path / "saved"
+    live.mkdir()
+    procs = [start_redis(port, live)]
+
+    class Handle:
+        url = f"redis://127.0.0.1:{port}/0"
+
+        @staticmethod
+        def save() -> None:
+            shutil.rmtree(saved, ignore_errors=True)
+            shutil.copytree(live, saved)
+
+        @staticmethod
+        def rewind() -> None:
+            procs[-1].kill()
+            procs[-1].wait()
+            shutil.rmtree(live)
+            shutil.copytree(saved, live)
+            procs.append(start_redis(port, live))
+    try:
+        yield Handle
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.parametrize("appended_after", [1, 4])
+async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_back(
+        tmp_path: Path, appended_after: int) -> None:
+    # found by an attack (issue 15's session): after a Redis restarted from an older file,
+    # a live stream skipped every re-appended version at or below what it had delivered
+    # and went on from there, mixing the lost history with the new one, silently.
+    # appended_after=4: the new history already went past what the stream had delivered
+    # when the hub reconnected (found by the event's ts at that version, not its absence)
+    from rummy_store import StreamRewound
+    with _rewindable_redis(tmp_path) as redis_server:
+        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
+        sub = store.subscribe("g")
+        try:
+            await store.append("g", events(3), 0)
+            redis_server.save()
+            await store.append("g", events(2, 4), 3)
+            got = [await asyncio.wait_for(anext(sub), 5) for _ in range(5)]
+            assert [e.version for e in got] == [1, 2, 3, 4, 5]
+            nxt = asyncio.ensure_future(anext(sub))
+            await asyncio.sleep(0.1)
+            redis_server.rewind()  # the store is back at version 3
+            for _ in range(50):  # another history (the first tries may meet the restart)
+                with contextlib.suppress(redis.exceptions.ConnectionError):
+                    await store.append("g", events(appended_after, 100), 3)
+                    break
+                await asyncio.sleep(0.1)
+            with pytest.raises(StreamRewound) as err:
+                await asyncio.wait_for(nxt, 15)
+            assert err.value.delivered == 5
+            assert err.value.actual in (3, 3 + appended_after)  # found before/after it
+            assert "went back to version" in str(err.value)
+            # a new subscription reads the store's history as it is now
+            fresh = store.subscribe("g", 3)
+            try:
+                again = [await asyncio.wait_for(anext(fresh), 5)
+                         for _ in range(appended_after)]
+                assert [e.data["points"] for e in again] == list(
+                    range(100, 100 + appended_after))
+            finally:
+                await fresh.aclose()
+        finally:
+            await sub.aclose()
+            await store.close()
+
+
+async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
+        tmp_path: Path) -> None:
+    # the same fault met by a subscription still delivering its catch-up when the store
+    # went back: it registers with the hub past the store's version, and is told at once
+    from rummy_store import StreamRewound
+    with _rewindable_redis(tmp_path) as redis_server:
+        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
+        sub = store.subscribe("g")
+        try:
+            await store.append("g", events(3), 0)
+            redis_server.save()
+            await store.append("g", events(2, 4), 3)
+            assert [(await asyncio.wait_for(anext(sub), 5)).version
+                    for _ in range(5)] == [1, 2, 3, 4, 5]  # the catch-up, not registered
+            redis_server.rewind()
+            for _ in range(50):
+                with contextlib.suppress(redis.exceptions.ConnectionError):
+                    await store.append("g", events(1, 100), 3)
+                    break
+                await asyncio.sleep(0.1)
+            with pytest.raises(StreamRewound) as err:
+                await asyncio.wait_for(anext(sub), 15)
+            assert (err.value.delivered, err.value.actual) == (5, 4)
+        finally:
+            await sub.aclose()
+            await store.close()

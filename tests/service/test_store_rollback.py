@@ -13,7 +13,9 @@ in the same ``XRANGE``), and an append refused with a version behind the cache d
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
 
 import grpc
 import pytest
@@ -135,3 +137,43 @@ async def test_a_game_gone_from_the_store_is_not_found_not_served_from_the_cache
         assert running.server.app.repo.cached(gid) is None
     finally:
         await client.aclose()
+
+
+async def test_a_live_stream_ends_with_data_loss_when_the_store_went_back(
+        tmp_path: Path) -> None:
+    # found by an attack: StreamEvents went on after a Redis restarted from an older file,
+    # skipping the re-appended versions it had already sent and mixing two histories
+    from tests.contract.test_stream_hub import _rewindable_redis
+
+    from .conftest import serving
+    with _rewindable_redis(tmp_path) as redis_server:
+        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
+        try:
+            async with serving(store) as running:
+                created = await running.stub.CreateGame(pb.CreateGameRequest(
+                    seats=humans(2), seed=8, admin_token=ADMIN_TOKEN))
+                gid, tokens = created.game_id, {t.seat: t.token for t in created.tokens}
+                seen: list[int] = []
+                stream = running.stub.StreamEvents(pb.StreamEventsRequest(
+                    game_id=gid, admin_token=ADMIN_TOKEN))
+
+                async def follow() -> None:
+                    async for msg in stream:
+                        seen.append(msg.event.version)
+                follower = asyncio.ensure_future(follow())
+                saved_at = await _play(running, gid, tokens, 3)
+                redis_server.save()
+                ghost = await _play(running, gid, tokens, 3)
+                for _ in range(100):
+                    if seen and seen[-1] == ghost:
+                        break
+                    await asyncio.sleep(0.05)
+                assert seen[-1] == ghost
+                redis_server.rewind()
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await asyncio.wait_for(follower, 20)
+                assert err.value.code() == grpc.StatusCode.DATA_LOSS
+                assert f"went back to version {saved_at}" in (err.value.details() or "")
+                assert seen == list(range(1, ghost + 1))  # nothing of another history
+        finally:
+            await store.close()
