@@ -36,8 +36,11 @@ the two leaves a game out of the index until that append is retried (or ``put_me
 Live subscriptions share one blocking reader per store (:mod:`rummy_store.fanout`): a waiting
 subscriber holds no Redis connection.
 
-redis-py retries a command that timed out; an append retried that way either is recognised by
-its ``request_id`` (the original result comes back) or, without one, fails with
+The clients :meth:`RedisEventStore.from_url` builds do not retry a command whose connection
+failed (redis-py's default for a client from a URL: ``Retry(NoBackoff(), 0)``): the caller
+gets the ``ConnectionError`` (the service answers ``UNAVAILABLE``), whether or not the
+command ran. An append sent again by its caller either is recognised by its ``request_id``
+(the original result comes back) or, without one, fails with
 :class:`~rummy_store.base.VersionConflict`: never a double append.
 """
 
