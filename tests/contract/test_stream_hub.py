@@ -10,6 +10,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -200,6 +201,28 @@ def _rewindable_redis(tmp_path: Path):  # type: ignore[no-untyped-def]
             p.wait()
 
 
+async def _five_delivered_three_saved(store: RedisEventStore, redis_server: Any,
+                                      sub: Any) -> None:
+    """Append 3 events, save the Redis data (``redis_server.save``), append 2 more and let
+    ``sub`` deliver all 5."""
+    await store.append("g", events(3), 0)
+    redis_server.save()
+    await store.append("g", events(2, 4), 3)
+    assert [(await asyncio.wait_for(anext(sub), 5)).version
+            for _ in range(5)] == [1, 2, 3, 4, 5]
+
+
+async def _append_when_back(store: RedisEventStore, n: int) -> None:
+    """Another history after the rewind: ``n`` events at version 3 (the first tries may
+    meet the restart)."""
+    for _ in range(50):
+        with contextlib.suppress(redis.exceptions.ConnectionError):
+            await store.append("g", events(n, 100), 3)
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the restarted Redis did not take the append")
+
+
 @pytest.mark.parametrize("appended_after", [1, 4])
 async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_back(
         tmp_path: Path, appended_after: int) -> None:
@@ -213,19 +236,11 @@ async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_
         store = RedisEventStore.from_url(redis_server.url, prefix="rw")
         sub = store.subscribe("g")
         try:
-            await store.append("g", events(3), 0)
-            redis_server.save()
-            await store.append("g", events(2, 4), 3)
-            got = [await asyncio.wait_for(anext(sub), 5) for _ in range(5)]
-            assert [e.version for e in got] == [1, 2, 3, 4, 5]
-            nxt = asyncio.ensure_future(anext(sub))
+            await _five_delivered_three_saved(store, redis_server, sub)
+            nxt = asyncio.ensure_future(anext(sub))  # waiting on the hub
             await asyncio.sleep(0.1)
             redis_server.rewind()  # the store is back at version 3
-            for _ in range(50):  # another history (the first tries may meet the restart)
-                with contextlib.suppress(redis.exceptions.ConnectionError):
-                    await store.append("g", events(appended_after, 100), 3)
-                    break
-                await asyncio.sleep(0.1)
+            await _append_when_back(store, appended_after)
             with pytest.raises(StreamRewound) as err:
                 await asyncio.wait_for(nxt, 15)
             assert err.value.delivered == 5
@@ -254,17 +269,10 @@ async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
         store = RedisEventStore.from_url(redis_server.url, prefix="rw")
         sub = store.subscribe("g")
         try:
-            await store.append("g", events(3), 0)
-            redis_server.save()
-            await store.append("g", events(2, 4), 3)
-            assert [(await asyncio.wait_for(anext(sub), 5)).version
-                    for _ in range(5)] == [1, 2, 3, 4, 5]  # the catch-up, not registered
+            # the 5 come from the catch-up: the subscription is not registered yet
+            await _five_delivered_three_saved(store, redis_server, sub)
             redis_server.rewind()
-            for _ in range(50):
-                with contextlib.suppress(redis.exceptions.ConnectionError):
-                    await store.append("g", events(1, 100), 3)
-                    break
-                await asyncio.sleep(0.1)
+            await _append_when_back(store, 1)
             with pytest.raises(StreamRewound) as err:
                 await asyncio.wait_for(anext(sub), 15)
             assert (err.value.delivered, err.value.actual) == (5, 4)
