@@ -313,14 +313,10 @@ class ClusterStreamHub:
             try:
                 if self._unplaced or self._regroup:
                     await self._place()
-                if self.recovering:
+                if self.recovering:  # a failure (here, or a node's) sets it again
                     self.recovering = False
-                    try:
-                        await rewind_check(self._client, self._cursors, self._stamps,
-                                           self._subs, self._decode)
-                    except BaseException:
-                        self.recovering = True
-                        raise
+                    await rewind_check(self._client, self._cursors, self._stamps,
+                                       self._subs, self._decode)
                 batch, self._dirty = self._dirty, set()
                 if batch:
                     results = await asyncio.gather(*(self._poll(k) for k in batch),
