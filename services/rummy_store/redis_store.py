@@ -42,19 +42,24 @@ gets the ``ConnectionError`` (the service answers ``UNAVAILABLE``), whether or n
 command ran. An append sent again by its caller either is recognised by its ``request_id``
 (the original result comes back) or, without one, fails with
 :class:`~rummy_store.base.VersionConflict`: never a double append.
+After a Redis restart every pooled connection is dead and would fail once on its next use;
+the first connection error of the health ping, the due-games poll or an append closes the
+pool's idle connections (``RedisEventStore._flushing``), so the calls after it reconnect.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import parse_url
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from rummy_store.base import (
@@ -82,6 +87,8 @@ from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
 __all__ = ["APPEND_LUA", "CLAIM_LUA", "CLUSTER_SCHEMES", "REQUEST_BUCKETS", "SCHEDULE_LUA",
            "RedisEventStore", "cluster_client_from_url", "use_hiredis_packing"]
+
+T = TypeVar("T")
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster (:func:`cluster_client_from_url`), with the plain scheme
@@ -516,9 +523,10 @@ class RedisEventStore:
         (:mod:`rummy_store.batching`), loading the script on ``NOSCRIPT`` (a Redis that
         restarted or flushed its scripts; the script did not run, so running it is safe)."""
         if self._batch is None:
-            return await self._append(keys=keys, args=args)
+            return await self._flushing(self._append(keys=keys, args=args))
         try:
-            return await self._batch.call("EVALSHA", self._append.sha, len(keys), *keys, *args)
+            return await self._flushing(
+                self._batch.call("EVALSHA", self._append.sha, len(keys), *keys, *args))
         except NoScriptError:
             return await self._append(keys=keys, args=args)
 
@@ -529,7 +537,24 @@ class RedisEventStore:
     async def ping(self) -> None:
         if self._unready:
             await self._initialize()
-        await self._r.ping()
+        await self._flushing(self._r.ping())
+
+    async def _flushing(self, call: Awaitable[T]) -> T:
+        """``await call``; on a connection error, first close the pool's idle connections,
+        then raise. After a Redis restart or failover every pooled connection is dead, and
+        redis-py (no retry on the store's clients) fails each of them once on its next
+        use: a command of a client that found Redis back. The health watcher's ping (every
+        2 s) and the due-games poll (every 0.25 s) pass through here, so the first of them
+        to meet the restart clears the pool, and the calls that follow get new
+        connections (issue 15's attack: 12 of 30 CreateGame failed 5 s after a restart)."""
+        try:
+            return await call
+        except RedisConnectionError:
+            pool = getattr(self._r, "connection_pool", None)  # a cluster client has none
+            if pool is not None:
+                with contextlib.suppress(Exception):
+                    await pool.disconnect(inuse_connections=False)
+            raise
 
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
@@ -711,7 +736,8 @@ class RedisEventStore:
         one = "" if game_id is None else check_game_id(game_id)
         if self._unready:
             await self._initialize()
-        ids = await self._claim(keys=[self._due], args=[repr(float(lease)), limit, one])
+        ids = await self._flushing(self._claim(keys=[self._due],
+                                               args=[repr(float(lease)), limit, one]))
         return [_s(g) for g in ids]
 
     async def due(self, game_id: str) -> float | None:

@@ -279,3 +279,28 @@ async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
         finally:
             await sub.aclose()
             await store.close()
+
+
+async def test_after_a_redis_restart_one_failed_call_clears_the_dead_pool(
+        tmp_path: Path) -> None:
+    # found by an attack: 5 s after Redis restarted, 12 of 30 parallel CreateGame calls
+    # still failed with UNAVAILABLE, one for each pooled connection that had died with the
+    # old Redis (redis-py's pool does not notice, and the store's clients do not retry)
+    with _rewindable_redis(tmp_path) as redis_server:
+        store = RedisEventStore.from_url(redis_server.url, prefix="rs")
+        try:
+            await asyncio.gather(*(store.append(f"g{i}", events(1), 0) for i in range(20)))
+            idle = len(store.client.connection_pool._available_connections)
+            assert idle >= 2  # the parallel appends left several pooled connections
+            redis_server.save()
+            redis_server.rewind()  # a restart on the same data
+            # what the health watcher or the due-games poll does first after the restart
+            with contextlib.suppress(redis.exceptions.ConnectionError):
+                await store.ping()
+            done = await asyncio.gather(
+                *(store.append(f"g{i}", events(1, 2), 1) for i in range(20)),
+                return_exceptions=True)
+            assert [d for d in done if isinstance(d, Exception)] == []
+            assert [d.version for d in done] == [2] * 20
+        finally:
+            await store.close()
