@@ -196,3 +196,47 @@ async def test_a_subscription_follows_its_game_to_another_node(store_factory) ->
         assert client.get_node_from_key(reader.key("moving", "events")).name == new_owner
     finally:
         await sub.aclose()
+
+
+@pytest.mark.asyncio
+async def test_the_cluster_hub_tells_a_stream_that_went_back_in_time(store_factory) -> None:
+    # the cluster side of this session's rewind fix: after a node's failure (here flagged
+    # as a node reader does, with the game's keys restored to an older copy, as a failover
+    # to a replica that lagged leaves them), the hub's next poll finds the rewind and the
+    # subscription that had delivered lost events ends with StreamRewound
+    from rummy_store import StreamRewound
+    writer, reader = store_factory(), store_factory()
+    assert isinstance(reader, RedisEventStore) and isinstance(writer, RedisEventStore)
+    client = writer.client
+    assert isinstance(client, RedisCluster)
+    raw = RedisCluster.from_url(cluster_url_of(client))  # DUMP needs bytes
+    sub = reader.subscribe("rw")
+    try:
+        await writer.append("rw", numbered(3, 1), 0)
+        keys = [writer.key("rw", k) for k in ("events", "meta")]
+        saved = {k: await raw.dump(k) for k in keys if await raw.exists(k)}
+        await writer.append("rw", numbered(2, 4), 3)
+        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(5)]
+        assert [e.version for e in got] == [1, 2, 3, 4, 5]
+        nxt = asyncio.ensure_future(anext(sub))
+        await asyncio.sleep(0.2)
+        for k in keys:
+            await raw.delete(k)
+        for k, dumped in saved.items():
+            await raw.restore(k, 0, dumped, replace=True)
+        hub = reader.hub
+        assert isinstance(hub, ClusterStreamHub)
+        hub.recovering = True  # what a node reader's failure sets
+        hub.request_regroup(refresh=True)
+        with pytest.raises(StreamRewound) as err:
+            await asyncio.wait_for(nxt, 15)
+        assert (err.value.delivered, err.value.actual) == (5, 3)
+    finally:
+        await sub.aclose()
+        await raw.aclose()
+
+
+def cluster_url_of(client: RedisCluster) -> str:
+    """A ``redis://`` URL of one startup node of ``client`` (RedisCluster.from_url)."""
+    node = next(iter(client.nodes_manager.startup_nodes.values()))
+    return f"redis://{node.host}:{node.port}"
