@@ -5,13 +5,16 @@ serve`` in its own process. Shared by the service suite's outage, replica and fl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +85,49 @@ def start_server(redis_url: str, prefix: str, tmp_path: Path, name: str,
 def server_log(tmp_path: Path, name: str) -> str:
     """What server ``name`` wrote to stderr so far."""
     return (tmp_path / f"server-{name}.log").read_text(errors="replace")
+
+
+class RewindableRedis:
+    """A private ``redis-server`` with an append-only file (:func:`start_redis`): ``save()``
+    copies its data; ``rewind()`` kills it and starts it again on that copy, a Redis
+    restarted from an older file, as a failover to a replica that lagged also leaves it.
+    ``url`` is where it listens; :meth:`stop` kills it."""
+
+    def __init__(self, data: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._live, self._saved = data / "live", data / "saved"
+        self._live.mkdir()
+        self._procs = [start_redis(self.port, self._live)]
+
+    def save(self) -> None:
+        shutil.rmtree(self._saved, ignore_errors=True)
+        shutil.copytree(self._live, self._saved)
+
+    def rewind(self) -> None:
+        self._procs[-1].kill()
+        self._procs[-1].wait()
+        shutil.rmtree(self._live)
+        shutil.copytree(self._saved, self._live)
+        self._procs.append(start_redis(self.port, self._live))
+
+    def stop(self) -> None:
+        for p in self._procs:
+            p.kill()
+            p.wait()
+
+
+@contextlib.asynccontextmanager
+async def store_on_rewindable_redis(data: Path, prefix: str
+                                    ) -> AsyncIterator[tuple[RewindableRedis, Any]]:
+    """A :class:`RewindableRedis` under ``data`` and a ``RedisEventStore`` on it under
+    ``prefix``; the store is closed and the Redis killed on exit."""
+    from rummy_store import RedisEventStore
+
+    redis_server = RewindableRedis(data)
+    store = RedisEventStore.from_url(redis_server.url, prefix=prefix)
+    try:
+        yield redis_server, store
+    finally:
+        await store.close()
+        redis_server.stop()

@@ -240,9 +240,7 @@ class GameRepository(EventRepository):
         cached = self._cache.get(game_id)
         if cached is not None and self._maybe_expired(cached):
             # the store may have expired this idle game: do not serve it from memory
-            self._cache.pop(game_id, None)
-            self._meta.pop(game_id, None)
-            self._trusted.pop(game_id, None)
+            self.forget(game_id)
             cached = None
         if cached is not None and not fresh:
             self._cache.move_to_end(game_id)
@@ -283,11 +281,12 @@ class GameRepository(EventRepository):
         return state, ts
 
     def forget(self, game_id: str, why: str = "") -> None:
-        """Drop a game's cached state (the next read rebuilds it from the store); ``why``:
-        logged as a warning when given (a cache that disagreed with the store)."""
+        """Drop a game's cached state and meta (the next call reads both from the store);
+        ``why``: logged as a warning when given (a cache that disagreed with the store)."""
         if why and game_id in self._cache:
             log.warning("game %s: cached state dropped: %s", game_id, why)
         self._cache.pop(game_id, None)
+        self._meta.pop(game_id, None)
         self._trusted.pop(game_id, None)
 
     def remember(self, game_id: str, state: GameState, ts: float, *,

@@ -380,10 +380,12 @@ def _encodes(text: str) -> bool:
     return True
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: Any, what: str = "a value") -> str:
     """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable,
-    a lone surrogate included: Redis keeps UTF-8, and every store refuses alike)."""
-    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
+    a lone surrogate included, naming ``what``: Redis keeps UTF-8, and every store refuses
+    alike; ``ValueError`` for NaN or infinity)."""
+    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
+                what)
 
 
 def utf8(text: str, what: str = "a value") -> str:

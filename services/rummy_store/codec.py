@@ -32,7 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rummy_store.base import serialise_events, utf8
+from rummy_store.base import dumps, serialise_events
 
 __all__ = ["LAYOUTS", "pack", "pack_events", "unpack"]
 
@@ -83,11 +83,6 @@ def _restore(value: Any) -> Any:
     return value[1:].split(" ")
 
 
-def _dumps(obj: Any) -> str:
-    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
-                "the record")
-
-
 def pack(record: dict[str, Any]) -> str:
     """The stored text of one event record: the compact array when its ``(type, v)`` has a
     layout and its keys match it exactly, else its compact JSON object.
@@ -100,9 +95,9 @@ def pack(record: dict[str, Any]) -> str:
     keys = _KEYS.get((kind, version)) if type(kind) is str and type(version) is int else None
     try:
         if keys is not None and tuple(record) == keys:
-            return _dumps([record["type"], record["v"],
-                           *(_value(record[k]) for k in keys[2:])])
-        return _dumps(record)
+            return dumps([record["type"], record["v"],
+                          *(_value(record[k]) for k in keys[2:])], "the record")
+        return dumps(record, "the record")
     except ValueError as exc:  # NaN / infinity
         raise TypeError(f"the record is not JSON-serialisable: {exc}") from exc
 

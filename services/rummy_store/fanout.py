@@ -52,7 +52,7 @@ import redis.asyncio as aioredis
 
 from rummy_store.base import StoredEvent
 
-__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver",
+__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver", "holds",
            "rewind_check"]
 
 log = logging.getLogger("rummy_store.fanout")
@@ -249,16 +249,15 @@ class StreamHub:
                 await self._changed.wait()
                 continue
             self._changed.clear()
-            streams = {key: f"0-{version}" for key, version in self._cursors.items()}
             try:
                 if self._reader is None:
                     self._reader = self._new_reader()
                     self._reader_id = int(await self._reader.client_id())
-                if recovering:
+                if recovering:  # before the read: it may move cursors back
                     await rewind_check(self._reader, self._cursors, self._stamps, self._subs,
                                        self._decode)
                     recovering = False
-                    streams = {key: f"0-{v}" for key, v in self._cursors.items()}
+                streams = {key: f"0-{version}" for key, version in self._cursors.items()}
                 self._blocking = True
                 try:
                     self.reads += 1
@@ -278,7 +277,8 @@ class StreamHub:
                 # retried, so subscribers wait rather than miss an event)
                 delay = random.uniform(0, backoff)
                 log.warning("event stream hub: XREAD over %d streams failed (%s: %s); "
-                            "retrying in %.2f s", len(streams), type(exc).__name__, exc, delay)
+                            "retrying in %.2f s", len(self._cursors), type(exc).__name__, exc,
+                            delay)
                 recovering = True
                 await self._drop_reader()
                 await asyncio.sleep(delay)
@@ -298,28 +298,33 @@ class StreamHub:
             deliver(key, entries, self._subs, self._cursors, self._decode, self._stamps)
 
 
+async def holds(client: Any, key: str, version: int, ts: float | None,
+                decode: Callable[[Any], StoredEvent]) -> bool:
+    """True when stream ``key`` still has its event at ``version`` (with this ``ts``, when
+    given): the check that tells a stream that went back in time. One ``XRANGE``."""
+    entries = await client.xrange(key, min=f"0-{version}", max=f"0-{version}") or []
+    return bool(entries) and (ts is None or decode(entries[0]).ts == ts)
+
+
 async def rewind_check(client: Any, cursors: dict[str, int], stamps: dict[str, float],
                        subs: dict[str, set[Subscription]],
                        decode: Callable[[Any], StoredEvent]) -> list[str]:
     """After a reconnection, find the streams that went back in time (a Redis restarted from
     an older file, a failover to a replica that lagged): those whose entry at the hub's
-    cursor is gone, or is another event (its ``ts`` differs from the one delivered). For
-    each, set every subscriber's :attr:`Subscription.rewound` to the store's version, wake
-    it (a ``None`` in its queue), and move the cursor back to that version, so that what is
-    appended from now on is read. One ``XRANGE`` and one ``XREVRANGE`` per stream with a
-    cursor, once per reconnection; works on any client with those commands (a cluster
-    client sends each to its node). Returns the keys found rewound.
+    cursor is gone, or is another event (its ``ts`` differs from the one delivered:
+    :func:`holds`). For each, set every subscriber's :attr:`Subscription.rewound` to the
+    store's version, wake it (a ``None`` in its queue), and move the cursor back to that
+    version, so that what is appended from now on is read. One ``XRANGE`` per stream with a
+    cursor, and one ``XREVRANGE`` per stream that went back, once per reconnection; works on
+    any client with those commands (a cluster client sends each to its node). Returns the
+    keys found rewound.
 
     Raises:
         redis.exceptions.RedisError: the reads failed (the caller retries).
     """
     rewound = []
     for key, cursor in list(cursors.items()):
-        if cursor <= 0:
-            continue
-        at = await client.xrange(key, min=f"0-{cursor}", max=f"0-{cursor}")
-        stamp = stamps.get(key)
-        if at and (stamp is None or decode(at[0]).ts == stamp):
+        if cursor <= 0 or await holds(client, key, cursor, stamps.get(key), decode):
             continue
         last = await client.xrevrange(key, count=1)
         top = decode(last[0]) if last else None

@@ -81,7 +81,7 @@ from rummy_store.base import (
 from rummy_store.batching import CommandBatcher
 from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.codec import pack_events, unpack
-from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
+from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub, holds
 from rummy_store.feed import AppendFeed, feed_channel
 from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
@@ -673,10 +673,13 @@ class RedisEventStore:
         async for event in self._range(stream, last):  # catch up ...
             last, stamp = event.version, event.ts
             yield event
+
+        async def kept() -> bool:  # what this subscription delivered last is still there
+            return stamp is None or await holds(self._r, stream, last, stamp, self._decode)
+
         sub = self._hub.register(stream, last)  # ... register, ...
         try:
-            if stamp is not None and not await self._holds(stream, last, stamp):
-                # the store went back in time while the catch-up was being delivered
+            if not await kept():  # the store went back while the catch-up was delivered
                 raise StreamRewound(game_id, last, await self.version(game_id))
             # ... and read once more: events appended between catch-up and registration
             async for event in self._range(stream, last):
@@ -685,8 +688,7 @@ class RedisEventStore:
             while True:
                 if sub.rewound is not None:  # the stream went back in time (rewind_check)
                     actual, sub.rewound = sub.rewound, None
-                    if last > actual or (stamp is not None
-                                         and not await self._holds(stream, last, stamp)):
+                    if last > actual or not await kept():
                         raise StreamRewound(game_id, last, actual)
                     while not sub.queue.empty():  # what was queued may be the lost history
                         sub.queue.get_nowait()
@@ -711,11 +713,6 @@ class RedisEventStore:
                 yield item
         finally:
             sub.close()
-
-    async def _holds(self, stream: str, version: int, ts: float) -> bool:
-        """True when ``stream`` still has the event at ``version`` with this ``ts``."""
-        entries = await self._r.xrange(stream, min=f"0-{version}", max=f"0-{version}") or []
-        return bool(entries) and self._decode(entries[0]).ts == ts
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)

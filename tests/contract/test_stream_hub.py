@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -16,6 +15,8 @@ import pytest
 import redis.asyncio as aioredis
 import redis.exceptions
 from rummy_store import RedisEventStore
+
+from tests.chaos_helpers import RewindableRedis, store_on_rewindable_redis
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(60)]
 
@@ -166,42 +167,7 @@ async def test_close_stops_the_hub_and_its_connection(redis_url: str, redis_pref
 
 # ------------------------------------------------------------ a stream that went back in time
 
-@contextlib.contextmanager
-def _rewindable_redis(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A private redis-server with an append-only file; ``rewind()`` kills it and starts it
-    again on a copy of its data taken by ``save()``: a Redis restarted from an older file,
-    as a failover to a replica that lagged also leaves it."""
-    from tests.chaos_helpers import free_port, start_redis
-
-    port = free_port()
-    live, saved = tmp_path / "live", tmp_path / "saved"
-    live.mkdir()
-    procs = [start_redis(port, live)]
-
-    class Handle:
-        url = f"redis://127.0.0.1:{port}/0"
-
-        @staticmethod
-        def save() -> None:
-            shutil.rmtree(saved, ignore_errors=True)
-            shutil.copytree(live, saved)
-
-        @staticmethod
-        def rewind() -> None:
-            procs[-1].kill()
-            procs[-1].wait()
-            shutil.rmtree(live)
-            shutil.copytree(saved, live)
-            procs.append(start_redis(port, live))
-    try:
-        yield Handle
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-
-
-async def _five_delivered_three_saved(store: RedisEventStore, redis_server: Any,
+async def _five_delivered_three_saved(store: RedisEventStore, redis_server: RewindableRedis,
                                       sub: Any) -> None:
     """Append 3 events, save the Redis data (``redis_server.save``), append 2 more and let
     ``sub`` deliver all 5."""
@@ -232,8 +198,7 @@ async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_
     # appended_after=4: the new history already went past what the stream had delivered
     # when the hub reconnected (found by the event's ts at that version, not its absence)
     from rummy_store import StreamRewound
-    with _rewindable_redis(tmp_path) as redis_server:
-        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
+    async with store_on_rewindable_redis(tmp_path, "rw") as (redis_server, store):
         sub = store.subscribe("g")
         try:
             await _five_delivered_three_saved(store, redis_server, sub)
@@ -257,7 +222,6 @@ async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_
                 await fresh.aclose()
         finally:
             await sub.aclose()
-            await store.close()
 
 
 async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
@@ -265,8 +229,7 @@ async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
     # the same fault met by a subscription still delivering its catch-up when the store
     # went back: it registers with the hub past the store's version, and is told at once
     from rummy_store import StreamRewound
-    with _rewindable_redis(tmp_path) as redis_server:
-        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
+    async with store_on_rewindable_redis(tmp_path, "rw") as (redis_server, store):
         sub = store.subscribe("g")
         try:
             # the 5 come from the catch-up: the subscription is not registered yet
@@ -278,7 +241,6 @@ async def test_a_subscription_that_registers_after_the_rewind_is_told_too(
             assert (err.value.delivered, err.value.actual) == (5, 4)
         finally:
             await sub.aclose()
-            await store.close()
 
 
 async def test_after_a_redis_restart_one_failed_call_clears_the_dead_pool(
@@ -286,21 +248,17 @@ async def test_after_a_redis_restart_one_failed_call_clears_the_dead_pool(
     # found by an attack: 5 s after Redis restarted, 12 of 30 parallel CreateGame calls
     # still failed with UNAVAILABLE, one for each pooled connection that had died with the
     # old Redis (redis-py's pool does not notice, and the store's clients do not retry)
-    with _rewindable_redis(tmp_path) as redis_server:
-        store = RedisEventStore.from_url(redis_server.url, prefix="rs")
-        try:
-            await asyncio.gather(*(store.append(f"g{i}", events(1), 0) for i in range(20)))
-            idle = len(store.client.connection_pool._available_connections)
-            assert idle >= 2  # the parallel appends left several pooled connections
-            redis_server.save()
-            redis_server.rewind()  # a restart on the same data
-            # what the health watcher or the due-games poll does first after the restart
-            with contextlib.suppress(redis.exceptions.ConnectionError):
-                await store.ping()
-            done = await asyncio.gather(
-                *(store.append(f"g{i}", events(1, 2), 1) for i in range(20)),
-                return_exceptions=True)
-            assert [d for d in done if isinstance(d, Exception)] == []
-            assert [d.version for d in done] == [2] * 20
-        finally:
-            await store.close()
+    async with store_on_rewindable_redis(tmp_path, "rs") as (redis_server, store):
+        await asyncio.gather(*(store.append(f"g{i}", events(1), 0) for i in range(20)))
+        idle = len(store.client.connection_pool._available_connections)
+        assert idle >= 2  # the parallel appends left several pooled connections
+        redis_server.save()
+        redis_server.rewind()  # a restart on the same data
+        # what the health watcher or the due-games poll does first after the restart
+        with contextlib.suppress(redis.exceptions.ConnectionError):
+            await store.ping()
+        done = await asyncio.gather(
+            *(store.append(f"g{i}", events(1, 2), 1) for i in range(20)),
+            return_exceptions=True)
+        assert [d for d in done if isinstance(d, Exception)] == []
+        assert [d.version for d in done] == [2] * 20

@@ -15,20 +15,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
+import pytest_asyncio
 import redis.asyncio as aioredis
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_grpc.convert import view_from_proto
 from rummy_store import RedisEventStore
 
 from rummy.bots import make_bot
+from tests.chaos_helpers import store_on_rewindable_redis
 
-from .conftest import ADMIN_TOKEN, REDIS_URL, Running, humans, send
+from .conftest import ADMIN_TOKEN, REDIS_URL, Running, humans, send, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
+
+
+@pytest_asyncio.fixture
+async def client() -> AsyncIterator[aioredis.Redis]:
+    """A raw client of the test Redis (bytes: DUMP and RESTORE)."""
+    raw = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        yield raw
+    finally:
+        await raw.aclose()
 
 
 async def _play(running: Running, game_id: str, tokens: dict[int, str], n: int) -> int:
@@ -69,115 +82,97 @@ async def _restore(client: aioredis.Redis, store: RedisEventStore, game_id: str,
 
 
 async def test_a_game_whose_store_went_back_in_time_is_served_as_the_store_has_it(
-    running: Running, store: RedisEventStore, caplog: pytest.LogCaptureFixture,
+    running: Running, store: RedisEventStore, client: aioredis.Redis,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     gid, tokens = await _new_game(running, 5)
-    client = aioredis.Redis.from_url(REDIS_URL)
-    try:
-        saved_at = await _play(running, gid, tokens, 4)
-        saved = await _dump(client, store, gid)
-        assert await _play(running, gid, tokens, 4) > saved_at
-        await _restore(client, store, gid, saved)
-        assert await store.version(gid) == saved_at
+    saved_at = await _play(running, gid, tokens, 4)
+    saved = await _dump(client, store, gid)
+    assert await _play(running, gid, tokens, 4) > saved_at
+    await _restore(client, store, gid, saved)
+    assert await store.version(gid) == saved_at
 
-        with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
-            view = (await running.stub.GetView(pb.GetViewRequest(
-                game_id=gid, token=tokens[0]))).view
-        assert view.version == saved_at  # the store's version, not the lost ones
-        assert any("went back in time" in r.getMessage() for r in caplog.records)
-        # the game goes on from there: a command from the seat to act is applied
-        after = await _play(running, gid, tokens, 2)
-        assert after > saved_at and await store.version(gid) == after
-    finally:
-        await client.aclose()
+    with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
+        view = (await running.stub.GetView(pb.GetViewRequest(
+            game_id=gid, token=tokens[0]))).view
+    assert view.version == saved_at  # the store's version, not the lost ones
+    assert any("went back in time" in r.getMessage() for r in caplog.records)
+    # the game goes on from there: a command from the seat to act is applied
+    after = await _play(running, gid, tokens, 2)
+    assert after > saved_at and await store.version(gid) == after
 
 
 async def test_an_append_refused_behind_the_cache_drops_it(
-    running: Running, store: RedisEventStore,
+    running: Running, store: RedisEventStore, client: aioredis.Redis,
 ) -> None:
     # the same fault met by a command first (no read in between), sent with the client's
     # expected_version at the lost version: it is told the store's version, the cache is
     # dropped, and the next command decided on the store's state is applied
     gid, tokens = await _new_game(running, 6)
-    client = aioredis.Redis.from_url(REDIS_URL)
     repo = running.server.app.repo
-    try:
-        saved_at = await _play(running, gid, tokens, 3)
-        saved = await _dump(client, store, gid)
-        ghost = await _play(running, gid, tokens, 3)
-        ghost_view = (await running.stub.GetView(pb.GetViewRequest(
-            game_id=gid, token=tokens[0]))).view
-        ghost_turn = ghost_view.turn
-        v = (await running.stub.GetView(pb.GetViewRequest(game_id=gid,
-                                                          token=tokens[ghost_turn]))).view
-        cmd = make_bot("basic", 1).act(view_from_proto(v))
-        await _restore(client, store, gid, saved)
-        assert repo.cached(gid) is not None and repo.cached(gid)[0].version == ghost
+    saved_at = await _play(running, gid, tokens, 3)
+    saved = await _dump(client, store, gid)
+    ghost = await _play(running, gid, tokens, 3)
+    ghost_view = (await running.stub.GetView(pb.GetViewRequest(
+        game_id=gid, token=tokens[0]))).view
+    ghost_turn = ghost_view.turn
+    v = (await running.stub.GetView(pb.GetViewRequest(game_id=gid,
+                                                      token=tokens[ghost_turn]))).view
+    cmd = make_bot("basic", 1).act(view_from_proto(v))
+    await _restore(client, store, gid, saved)
+    assert repo.cached(gid) is not None and repo.cached(gid)[0].version == ghost
 
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            await send(running.stub, gid, tokens[ghost_turn], cmd, expected_version=ghost)
-        assert err.value.code() == grpc.StatusCode.ABORTED  # VERSION_CONFLICT
-        assert f"is at {saved_at}" in (err.value.details() or ""), err.value.details()
-        assert repo.cached(gid) is None  # dropped: the next read rebuilds from the store
-        assert await store.version(gid) == saved_at  # nothing appended
-        after = await _play(running, gid, tokens, 2)
-        assert after > saved_at and await store.version(gid) == after
-    finally:
-        await client.aclose()
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await send(running.stub, gid, tokens[ghost_turn], cmd, expected_version=ghost)
+    assert err.value.code() == grpc.StatusCode.ABORTED  # VERSION_CONFLICT
+    assert f"is at {saved_at}" in (err.value.details() or ""), err.value.details()
+    assert repo.cached(gid) is None  # dropped: the next read rebuilds from the store
+    assert await store.version(gid) == saved_at  # nothing appended
+    after = await _play(running, gid, tokens, 2)
+    assert after > saved_at and await store.version(gid) == after
 
 
 async def test_a_game_gone_from_the_store_is_not_found_not_served_from_the_cache(
-    running: Running, store: RedisEventStore,
+    running: Running, store: RedisEventStore, client: aioredis.Redis,
 ) -> None:
     # the whole game lost (a store restored from before it, or its keys deleted by hand):
     # noticed in an earlier session, when the cache went on serving it
     gid, tokens = await _new_game(running, 7)
-    client = aioredis.Redis.from_url(REDIS_URL)
-    try:
-        await _play(running, gid, tokens, 2)
-        assert running.server.app.repo.cached(gid) is not None
-        await client.delete(*await _keys(client, store, gid))
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            await running.stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))
-        assert err.value.code() == grpc.StatusCode.NOT_FOUND
-        assert running.server.app.repo.cached(gid) is None
-    finally:
-        await client.aclose()
+    await _play(running, gid, tokens, 2)
+    assert running.server.app.repo.cached(gid) is not None
+    await client.delete(*await _keys(client, store, gid))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await running.stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert running.server.app.repo.cached(gid) is None
 
 
 async def test_a_live_stream_ends_with_data_loss_when_the_store_went_back(
         tmp_path: Path) -> None:
     # found by an attack: StreamEvents went on after a Redis restarted from an older file,
     # skipping the re-appended versions it had already sent and mixing two histories
-    from tests.contract.test_stream_hub import _rewindable_redis
+    async with store_on_rewindable_redis(tmp_path, "rw") as (redis_server, store), \
+            serving(store) as running:
+        gid, tokens = await _new_game(running, 8)
+        seen: list[int] = []
+        stream = running.stub.StreamEvents(pb.StreamEventsRequest(
+            game_id=gid, admin_token=ADMIN_TOKEN))
 
-    from .conftest import serving
-    with _rewindable_redis(tmp_path) as redis_server:
-        store = RedisEventStore.from_url(redis_server.url, prefix="rw")
-        try:
-            async with serving(store) as running:
-                gid, tokens = await _new_game(running, 8)
-                seen: list[int] = []
-                stream = running.stub.StreamEvents(pb.StreamEventsRequest(
-                    game_id=gid, admin_token=ADMIN_TOKEN))
-
-                async def follow() -> None:
-                    async for msg in stream:
-                        seen.append(msg.event.version)
-                follower = asyncio.ensure_future(follow())
-                saved_at = await _play(running, gid, tokens, 3)
-                redis_server.save()
-                ghost = await _play(running, gid, tokens, 3)
-                for _ in range(100):
-                    if seen and seen[-1] == ghost:
-                        break
-                    await asyncio.sleep(0.05)
-                assert seen[-1] == ghost
-                redis_server.rewind()
-                with pytest.raises(grpc.aio.AioRpcError) as err:
-                    await asyncio.wait_for(follower, 20)
-                assert err.value.code() == grpc.StatusCode.DATA_LOSS
-                assert f"went back to version {saved_at}" in (err.value.details() or "")
-                assert seen == list(range(1, ghost + 1))  # nothing of another history
-        finally:
-            await store.close()
+        async def follow() -> None:
+            async for msg in stream:
+                seen.append(msg.event.version)
+        follower = asyncio.ensure_future(follow())
+        saved_at = await _play(running, gid, tokens, 3)
+        redis_server.save()
+        ghost = await _play(running, gid, tokens, 3)
+        for _ in range(100):
+            if seen and seen[-1] == ghost:
+                break
+            await asyncio.sleep(0.05)
+        assert seen[-1] == ghost
+        redis_server.rewind()
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await asyncio.wait_for(follower, 20)
+        assert err.value.code() == grpc.StatusCode.DATA_LOSS
+        assert f"went back to version {saved_at}" in (err.value.details() or "")
+        assert seen == list(range(1, ghost + 1))  # nothing of another history
