@@ -26,6 +26,10 @@ repeated (the median of the rounds is printed; these machines are noisy):
 * **Paced games**: 100 games whose clients think between cycles (exponential, mean
   ``--think`` seconds, 0.25 s by default, seeded), the client-observed cycle latency at a
   load below saturation, for the echo server and ours.
+  For our single process it also prints where one call's time goes on the server:
+  the quantiles of ``rummy_grpc_server_handling_seconds`` over the paced rounds (scraped
+  from its ``/metrics`` before and after each round; bucket bounds), so a cycle's tail can be
+  split into the server's handling and the rest (transport, the client, the scheduler).
 * **Polling clients**: 10 games whose waiting seat calls ``GetView`` 3 times after each
   command (clients polling for their turn); reads outnumber appends, which is where
   ``rummy serve --read-feed`` (``GetView`` from memory, ``rummy_store.feed``) pays: one
@@ -45,11 +49,13 @@ import asyncio
 import json
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -60,6 +66,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "services")]
 import grpc  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
 from rummy_store import RedisEventStore  # noqa: E402
@@ -94,6 +101,8 @@ SCRIPTS = 120
 """Games decided beforehand (:func:`script`), replayed round-robin by the clients."""
 ADMIN = "bench-admin-token"
 """The servers' admin token: a chosen seed with human seats needs it."""
+COMMANDS = {"Draw", "Pass", "Meld", "Knock", "EndTurn"}
+"""The command methods of ``GameService`` that the scripted games call."""
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -262,6 +271,49 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
     return proc, int(port_file.read_text())
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server's ``--metrics-port``)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+Buckets = dict[str, dict[float, float]]
+"""``{method: {bucket upper bound (s): cumulative count}}`` of a histogram."""
+
+
+def handling_buckets(metrics_port: int) -> Buckets:
+    """The server's ``rummy_grpc_server_handling_seconds`` buckets by method, read from its
+    Prometheus endpoint (prometheus-client's own text parser)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out: Buckets = {}
+    for family in text_string_to_metric_families(text):
+        if family.name != "rummy_grpc_server_handling_seconds":
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_bucket"):
+                method = sample.labels["method"].rsplit("/", 1)[-1]
+                out.setdefault(method, {})[float(sample.labels["le"])] = sample.value
+    return out
+
+
+def bucket_quantile(before: Buckets, after: Buckets, methods: set[str],
+                    q: float) -> tuple[float, int]:
+    """The ``q`` (0..1) quantile of the calls of ``methods`` handled between two scrapes, as
+    the upper bound of its bucket in seconds (NaN when none was), and the calls counted."""
+    counts: dict[float, float] = {}
+    for method, buckets in after.items():
+        if method not in methods:
+            continue
+        for le, n in buckets.items():
+            counts[le] = counts.get(le, 0.0) + n - before.get(method, {}).get(le, 0.0)
+    total = counts.get(float("inf"), 0.0)
+    if not total:
+        return float("nan"), 0
+    return next(le for le in sorted(counts) if counts[le] >= q * total), int(total)
+
+
 async def store_floor(store: RedisEventStore, client: aioredis.Redis,
                       n: int) -> tuple[float, float]:
     """Appends/s through ``EventStore.append`` and raw XADDs/s of the same event."""
@@ -387,7 +439,9 @@ async def main_async(args: argparse.Namespace) -> None:
             procs.append(echo)
             assert echo.stdout is not None
             echo_port = int(echo.stdout.readline())
-            one, one_port = start_server(args, prefix, 1, tmp)
+            one_metrics = free_port()
+            one, one_port = start_server(args, prefix, 1, tmp, "--metrics-port",
+                                         str(one_metrics))
             two, two_port = start_server(args, prefix, 2, tmp)
             feed, feed_port = start_server(args, prefix, 1, tmp, "--read-feed")
             single, single_port = start_server(args, prefix, 1, tmp, "--no-batch")
@@ -424,13 +478,18 @@ async def main_async(args: argparse.Namespace) -> None:
                         ("echo", "one", "two"))
                 labels = [(k, names[k]) for k in keys]
                 got: dict[str, list[dict[str, float]]] = {k: [] for k in keys}
+                handled: list[tuple[Buckets, Buckets]] = []  # "one", paced rounds
                 for _ in range(rounds):
                     for key, _label in labels:
+                        watch = key == "one" and bool(think)
+                        before = handling_buckets(one_metrics) if watch else {}
                         got[key].append(await level(ports[key], games, seconds,
                                                     echo=key.startswith("echo"),
                                                     pid=pids[key],
                                                     think=think, scripts=scripts,
                                                     polls=polls))
+                        if watch:
+                            handled.append((before, handling_buckets(one_metrics)))
                 med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]}
                        for k, v in got.items()}
                 summary["paced" if think else "polling" if polls else str(games)] = med
@@ -452,6 +511,17 @@ async def main_async(args: argparse.Namespace) -> None:
                     print(f"{'':>5} on uvloop: ours / echo {uv_echo:.2f}x calls per "
                           f"CPU-second; ours on uvloop / ours on asyncio "
                           f"{med['one']['cpu_us'] / med['uv']['cpu_us']:.2f}x")
+                if handled:
+                    parts = []
+                    for what, methods in (("GetView", {"GetView"}),
+                                          ("a command", COMMANDS)):
+                        qs = [max(bucket_quantile(b, a, methods, q)[0] for b, a in handled)
+                              for q in (0.5, 0.99)]
+                        parts.append(f"{what} p50 <= {qs[0] * 1e3:g} ms, p99 <= "
+                                     f"{qs[1] * 1e3:g} ms")
+                    print(f"{'':>5} rummy, 1 process, server side (handling of one call, "
+                          f"bucket bounds, worst round): {'; '.join(parts)}; the rest of a "
+                          f"cycle is the transport, the client and the scheduler")
                 if not think and not polls:
                     scale = med["two"]["cps"] / med["one"]["cps"]
                     print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
