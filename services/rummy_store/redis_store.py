@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
@@ -192,8 +193,9 @@ return ids
 _PAGE = 1000  # entries per XRANGE call
 
 CATCH_UP_CONCURRENCY = 32
-"""XRANGE calls of subscribers' catch-up that run at once per store (bounds the pool
-connections a burst of new streams takes)."""
+"""Reads of subscriptions outside the hub (catch-up ``XRANGE`` pages, the checks of what they
+delivered) that run at once per store: bounds the pool connections a burst of new streams
+takes (:meth:`RedisEventStore._bounded`)."""
 
 
 MAX_CONNECTIONS = 1024
@@ -625,25 +627,32 @@ class RedisEventStore:
         :class:`rummy_store.cluster_fanout.ClusterStreamHub`)."""
         return self._hub
 
+    async def _bounded(self, read: Callable[[], Awaitable[T]]) -> T:
+        """One read of a subscription outside the hub (its catch-up ``XRANGE`` pages, the
+        check that what it delivered is still there, the store's version for a
+        ``StreamRewound``): at most :data:`CATCH_UP_CONCURRENCY` of them run at once per
+        store, so that a burst of new streams takes a bounded share of the pool."""
+        task = asyncio.current_task()
+        async with self._catch_up:
+            try:
+                if self._unready:
+                    await self._initialize()
+                return await read()
+            finally:
+                # redis-py (8.x) can swallow a cancellation that arrives inside a read, which
+                # then returns as if nothing happened: a cancellation still pending on the
+                # task is honoured here (contract: cancelling_200_subscribers)
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError
+
     async def _range(self, stream: str, after: int,
                      to: int | None = None) -> AsyncGenerator[StoredEvent, None]:
-        """Entries ``after < version <= to`` (all if ``to`` is None) by short XRANGE pages;
-        at most :data:`CATCH_UP_CONCURRENCY` such calls of the store run at once."""
+        """Entries ``after < version <= to`` (all if ``to`` is None) by short XRANGE pages,
+        each a :meth:`_bounded` read."""
         high = "+" if to is None else f"0-{to}"
-        task = asyncio.current_task()
         while True:
-            async with self._catch_up:
-                try:
-                    if self._unready:
-                        await self._initialize()
-                    entries = await self._r.xrange(stream, min=f"0-{after + 1}", max=high,
-                                                   count=_PAGE) or []
-                finally:
-                    # redis-py (8.x) can swallow a cancellation that arrives inside a read,
-                    # which then returns as if nothing happened: a cancellation still pending
-                    # on the task is honoured here (contract: cancelling_200_subscribers)
-                    if task is not None and task.cancelling():
-                        raise asyncio.CancelledError
+            entries = await self._bounded(functools.partial(
+                self._r.xrange, stream, min=f"0-{after + 1}", max=high, count=_PAGE)) or []
             for entry in entries:
                 event = self._decode(entry)
                 after = event.version
@@ -675,12 +684,14 @@ class RedisEventStore:
             yield event
 
         async def kept() -> bool:  # what this subscription delivered last is still there
-            return stamp is None or await holds(self._r, stream, last, stamp, self._decode)
+            return stamp is None or await self._bounded(
+                lambda: holds(self._r, stream, last, stamp, self._decode))
 
         sub = self._hub.register(stream, last)  # ... register, ...
         try:
             if not await kept():  # the store went back while the catch-up was delivered
-                raise StreamRewound(game_id, last, await self.version(game_id))
+                raise StreamRewound(game_id, last,
+                                    await self._bounded(lambda: self.version(game_id)))
             # ... and read once more: events appended between catch-up and registration
             async for event in self._range(stream, last):
                 last, stamp = event.version, event.ts

@@ -262,3 +262,41 @@ async def test_after_a_redis_restart_one_failed_call_clears_the_dead_pool(
             return_exceptions=True)
         assert [d for d in done if isinstance(d, Exception)] == []
         assert [d.version for d in done] == [2] * 20
+
+
+async def test_a_burst_of_new_subscriptions_stays_inside_a_small_pool(
+    redis_url: str, redis_prefix: str
+) -> None:
+    # Every read a subscription makes before it waits on the hub (the catch-up XRANGE and
+    # the check that what it delivered is still in the stream, rummy_store.fanout.holds)
+    # shares the catch-up bound: a burst of 300 new streams on a pool of 40 connections
+    # (the bound is 32) must neither fail with MaxConnectionsError nor starve other calls.
+    store = RedisEventStore.from_url(redis_url, prefix=redis_prefix, max_connections=40)
+    try:
+        await store.append("burst", events(3), 0)
+        delivered = [0] * 300
+        failures: list[BaseException] = []
+
+        async def follow(i: int) -> None:
+            try:
+                async for event in store.subscribe("burst"):
+                    delivered[i] = event.version
+            except Exception as exc:  # noqa: BLE001 - every failure is what we count
+                failures.append(exc)
+
+        tasks = [asyncio.create_task(follow(i)) for i in range(300)]
+        try:
+            assert await until(lambda: store.subscriber_count() == 300 or bool(failures),
+                               timeout=20), store.subscriber_count()
+            assert failures == []
+            assert delivered == [3] * 300
+            assert len(store.client.connection_pool._in_use_connections) <= 40
+            await store.append("burst", events(1, 4), 3)  # the hub delivers to all 300
+            assert await until(lambda: delivered == [4] * 300, timeout=20)
+            assert failures == []
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await store.close()
