@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -22,11 +23,40 @@ ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "test-admin-token"
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range of ephemeral ports (what ``connect`` and ``bind(0)`` take)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(count: int = 1) -> int:
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 right now, outside the
+    kernel's ephemeral range: a port from ``bind(0)`` could be taken by the next outgoing
+    connection of any process before the server under test binds it (a test that gave a
+    server ``--metrics-port P`` for copies at P and P + 1 failed that way under load).
+
+    Raises:
+        RuntimeError: no such ports found after many tries.
+    """
+    low, _high = _ephemeral_range()
+    floor = 10_000 if low > 12_000 else 1024
+    for _ in range(500):
+        first = random.randrange(floor, low - count)
+        if all(_bindable(first + i) for i in range(count)):
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports below {low}")
 
 
 def start_redis(port: int, data_dir: Path | None = None) -> subprocess.Popen[bytes]:

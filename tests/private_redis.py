@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+
+from tests.chaos_helpers import free_port
 
 USER = "rummy"
 PASSWORD = "s3cret-Pa55:with@odd/chars"
@@ -47,13 +48,6 @@ class PrivateRedis:
         p = self.password if password is None else password
         userinfo = f"{quote(u, safe='')}:{quote(p, safe='')}@" if p else (f"{u}@" if u else "")
         return f"{self.scheme}://{userinfo}127.0.0.1:{self.port}/{db}"
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def tls_supported() -> str | None:
