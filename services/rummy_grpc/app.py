@@ -55,6 +55,7 @@ from rummy_grpc.errors import (
     SeedNotAllowed,
     log_failure,
     outcome,
+    store_unavailable,
 )
 from rummy_grpc.model import (
     COMMAND_KINDS,
@@ -76,6 +77,10 @@ from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler, deadline, pending
 
 log = logging.getLogger("rummy_grpc")
+
+RESUME_FIRST = 0.25
+"""Seconds before this replica first retries the work after an append that failed
+(:meth:`GameApp._resume`); the wait doubles up to the lease."""
 
 SERVED_BOTS = tuple(sorted(name for name in BOTS if name != "search"))
 """Bot strategies a server offers by default (``rummy serve --bot-strategies``): all but
@@ -232,8 +237,7 @@ class GameApp:
             return
         metrics.child(metrics.COMMANDS_TOTAL, kind, "timeout").inc()
         self.repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
-        await self.repo.maybe_snapshot(game_id, new_state)
-        await self._after(game_id, meta, new_state, result.events[-1].ts)
+        await self._follow_up(game_id, meta, new_state, result.events[-1].ts)
 
     # ------------------------------------------------------------------ create
 
@@ -284,6 +288,10 @@ class GameApp:
                     raise BadRequest(f"seat {i}: kind must be human or bot, got {s.kind!r}")
                 if len(s.name) > MAX_NAME:
                     raise BadRequest(f"seat {i}: name longer than {MAX_NAME} characters")
+                if not s.name.isprintable():  # shown by replays, logs and terminals
+                    raise BadRequest(f"seat {i}: the name {s.name!r} has control or format "
+                                     "characters (terminal escapes, line breaks, bidi "
+                                     "overrides); a name must be printable text")
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
             admin = check_admin(admin_token, self._admin)
             if seed is not None and not admin and any(s.kind == "human" for s in seats):
@@ -341,7 +349,7 @@ class GameApp:
         if all(s.kind == "bot" for s in seats):
             self._spawn(self.bots.drive(game_id))
         elif not result.duplicate:
-            await self._after(game_id, meta, state, ts)
+            await self._follow_up(game_id, meta, state, ts, snapshot=False)
         return Created(game_id, tokens, result.version)
 
     @staticmethod
@@ -433,6 +441,9 @@ class GameApp:
                 result = await self.repo.append(
                     game_id, events, state.version, request_id=request_id or None,
                     request_hash=rhash, response=None)
+            except GameLimitReached:
+                await self._stop(game_id)  # the game can take no more events (--max-events)
+                raise
             except (RummyError, VersionConflict) as exc:
                 if request_id:  # a retry of a command that was applied: its original outcome
                     original = await self.repo.get_request(game_id, request_id, rhash)
@@ -453,22 +464,31 @@ class GameApp:
                 await self._redrive(game_id)
                 return await self._outcome(game_id, meta, seat, result, [], True, with_view)
             self.repo.remember(game_id, new_state, result.events[-1].ts, epoch=epoch)
-            await self.repo.maybe_snapshot(game_id, new_state)
-            more = await self._after(game_id, meta, new_state, result.events[-1].ts,
-                                     previous=state)
+            more = await self._follow_up(game_id, meta, new_state, result.events[-1].ts,
+                                         previous=state)
             return await self._outcome(game_id, meta, seat, result, more, False, with_view,
-                                       events)
+                                       events, fallback=new_state)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _outcome(self, game_id: str, meta: dict[str, Any], seat: int,
                        result: AppendResult, more: list[StoredEvent],
                        duplicate: bool, with_view: bool = True,
-                       appended: Sequence[Event] | None = None) -> Outcome:
+                       appended: Sequence[Event] | None = None,
+                       fallback: GameState | None = None) -> Outcome:
         """The command's outcome as ``seat`` may see it. ``appended``: the core events of
-        ``result`` when the caller has them (no decoding of the stored records)."""
+        ``result`` when the caller has them (no decoding of the stored records);
+        ``fallback``: the state the append led to, for the view when the store cannot be
+        read now (the command was applied: its outcome must not turn into an error)."""
         cached = self.repo.cached(game_id)
-        state, ts = (await self.repo.load(game_id) if duplicate or more or cached is None
-                     else cached)
+        if duplicate or more or cached is None:
+            try:
+                state, ts = await self.repo.load(game_id)
+            except Exception as exc:
+                if fallback is None or not store_unavailable(exc):
+                    raise
+                state, ts = fallback, result.events[-1].ts
+        else:
+            state, ts = cached
         to_event = self.repo.mapper.to_event
         mine = (list(appended) if appended is not None
                 else [to_event(se) for se in result.events])
@@ -479,6 +499,44 @@ class GameApp:
         version = result.version if duplicate else max(result.version, state.version)
         return Outcome(seat, version, events, view(state, seat) if with_view else None,
                        deadline(meta, state, ts), duplicate)
+
+    async def _follow_up(self, game_id: str, meta: dict[str, Any], state: GameState,
+                         ts: float, previous: GameState | None = None, *,
+                         snapshot: bool = True) -> list[StoredEvent]:
+        """The work after an append that led to ``state`` (a snapshot when one is due, then
+        :meth:`_after`): the bots' events, or ``[]``. The append stands whatever happens
+        here, so a failure (Redis refusing writes, an outage, a bug) is logged, not raised:
+        a call whose command was applied reports it applied. What is left stays due:
+        ``before_append`` wrote the game's due time before the append, so the due-games
+        poll of any replica drives the bots or the deadline once the store is back."""
+        try:
+            if snapshot:
+                await self.repo.maybe_snapshot(game_id, state)
+            return await self._after(game_id, meta, state, ts, previous=previous)
+        except Exception as exc:  # noqa: BLE001 - logged; the command stands
+            metrics.FOLLOW_UP_FAILURES.inc()
+            log_failure(log, f"the work after an append to game {game_id} (snapshot, bots, "
+                        "due time)", exc, "the events stand; this replica retries it, and "
+                        "what is due stays due for every replica's poll")
+            self._spawn(self._resume(game_id))
+            return []
+
+    async def _resume(self, game_id: str) -> None:
+        """Retry :meth:`_redrive` after a follow-up failure, with a doubling back-off (from
+        :data:`RESUME_FIRST` seconds up to the lease) while the store is unavailable or
+        refusing writes: the bots go on as soon as the store takes writes again, rather
+        than after the lease that ``before_append`` wrote. Any replica's poll may move the
+        game first; the moves are decided once (expected versions)."""
+        delay = RESUME_FIRST
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._redrive(game_id)
+                return
+            except Exception as exc:
+                if not store_unavailable(exc) or delay >= self.scheduler.lease:
+                    raise  # logged by _report; the game stays due in the store
+                delay = min(2 * delay, self.scheduler.lease)
 
     async def _after(self, game_id: str, meta: dict[str, Any], state: GameState,
                      ts: float, previous: GameState | None = None) -> list[StoredEvent]:
@@ -496,25 +554,33 @@ class GameApp:
         return []
 
     async def _redrive(self, game_id: str) -> None:
-        """A retried command: if bots are due (their driving was cut short, e.g. by a store
-        outage after the original append), drive them now."""
+        """A retried command, or a follow-up that failed (:meth:`_resume`): finish a game
+        that is over, or drive the bots if they are due (their driving was cut short, e.g.
+        by a store outage after the original append)."""
         meta = await self.repo.meta(game_id)
         state, _ = await self.repo.load(game_id)
-        if state.phase != GAME_OVER and meta["seats"][state.turn]["kind"] == "bot":
+        if state.phase == GAME_OVER:
+            await self._finish(game_id)
+        elif meta["seats"][state.turn]["kind"] == "bot":
             await self.bots.drive(game_id)
 
-    async def _finish(self, game_id: str) -> None:
+    async def _finish(self, game_id: str) -> bool:
+        """Nothing more is due on the game and it leaves the active games; True for the one
+        call that took it off the list (two replicas, or a capped game refused again)."""
         self.scheduler.cancel(game_id)
         await self.store.unschedule(game_id)
-        await self.store.set_active(game_id, False)
-        metrics.GAMES_ACTIVE.dec()
+        was_active = await self.store.set_active(game_id, False)
+        if was_active:
+            metrics.GAMES_ACTIVE.dec()
+        return was_active
 
     async def _stop(self, game_id: str) -> None:
         """The game reached the cap of events: nothing more is due on it, and it leaves the
-        active games (its log stays readable)."""
-        log.warning("game %s reached the cap of %d events; it is no longer active",
-                    game_id, self.repo.max_events)
-        await self._finish(game_id)
+        active games (its log stays readable). Every path that appends calls it on
+        ``GameLimitReached`` (a client's command, a bot's move, a turn timeout)."""
+        if await self._finish(game_id):
+            log.warning("game %s reached the cap of %d events; it is no longer active",
+                        game_id, self.repo.max_events)
 
     # ------------------------------------------------------------------ reads
 

@@ -57,7 +57,7 @@ class BotDriver:
 
     def __init__(self, repo: GameRepository, *,
                  scheduler: Scheduler,
-                 finish: Callable[[str], Awaitable[None]],
+                 finish: Callable[[str], Awaitable[object]],
                  stop: Callable[[str], Awaitable[None]], closing: Callable[[], bool],
                  bot_delay: float = 0.0) -> None:
         self._repo = repo

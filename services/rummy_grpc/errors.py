@@ -24,6 +24,7 @@ exception                         status               details
 ``BadCredentials``                PERMISSION_DENIED    reason ``BAD_CREDENTIALS``
 ``RateLimited``                   RESOURCE_EXHAUSTED   reason ``RATE_LIMITED``, RetryInfo
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
+Redis refusing a write (OOM, ...) UNAVAILABLE          reason ``STORE`` (:func:`store_refusal`)
 ================================  ===================  =====================================
 
 Every rule-related status carries the rule id (``"R5.8"``) three ways: in the message, in the
@@ -231,6 +232,32 @@ class Mapped:
         return (*md, *self.status().trailing_metadata)
 
 
+_REFUSAL_CLASSES = (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError,
+                    redis.exceptions.NoPermissionError, redis.exceptions.TryAgainError,
+                    redis.exceptions.ClusterDownError)
+# error codes redis-py leaves at the start of a plain ResponseError's message
+_REFUSAL_CODES = ("MISCONF", "NOREPLICAS", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+                  "OOM", "READONLY", "NOPERM")
+
+
+def store_refusal(exc: BaseException) -> str | None:
+    """The Redis error code when ``exc`` is Redis refusing an operation because of its own
+    state or configuration, not because of the command: ``OOM`` (``maxmemory`` reached
+    under ``noeviction``), ``READONLY`` (a replica, e.g. a demoted primary during a
+    failover), ``MISCONF`` (a failed RDB save stops writes), ``NOREPLICAS``
+    (``min-replicas-to-write``), ``BUSY`` (a long script), ``NOPERM`` (ACL), ``TRYAGAIN`` /
+    ``CLUSTERDOWN`` / ``MASTERDOWN`` (a cluster or replica in transition); else ``None``.
+    Redis refuses such a command before it runs (scripts included), so nothing of it was
+    applied."""
+    if not isinstance(exc, redis.exceptions.ResponseError):
+        return None
+    code = getattr(exc, "status_code", None)
+    if isinstance(exc, _REFUSAL_CLASSES):
+        return str(code or type(exc).__name__)
+    word = str(exc).split(" ", 1)[0]
+    return word if word in _REFUSAL_CODES else None
+
+
 def map_error(exc: BaseException) -> Mapped | None:
     """The status for ``exc``, or ``None`` for an unexpected exception (a bug: INTERNAL)."""
     if isinstance(exc, NotYourTurnError):
@@ -278,6 +305,12 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.DATA_LOSS, str(exc), "STREAM_REWOUND")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
+    refused = store_refusal(exc)
+    if refused is not None:  # an operational state of Redis, not a bug: nothing was applied
+        return Mapped(grpc.StatusCode.UNAVAILABLE,
+                      f"the event store refused the operation (Redis {refused}: {exc}); "
+                      "nothing was applied: retry later, with the same request_id for a "
+                      "command", "STORE")
     if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
         # an infrastructure fault, not a bug: the client may retry; a command's outcome is
         # unknown, and retrying it with the same request_id is safe (docs/api.md)
@@ -290,9 +323,11 @@ def map_error(exc: BaseException) -> Mapped | None:
 
 def store_unavailable(exc: BaseException) -> bool:
     """True when ``exc`` is an infrastructure fault of the event store (a connection error
-    or a timeout: ``UNAVAILABLE``, reason ``STORE_UNAVAILABLE``), not a bug."""
+    or a timeout: ``UNAVAILABLE``, reason ``STORE_UNAVAILABLE``; or Redis refusing writes,
+    :func:`store_refusal`), not a bug."""
     mapped = map_error(exc)
-    return mapped is not None and mapped.reason == "STORE_UNAVAILABLE"
+    return mapped is not None and (mapped.reason == "STORE_UNAVAILABLE"
+                                   or store_refusal(exc) is not None)
 
 
 def log_failure(logger: logging.Logger, what: str, exc: BaseException, then: str) -> None:

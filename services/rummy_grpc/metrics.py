@@ -31,6 +31,11 @@ BOT_FAILURES_TOTAL = Counter(
     "Bot moves that failed (the bot raised, or proposed a move the rules refuse) and were "
     "replaced by the phase's default move (draw, pass, end_turn), by bot strategy and why.",
     ["strategy", "reason"])
+FOLLOW_UP_FAILURES = Counter(
+    "rummy_follow_up_failures_total",
+    "Appends whose follow-up work (snapshot, bot moves, the next due time) failed; the events "
+    "stand, the call reports them applied; the replica retries that work with a back-off, and "
+    "what is due stays due for every replica's due-games poll.")
 EVENTS_APPENDED_TOTAL = Counter(
     "rummy_events_appended_total", "Events appended to the event store, by event type.",
     ["type"])

@@ -84,7 +84,9 @@ class GameServicer(pb_grpc.GameServiceServicer):
     async def CreateGame(self, request: pb.CreateGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
         await self._admit(context, create=True)
-        seats = [SeatSpec(_KINDS.get(s.kind, "unspecified"), s.name, s.strategy)
+        seats = [SeatSpec(_KINDS.get(s.kind) or ("unspecified" if s.kind == pb.SEAT_KIND_UNSPECIFIED
+                                                   else f"enum value {s.kind}"),
+                          s.name, s.strategy)
                  for s in request.seats]
         seed = request.seed if request.HasField("seed") else None
         created = await _call(context, lambda: self.app.create_game(

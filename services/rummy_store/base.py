@@ -285,10 +285,16 @@ class EventStore(Protocol):
         expired while idle are skipped (and leave the index)."""
         ...
 
-    async def set_active(self, game_id: str, active: bool) -> None:
+    async def set_active(self, game_id: str, active: bool) -> bool:
         """Mark a game active or not (the service clears it when the game ends); a game not
         yet in the index is entered in it. Marking it not active keeps the game for good
-        (no idle expiry) and its request records for the store's request window only."""
+        (no idle expiry) and its request records for the store's request window only.
+
+        Returns:
+            Whether the game was listed as active before the call (so that of two replicas
+            finishing one game, or a game refused again and again at its cap of events,
+            exactly one call sees ``True``).
+        """
         ...
 
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:

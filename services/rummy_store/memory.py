@@ -258,8 +258,9 @@ class MemoryEventStore:
         ranked = sorted(ids, key=lambda g: (self._index[g], g), reverse=True)
         return ranked[:limit]
 
-    async def set_active(self, game_id: str, active: bool) -> None:
+    async def set_active(self, game_id: str, active: bool) -> bool:
         check_game_id(game_id)
+        was = game_id in self._active
         if active:
             self._index.setdefault(game_id, time.time())
             self._active.add(game_id)
@@ -268,6 +269,7 @@ class MemoryEventStore:
             self._touched.pop(game_id, None)  # finished: kept for good
             if self._request_ttl:
                 self._requests_until[game_id] = time.time() + self._request_ttl
+        return was
 
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         check_game_id(game_id)

@@ -812,7 +812,7 @@ class RedisEventStore:
             start += len(ids)
         return out[:limit]
 
-    async def set_active(self, game_id: str, active: bool) -> None:
+    async def set_active(self, game_id: str, active: bool) -> bool:
         """See :meth:`EventStore.set_active`. On a single Redis, finishing a game is one
         MULTI/EXEC. On a cluster the active set and the game's keys are in different slots,
         so it is two steps, each idempotent: first the game's keys are made permanent (one
@@ -826,19 +826,18 @@ class RedisEventStore:
             async with self._r.pipeline(transaction=True) as pipe:
                 self._keep(pipe, game_id)
                 await pipe.execute()
-            await self._r.zrem(self._active, game_id)
-            return
+            return bool(await self._r.zrem(self._active, game_id))
         if not active:  # finished: kept for good, its request records for the window only
             async with self._r.pipeline(transaction=True) as pipe:
                 pipe.zrem(self._active, game_id)
                 self._keep(pipe, game_id)
-                await pipe.execute()
-            return
+                removed, *_ = await pipe.execute()
+            return bool(removed)
         score = await self._r.zscore(self._index, game_id)
         if score is None:
             score = await self._now()
             await self._r.zadd(self._index, {game_id: score}, nx=True)
-        await self._r.zadd(self._active, {game_id: score}, nx=True)
+        return not await self._r.zadd(self._active, {game_id: score}, nx=True)
 
     def _keep(self, pipe: Any, game_id: str) -> None:
         """Queue, on ``pipe``, what finishing keeps: the game's keys without expiry, its

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 import pytest
 import redis.exceptions
+from prometheus_client import REGISTRY
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store import RedisEventStore
 
@@ -179,12 +180,16 @@ async def test_abandoned_games_expire_and_leave_the_list(prefix: str) -> None:
         await store.close()
 
 
-# -- a retried command re-drives due bots (item 1) -------------------------------------------
+# -- bots cut short after an applied command (item 1; the sixth session's finding 2) ------
 
 
-async def test_a_retried_command_drives_the_bots_its_first_try_left_due(
+async def test_bots_cut_short_after_an_applied_command_go_on_at_once(
         store: RedisEventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    # long lease: only the retry (not the poll) can drive the bots within the test
+    # A store outage right after a human's append stops the bots that move next. The human's
+    # call reports its command applied (it once answered UNAVAILABLE, and a refusal such as
+    # OOM answered INTERNAL), and this replica drives the bots again as soon as the store
+    # answers: long before the 60 s lease the poll would wait for. A retry of the command
+    # with its request_id is a duplicate.
     async with serving(store, lease=60.0) as running:
         stub = running.stub
         created = await stub.CreateGame(pb.CreateGameRequest(
@@ -203,38 +208,37 @@ async def test_a_retried_command_drives_the_bots_its_first_try_left_due(
             return await real(self, game_id)
 
         monkeypatch.setattr(type(bots_driver), "drive", outage_once)
+        failures = REGISTRY.get_sample_value("rummy_follow_up_failures_total") or 0.0
         # draw and pass (R3.1-R3.3) until the command that hands the turn to the bot
-        failed: tuple[str, Any] | None = None
+        handed: tuple[str, Any, int] | None = None
         for i in range(20):
             opts = pb.CommandOptions(request_id=f"c{i}")
             kind = {pb.PHASE_DRAW: "draw", pb.PHASE_MELD_OR_PASS: "pass"}.get(view.phase,
                                                                              "end_turn")
-            try:
-                if kind == "draw":
-                    res = await stub.Draw(pb.DrawRequest(game_id=gid, token=token,
-                                                         options=opts))
-                elif kind == "pass":
-                    res = await stub.Pass(pb.PassRequest(game_id=gid, token=token,
-                                                         options=opts))
-                else:
-                    res = await stub.EndTurn(pb.EndTurnRequest(game_id=gid, token=token,
-                                                               options=opts))
-            except grpc.aio.AioRpcError as err:
-                assert err.code() == grpc.StatusCode.UNAVAILABLE, err.details()
-                failed = (kind, opts)
+            request = {"draw": pb.DrawRequest, "pass": pb.PassRequest,
+                       "end_turn": pb.EndTurnRequest}[kind](game_id=gid, token=token,
+                                                            options=opts)
+            method = {"draw": stub.Draw, "pass": stub.Pass, "end_turn": stub.EndTurn}[kind]
+            res = await method(request)  # never UNAVAILABLE: every command here is applied
+            if calls["n"]:
+                handed = (kind, request, res.result.version)
                 break
             view = res.result.view
-        assert failed is not None, "no command handed the turn to the bot"
-        stuck = await store.version(gid)  # the command was appended, the bot did not move
-        assert (await store.read(gid, stuck - 1))[0].type == "TurnEnded"
-        await asyncio.sleep(0.5)
-        assert await store.version(gid) == stuck  # nothing drives it (the lease is 60 s) ...
-        kind, opts = failed
-        request = {"draw": pb.DrawRequest, "pass": pb.PassRequest,
-                   "end_turn": pb.EndTurnRequest}[kind](game_id=gid, token=token, options=opts)
+        assert handed is not None, "no command handed the turn to the bot"
+        kind, request, version = handed
+        assert (await store.read(gid, version - 1))[0].type == "TurnEnded"
+        assert REGISTRY.get_sample_value("rummy_follow_up_failures_total") == failures + 1
+        deadline = time.monotonic() + 10
+        while await store.version(gid) == version:  # the replica drives the bots again
+            assert time.monotonic() < deadline, "the bots waited for the lease"
+            await asyncio.sleep(0.05)
+        assert calls["n"] >= 2
         method = {"draw": stub.Draw, "pass": stub.Pass, "end_turn": stub.EndTurn}[kind]
-        retry = await method(request)  # ... but the client's retry does
-        assert retry.result.duplicate
-        assert await store.version(gid) > stuck  # the retry drove the bot
-        latest = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
-        assert latest.turn == 0 or latest.phase == pb.PHASE_GAME_OVER
+        retry = await method(request)
+        assert retry.result.duplicate and retry.result.version == version
+        while True:
+            latest = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
+            if latest.turn == 0 or latest.phase == pb.PHASE_GAME_OVER:
+                break
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)

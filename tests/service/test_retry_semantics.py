@@ -66,3 +66,31 @@ async def test_an_enum_left_at_zero_is_refused_not_guessed(running):
         pb.SeatSpec(kind=pb.SEAT_KIND_UNSPECIFIED), pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)])),
         grpc.StatusCode.INVALID_ARGUMENT)
     assert "kind must be human or bot" in err.details()
+
+
+async def test_an_enum_value_unknown_to_the_server_is_named_not_called_unspecified(running):
+    # the sixth session's tester: kind 99 was reported as "got 'unspecified'"
+    err = await _refused(running.stub.CreateGame(pb.CreateGameRequest(seats=[
+        pb.SeatSpec(kind=99), pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)])),
+        grpc.StatusCode.INVALID_ARGUMENT)
+    assert "seat 0: kind must be human or bot, got 'enum value 99'" in err.details()
+
+
+@pytest.mark.parametrize("name", [
+    "\x1b]0;PWNED\x07\x1b[2J",  # OSC window title, then clear the screen
+    "eve\r\n12:00 seat 1 knocked",  # a forged log line
+    "nul\x00", "\u202eevil",  # NUL, a right-to-left override (a format character)
+])
+async def test_a_seat_name_with_control_characters_is_refused_and_creates_nothing(
+        running, name):
+    before = await running.server.app.store.list_games()
+    err = await _refused(running.stub.CreateGame(pb.CreateGameRequest(
+        seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name=name),
+               pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name="bob")],
+        request_id=f"names-{len(name)}")), grpc.StatusCode.INVALID_ARGUMENT)
+    assert "seat 0: the name" in err.details() and "printable" in err.details()
+    assert await running.server.app.store.list_games() == before
+    ok = await running.stub.CreateGame(pb.CreateGameRequest(seats=[
+        pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name="Zoë 🂡"),  # printable unicode is fine
+        pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name="bob")]))
+    assert ok.game_id

@@ -16,8 +16,9 @@ from rummy.commands import (
     make_command,
 )
 from rummy.decide import DEFAULT_KIND, default_command, step
-from rummy.errors import GameOverError
+from rummy.errors import GameOverError, NotationError
 from rummy.melds import parse_table
+from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS
 from tests.unit.test_engine import new_game
 
@@ -59,3 +60,12 @@ def test_default_command_of_every_stable_phase_is_legal():
     assert {DRAW, MELD_OR_PASS} <= seen
     with pytest.raises(GameOverError):
         default_command(s)
+
+
+@pytest.mark.parametrize("name", ["\x1b[2J", "a\nb", "\x00", "\u202eevil", "tab\there"])
+def test_a_seat_name_must_be_printable(name: str) -> None:
+    # a name reaches terminals (rummy replay), logs and pages: no escapes or line breaks
+    with pytest.raises(NotationError, match="printable"):
+        step(None, CreateGame(2, 1, RuleSet(), (name, "bob")))
+    state, _ = step(None, CreateGame(2, 1, RuleSet(), ("Zoë 🂡", "bob")))
+    assert state.names == ("Zoë 🂡", "bob")

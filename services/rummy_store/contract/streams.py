@@ -287,11 +287,12 @@ async def test_set_active_false_hides_a_finished_game(store: EventStore) -> None
     for name in ("a", "b", "c"):
         await store.append(name, numbered(1), 0)
         await asyncio.sleep(0.002)
-    await store.set_active("b", False)
+    assert await store.set_active("b", False) is True  # it was listed
     assert await store.list_games(active_only=True) == ["c", "a"]
     assert await store.list_games() == ["c", "b", "a"]
-    await store.set_active("b", False)  # idempotent
-    await store.set_active("b", True)
+    assert await store.set_active("b", False) is False  # idempotent: no longer listed
+    assert await store.set_active("b", True) is False
+    assert await store.set_active("b", True) is True
     assert await store.list_games(active_only=True) == ["c", "b", "a"]
 
 
