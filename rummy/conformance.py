@@ -1,6 +1,7 @@
 """Runs the shared conformance case format (tests/conformance/cases/README.md).
 
-``run_case(case) -> (ok, message)``; :func:`run_file` reads JSON lines. Kinds: ``meld``,
+``run_case(case) -> (ok, message)``; ``rummy conformance`` (:mod:`rummy_cli.main`) reads
+the JSON-lines files. Kinds: ``meld``,
 ``action``, ``best_play``, ``round_score``, ``hand_value``, ``game_end``.
 """
 
@@ -31,8 +32,46 @@ _EXPECTED: dict[str, dict[str, str]] = {
 }
 
 
+#: the card fields of each kind: ``cards`` a JSON array of cards, ``table`` an array of
+#: melds (arrays of cards), ``hands`` an array of hands (arrays of cards). The engine's
+#: parsers also read a notation string (``"AS 2S 3S"``, ``"5S 6S 7S | 8H 8D 8C"``), but
+#: the case format has arrays only (README): a string is a malformed case, not a pass
+_CARD_LISTS: dict[str, dict[str, str]] = {
+    "meld": {"cards": "cards"},
+    "action": {"table": "table", "hand": "cards", "new_table": "table"},
+    "best_play": {"table": "table", "hand": "cards"},
+    "round_score": {"hands": "table"},
+    "hand_value": {"hand": "cards"},
+}
+
+
+def _is_cards(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(c, str) for c in v)
+
+
+def _malformed_cards(case: dict[str, Any]) -> str | None:
+    """Why a card field of a case is not the JSON array the format asks for, or ``None``
+    (a missing field is left to :func:`run_case`, which names it)."""
+    for key, shape in _CARD_LISTS.get(str(case.get("kind")), {}).items():
+        if key not in case:
+            continue
+        v = case[key]
+        if shape == "cards" and not _is_cards(v):
+            return (f"field {key!r} must be a JSON array of cards (R1.4), e.g. "
+                    f'["AS", "2S"], got {v!r}')
+        if shape == "table" and not (isinstance(v, list) and all(_is_cards(m) for m in v)):
+            what = "hands" if key == "hands" else "melds"
+            return (f"field {key!r} must be a JSON array of {what}, each a JSON array of "
+                    f'cards (R1.4), e.g. [["5S", "6S", "7S"]], got {v!r}')
+    return None
+
+
 def _malformed(case: dict[str, Any]) -> str | None:
-    """Why a case's expected values are malformed (wrong JSON type), or ``None``."""
+    """Why a case is malformed (a card field that is not a JSON array of cards, an
+    expected value of the wrong JSON type), or ``None``."""
+    problem = _malformed_cards(case)
+    if problem is not None:
+        return problem
     for key, kind in _EXPECTED.get(str(case.get("kind")), {}).items():
         if key not in case:
             return f"missing field {key!r}"

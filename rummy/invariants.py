@@ -95,6 +95,15 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         except RummyError as err:
             raise ReplayError(i, str(err)) from None
         _expect(0 <= e.dealer < e.players, i, "first dealer is not a seat")
+        # as CreateGame checks them (rummy.decide): a name per seat (none in a log written
+        # before names existed), a turn limit of 0..86400 s (0: none)
+        _expect(not e.names or len(e.names) == e.players, i,
+                f"{len(e.names)} names for {e.players} seats (one per seat)")
+        _expect(0 <= e.turn_seconds <= 86_400, i,
+                f"turn_seconds must be 0..86400, got {e.turn_seconds}")
+        _expect(all(n.isprintable() for n in e.names), i,
+                "a seat name has control or format characters (terminal escapes, line "
+                "breaks, bidi overrides); names must be printable text")
         return
     _expect(not isinstance(e, GameStarted), i, "a second GameStarted")
     phase = state.phase

@@ -162,13 +162,17 @@ def parse_rule_pairs(pairs: Sequence[str], what: str = "--rules") -> dict[str, s
     the values stay strings for :meth:`RuleSet.from_dict` to check.
 
     Raises:
-        InvalidRuleSetError: a pair without ``=`` (``what`` names the option, R11).
+        InvalidRuleSetError: a pair without ``=``, or a variant given twice (even with the
+            same value: one value per variant); ``what`` names the option (R11).
     """
     out: dict[str, str] = {}
     for p in pairs:
         if "=" not in p:
             raise InvalidRuleSetError(f"{what} takes variant=value pairs, got {p!r} (R11)")
         k, v = p.split("=", 1)
+        if k.strip() in out:
+            raise InvalidRuleSetError(f"{what}: variant {k.strip()} given twice (R11: one "
+                                      "value per variant)")
         out[k.strip()] = v.strip()
     return out
 

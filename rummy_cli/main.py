@@ -42,19 +42,45 @@ def usage_error(message: str) -> SystemExit:
 
 
 def _parse_rules(pairs: Sequence[str]) -> Any:
-    from rummy.rules import RuleSet, parse_rule_pairs
+    """The rule set of ``--rules`` (:func:`rummy_cli.options.rule_set`).
+
+    Raises:
+        SystemExit: code 2 with an ``error: ...`` line: a bad pair, a variant given twice,
+            an unknown variant or a bad value (R11).
+    """
+    from rummy_cli.options import rule_set
     try:
-        return RuleSet.from_dict(parse_rule_pairs(pairs))
+        return rule_set(pairs)
     except ValueError as e:
         raise usage_error(f"error: {e}") from None
 
 
-def _lineup(bots: str, players: int) -> list[str]:
+def _lineup(bots: str | None, players: int) -> list[str]:
+    """The seat line-up of ``--bots`` (``None``: the default line-up), cycled over
+    ``players`` seats (:func:`rummy.simulate.parse_lineup`).
+
+    Raises:
+        SystemExit: code 2 with an ``error: ...`` line: an empty list or name, an unknown
+            bot, more bots than players.
+    """
     from rummy.simulate import parse_lineup
+    from rummy_cli.options import bot_names
     try:
-        return list(parse_lineup(bots, players))
+        return list(parse_lineup(bot_names(bots), players))
     except ValueError as e:
         raise usage_error(f"error: {e}") from None
+
+
+def _output_check(*paths: str | None) -> None:
+    """Check output files before the work (:func:`rummy_cli.outputs.output_problem`).
+
+    Raises:
+        SystemExit: code 2 with ``error: cannot write X: ...``.
+    """
+    from rummy_cli.outputs import output_problem
+    problem = output_problem(*paths)
+    if problem:
+        raise usage_error(f"error: {problem}")
 
 
 def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict[str, Any]:
@@ -96,12 +122,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise usage_error(f"error: {e}") from None
     bots = _lineup(args.bots, args.players)
+    _output_check(args.json)
     if args.events_dir:
         try:
             os.makedirs(args.events_dir, exist_ok=True)
         except OSError as e:
-            raise SystemExit(f"error: cannot create --events-dir {args.events_dir}: "
-                             f"{e.strerror}") from None
+            raise usage_error(f"error: cannot create --events-dir {args.events_dir}: "
+                              f"{e.strerror}") from None
+        if not os.access(args.events_dir, os.W_OK | os.X_OK):
+            raise usage_error(f"error: cannot write --events-dir {args.events_dir}: "
+                              "permission denied")
     if args.replay_game is not None:
         return _replay_one(args, bots, rules, console)
     jobs = max(1, args.jobs or os.cpu_count() or 1)
@@ -110,31 +140,42 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                args.events_dir) for a in range(0, args.games, size)]
     results: list[Aggregate] = []
     t0 = time.perf_counter()
-    with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
-                  disable=args.quiet) as progress:
-        task = progress.add_task("games", total=args.games)
-        if jobs == 1:
-            for c in chunks:
-                results.append(Aggregate.from_dict(_chunk(c)))
-                progress.advance(task, c[3] - c[2])
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = {pool.submit(_chunk, c): c for c in chunks}
-                for fut in as_completed(futures):
-                    c = futures[fut]
-                    results.append(Aggregate.from_dict(fut.result()))
+    try:
+        with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
+                      disable=args.quiet) as progress:
+            task = progress.add_task("games", total=args.games)
+            if jobs == 1:
+                for c in chunks:
+                    results.append(Aggregate.from_dict(_chunk(c)))
                     progress.advance(task, c[3] - c[2])
+            else:
+                with ProcessPoolExecutor(max_workers=jobs) as pool:
+                    futures = {pool.submit(_chunk, c): c for c in chunks}
+                    for fut in as_completed(futures):
+                        c = futures[fut]
+                        results.append(Aggregate.from_dict(fut.result()))
+                        progress.advance(task, c[3] - c[2])
+    except OSError as e:  # only the --events-dir files are written during the run
+        print(f"error: cannot write the events of a game to {e.filename or args.events_dir}:"
+              f" {e.strerror or e}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - t0
     rep = BalanceReport.of(merge_all(args.players, results)).with_run(
         args.seed, bots, rules.changed())
+    written = True
     if args.json:
         text = json.dumps(rep.to_dict(), indent=2, sort_keys=True)
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+            try:
+                with open(args.json, "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            except OSError as e:  # checked up front, but the disk may fill or vanish
+                written = False
+                print(f"error: cannot write {args.json}: {e.strerror or e}; the report "
+                      "is printed below", file=sys.stderr)
     if args.json != "-":
         render(rep, console, title=f"Balance report: {args.games} games, {args.players} "
                f"players, bots {','.join(bots)}, seed {args.seed}"
@@ -148,7 +189,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               f"first: game {rep.failed_games[0][0]}. Re-run one alone with "
               f"--replay-game INDEX (same --seed, --bots, --players, --rules)", file=sys.stderr)
         return 1
-    return 0
+    return 0 if written else 1
 
 
 def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: Console) -> int:
@@ -167,8 +208,12 @@ def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: 
                   f"{r.rounds} rounds, final {list(r.final)}, winners {list(r.winners)}")
     if args.events_dir:
         path = os.path.join(args.events_dir, f"game-{i:06d}.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(dumps(e) + "\n" for e in r.events)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.writelines(dumps(e) + "\n" for e in r.events)
+        except OSError as e:
+            print(f"error: cannot write {path}: {e.strerror or e}", file=sys.stderr)
+            return 1
         console.print(f"events written to {path}")
     return 0
 
@@ -213,9 +258,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_conformance(args: argparse.Namespace) -> int:
-    """``rummy conformance FILE...``: run shared-format cases; non-zero exit on failure."""
+    """``rummy conformance FILE...``: run shared-format cases; non-zero exit on failure.
+
+    Every file must hold at least one case; every case needs a non-empty string ``id``,
+    unique within the run (a second case with an id is a failure naming both places:
+    with two cases under one id, a report of that id is ambiguous). A malformed line,
+    case or file is a ``FAIL`` line naming ``FILE:LINE``, counted as failed; the run goes
+    on and always prints ``N passed, M failed``. Exit code 0 when all passed, else 1.
+    """
     from rummy.conformance import run_case
     passed = failed = 0
+    seen: dict[str, str] = {}  # id -> FILE:LINE of its first case
     for path in args.files:
         try:
             f = open(path, "rb")  # noqa: SIM115
@@ -223,23 +276,39 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             print(f"FAIL {path}: cannot read: {e.strerror}")
             failed += 1
             continue
+        cases_here = 0
         with f:
             for n, raw in enumerate(f, 1):
+                where = f"{path}:{n}"
                 try:
                     line = raw.decode("utf-8")
                     if not line.strip():
                         continue
+                    cases_here += 1
                     case = json.loads(line)
                     if not isinstance(case, dict):
                         raise ValueError("a case must be a JSON object")
                 except RecursionError:
-                    print(f"FAIL {path}:{n}: malformed line: JSON nested too deeply")
+                    print(f"FAIL {where}: malformed line: JSON nested too deeply")
                     failed += 1
                     continue
                 except ValueError as e:
-                    print(f"FAIL {path}:{n}: malformed line: {e}")
+                    print(f"FAIL {where}: malformed line: {e}")
                     failed += 1
                     continue
+                case_id = case.get("id")
+                if not isinstance(case_id, str) or not case_id.strip():
+                    got = "no 'id'" if "id" not in case else f"'id' {case_id!r}"
+                    print(f"FAIL {where}: malformed case: {got}; every case needs a "
+                          "non-empty string id (tests/conformance/cases/README.md)")
+                    failed += 1
+                    continue
+                if case_id in seen:
+                    print(f"FAIL {where}: malformed case: id {case_id!r} given twice "
+                          f"(first at {seen[case_id]}); ids must be unique within a run")
+                    failed += 1
+                    continue
+                seen[case_id] = where
                 try:
                     ok, msg = run_case(case)
                 except Exception as e:  # noqa: BLE001 - report, go on with the next case
@@ -247,17 +316,21 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                 if ok:
                     passed += 1
                     if args.verbose:
-                        print(f"ok   {case.get('id')} ({case.get('kind')}, {case.get('rule')})")
+                        print(f"ok   {case_id} ({case.get('kind')}, {case.get('rule')})")
                 else:
                     failed += 1
-                    print(f"FAIL {case.get('id', f'{path}:{n}')} ({case.get('kind')}, "
-                          f"{case.get('rule')}): {' '.join(str(msg).split())}")
+                    print(f"FAIL {case_id} ({case.get('kind')}, {case.get('rule')}): "
+                          f"{' '.join(str(msg).split())}")
+        if cases_here == 0:
+            print(f"FAIL {path}: no cases (the file is empty or holds only blank lines)")
+            failed += 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rummy`` with every available subcommand."""
+    from rummy_cli.options import add_rules_option
     parser = argparse.ArgumentParser(
         prog="rummy", description="Manipulation Rummy: rules engine, bots, simulations, "
         "replays and the game service. Rules: docs/rules.md (R1–R11).",
@@ -278,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="",
+    p.add_argument("--bots",
                    help="comma-separated bot line-up, cycled over the seats (default "
                    "strategic,greedy: bots that knock and go out, so rounds end as people's "
                    "do)")
@@ -287,8 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=int, default=0,
                    help="games per process task (default: about games / (jobs x 8), at most 25)")
     p.add_argument("--events-dir", help="write each game's events as JSON lines to this folder")
-    p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")
+    add_rules_option(p)
     p.add_argument("--no-rotate", action="store_true",
                    help="keep the line-up fixed per seat instead of rotating it every game")
     p.add_argument("--json", metavar="FILE",

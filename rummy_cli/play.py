@@ -55,6 +55,8 @@ from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, view
 from rummy_cli.main import usage_error
+from rummy_cli.options import add_rules_option, bot_names
+from rummy_cli.outputs import output_problem
 
 HUMAN = 0
 """The person's seat."""
@@ -547,8 +549,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--bots", default="basic", help="comma-separated bot strategies for the "
                    f"other seats, cycled (default basic; known: {', '.join(sorted(BOTS))})")
     p.add_argument("--seed", type=int, help="the deal's seed (default: random, printed)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of docs/rules.md §11, e.g. target_score=50")
+    add_rules_option(p, example="target_score=50")
     p.add_argument("--name", default="you", help="your name at the table (default you)")
     p.add_argument("--save", metavar="FILE", help="write the game's events as JSON lines "
                    "(open it later with `rummy replay FILE`)")
@@ -556,13 +557,15 @@ def add_parser(subparsers: Any) -> None:
 
 
 def parse_rules(pairs: Sequence[str]) -> RuleSet:
-    """A rule set from ``variant=value`` strings.
+    """A rule set from ``variant=value`` strings (:func:`rummy_cli.options.rule_set`).
 
     Raises:
-        InvalidRuleSetError: a pair without ``=``, an unknown variant or a bad value (R11).
+        ValueError: a pair without ``=``, a variant given twice, an unknown variant or a
+            bad value (``InvalidRuleSetError``, R11).
     """
-    from rummy.rules import parse_rule_pairs
-    return RuleSet.from_dict(parse_rule_pairs(pairs))
+    from rummy_cli.options import rule_set
+    rules: RuleSet = rule_set(pairs)
+    return rules
 
 
 def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
@@ -574,14 +577,19 @@ def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
         SystemExit: invalid options (the message names the option and the rule).
     """
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     try:
+        bots = bot_names(args.bots) or []
         rules = parse_rules(args.rules)
         if not 2 <= args.players <= 5:
             raise ValueError(f"--players must be 2..5, got {args.players} (R1.1)")
+        problem = output_problem(args.save)
+        if problem:
+            raise ValueError(problem)
         save = open(args.save, "w", encoding="utf-8") if args.save else None  # noqa: SIM115
-    except (ValueError, OSError) as e:
+    except ValueError as e:
         raise usage_error(f"error: {e}") from None
+    except OSError as e:
+        raise usage_error(f"error: cannot write {args.save}: {e.strerror or e}") from None
     try:
         try:
             session = PlaySession(args.players, bots, seed, rules, console=console,

@@ -210,6 +210,11 @@ def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
         print("error: --seat chooses what the page or the analysis shows: add --html FILE "
               "or --analyse", file=err)
         return 2
+    from rummy_cli.outputs import output_problem
+    problem = output_problem(html_path, args.json if args.analyse else None)
+    if problem:  # before the analysis, which may take a while
+        print(f"error: {problem}", file=err)
+        return 2
     start = events[0]
     if not isinstance(start, GameStarted):
         print("error: the log does not start with GameStarted", file=err)

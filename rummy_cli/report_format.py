@@ -40,15 +40,18 @@ def render(rep: BalanceReport, console: Console, title: str = "Balance report") 
                   f"{rep.fairness.verdict}", highlight=False)
     bots = RichTable(title="By bot (95% CI clustered by game; naive: seat-games as if "
                      "independent)")
-    for col in ("bot", "win rate (95% CI)", "naive CI", "seat-games", "mean score (95% CI)",
-                "points left"):
-        bots.add_column(col, justify="right")
+    # fits 80 columns with every interval whole (a cut "(22.4–29.4…" hid the upper bound):
+    # the headers and the mean score's interval take a line of their own instead, and no
+    # cell is ever wrapped or cut by rich (no_wrap) at 80 columns or more
+    for col in ("bot", "win rate (95% CI)", "naive CI", "seat-\ngames",
+                "mean score\n(95% CI)", "points\nleft"):
+        bots.add_column(col, justify="right", no_wrap=True)
     for b, s in rep.bots.items():
         lo, hi = s.score.low, s.score.high
-        bots.add_row(b, f"{_pct(s.win.rate)} ({_ci(s.win.low, s.win.high)})",
+        bots.add_row(b, f"{_pct(s.win.rate).strip()} ({_ci(s.win.low, s.win.high)})",
                      _ci(s.win.naive_low, s.win.naive_high), str(s.win.n),
                      f"{s.score.mean:.1f}" + ("" if lo is None or hi is None
-                                              else f" ({lo:.0f}–{hi:.0f})"),
+                                              else f"\n({lo:.0f}–{hi:.0f})"),
                      f"{s.points_left:.1f}")
     console.print(bots)
     ends = RichTable(title="How rounds ended (share of rounds)")

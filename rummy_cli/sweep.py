@@ -47,7 +47,8 @@ def parse_sweep(specs: list[str]) -> list[dict[str, str]]:
     first variant varies slowest).
 
     Raises:
-        ValueError: a spec without ``=``, an empty value list, a variant given twice.
+        ValueError: a spec without ``=``, an empty value list, a variant given twice, a
+            value given twice for one variant (it would run the same batch twice).
     """
     names: list[str] = []
     values: list[list[str]] = []
@@ -59,6 +60,9 @@ def parse_sweep(specs: list[str]) -> list[dict[str, str]]:
             raise ValueError(f"--rules {spec!r}: expected VARIANT=V1,V2,... (docs/rules.md §11)")
         if name in names:
             raise ValueError(f"--rules: variant {name!r} given twice")
+        twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+        if twice is not None:
+            raise ValueError(f"--rules {spec!r}: value {twice} given twice for {name}")
         names.append(name)
         values.append(vals)
     if not names:
@@ -111,7 +115,8 @@ def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[Any
 
     Raises:
         SystemExit: code 2 with an ``error: ...`` line for bad options (a bad variant or
-            value names the rule, R11; a bad player count R1.1).
+            value names the rule, R11; two values that are the same rule, such as ``5``
+            and ``05``; a bad player count R1.1).
     """
     from rummy.rules import RuleSet
     from rummy_cli.main import _lineup, usage_error
@@ -121,6 +126,11 @@ def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[Any
         rulesets = [RuleSet.from_dict(c) for c in combos]
         for r in rulesets:
             r.check_players(args.players)
+        for i, r in enumerate(rulesets):
+            j = rulesets.index(r)
+            if j < i:
+                raise ValueError(f"--rules: {_label(combos[j])} and {_label(combos[i])} "
+                                 "are the same rules (a value given twice)")
     except ValueError as e:
         raise usage_error(f"error: {e}") from None
     if not 2 <= args.players <= 5:
@@ -339,7 +349,7 @@ def add_sweep_options(p: Any) -> None:
                    "grid of every combination (required)")
     p.add_argument("--games", type=int, default=200, help="games per value (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="", help="comma-separated line-up, cycled over the "
+    p.add_argument("--bots", help="comma-separated line-up, cycled over the "
                    "seats (default strategic,greedy)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")

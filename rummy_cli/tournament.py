@@ -31,6 +31,7 @@ from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy.stats import wilson
 from rummy.views import view
+from rummy_cli.options import bot_names
 from rummy_cli.outputs import output_problem
 
 BEGIN = "<!-- rummy tournament: begin -->"
@@ -173,7 +174,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         print("error: `rummy tournament` needs the 'ratings' extra: "
               "pip install 'manipulation-rummy[ratings]' (openskill)", file=sys.stderr)
         return 1
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    try:
+        bots = bot_names(args.bots) or []
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for b in bots:
         if b not in BOTS:
             print(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}",

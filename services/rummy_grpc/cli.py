@@ -459,11 +459,21 @@ def _read_or_exit(args: argparse.Namespace) -> list[Event]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """``rummy export GAME_ID --redis-url URL``: the game's log as JSON lines."""
+    """``rummy export GAME_ID --redis-url URL``: the game's log as JSON lines. An output
+    file that cannot be written is an ``error:`` line (exit 2) before Redis is read."""
+    from rummy_cli.outputs import output_problem
+    problem = output_problem(args.output)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     events = _read_or_exit(args)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            export_game(events, f)
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                export_game(events, f)
+        except OSError as e:
+            print(f"error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            return 1
         print(f"wrote {len(events)} events of game {args.game_id} to {args.output}",
               file=sys.stderr)
     else:

@@ -131,6 +131,9 @@ def _line_of(text: str, start: str) -> int:
      "the game gives"),
     (lambda t: t.replace('[Seed "3"]', '[Seed "4"]'), "[Dealer", "dealer"),
     (lambda t: t.replace('[Rules ""]', '[Rules "nope=1"]'), "[Rules", "unknown rule variant"),
+    # a variant given twice kept its last value silently (the sixth session's tester)
+    (lambda t: t.replace('[Rules ""]', '[Rules "hand_size=7 hand_size=9"]'), "[Rules",
+     "variant hand_size given twice"),
     (lambda t: t.replace('[Format "', '[Format "x'), "[Format", "unknown record format"),
     (lambda t: t.replace("Game over: totals ", "Game over: totals 1"), "Game over",
      "the game gives"),

@@ -56,6 +56,13 @@ def test_export_writes_the_file_format_and_replays(prefix, tmp_path, capsys):
         assert "winner" in capsys.readouterr().out
         with pytest.raises(SystemExit, match="no events"):
             main(["export", "no-such-game", "--redis-url", REDIS_URL, "--prefix", prefix])
+        # an output that cannot be written is an error line before Redis is read, never a
+        # traceback after it (the sixth session's tester, for every command's outputs)
+        for bad, says in ((tmp_path / "no-dir" / "g.jsonl", "there is no directory"),
+                          (tmp_path, "it is a directory")):
+            assert main(["export", gid, "--redis-url", REDIS_URL, "--prefix", prefix,
+                         "-o", str(bad)]) == 2
+            assert f"error: cannot write {bad}: {says}" in capsys.readouterr().err
     finally:
         asyncio.run(delete_prefix(prefix))
 

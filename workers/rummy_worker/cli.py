@@ -92,15 +92,19 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     """The :class:`BatchSpec` of ``batch submit``/``ab`` options (validated).
 
     Raises:
-        ValueError: bad options (message for the user).
+        ValueError: bad options (message for the user): an empty bot list or name, an
+            unknown bot, a bad rule pair, a variant given twice in --rules or in
+            --compare-rules (R11), a bad spec.
     """
     from rummy.rules import RuleSet, parse_rule_pairs
+    from rummy_cli.options import bot_names
     from rummy_worker.batches import BatchSpec, expand_bots
 
-    bots = expand_bots(args.bots, args.players)
+    bots = expand_bots(bot_names(args.bots) or "", args.players)  # "": the default
     rules = RuleSet.from_dict(parse_rule_pairs(args.rules)).changed()
-    compare_bots = (expand_bots(args.compare_bots, args.players)
-                    if args.compare_bots else None)
+    compare_names = bot_names(args.compare_bots, "--compare-bots")
+    compare_bots = (expand_bots(compare_names, args.players)
+                    if compare_names is not None else None)
     compare_rules = None
     if args.compare_rules:
         merged = {**RuleSet.from_dict(rules).to_dict(),
@@ -153,7 +157,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    """``rummy batch submit``/``ab``: record a batch, send its chunks, print its id."""
+    """``rummy batch submit``/``ab``: record a batch, send its chunks, print its id.
+    Bad options, and output files (``--json``/``--csv``/``--html``) that cannot be written,
+    exit 2 before anything is sent."""
+    from rummy_cli.options import chunks_text
+
     _set_env(args)
     try:
         spec = spec_from_args(args)
@@ -161,6 +169,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return _usage(str(e))
     if args.command_name == "ab" and not spec.is_ab:
         return _usage("an A/B batch needs --compare-bots and/or --compare-rules")
+    problem = _outputs_problem(args)
+    if problem:
+        return _usage(problem)
     from rummy_worker.tasks import limits
 
     store = _store()
@@ -172,8 +183,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if failure:
         return _die(failure)
     print(batch_id)
-    print(f"batch {batch_id}: {spec.games} games in {spec.chunks} chunks of "
-          f"{spec.chunk_size}", file=sys.stderr)
+    print(f"batch {batch_id}: {chunks_text(spec.games, spec.chunks, spec.chunk_size)}",
+          file=sys.stderr)
     if args.wait:
         code = _wait(store, batch_id, quiet=False)
         if code:
@@ -311,7 +322,22 @@ def document(store: Any, batch_id: str) -> dict[str, Any]:
             "report": rep}
 
 
+def _outputs_problem(args: argparse.Namespace) -> str | None:
+    """Why one of the output files of ``args`` (``--json``, ``--csv``, ``--html``,
+    ``--events``) cannot be written (:func:`rummy_cli.outputs.output_problem`), or
+    ``None``; checked before the work."""
+    from rummy_cli.outputs import output_problem
+
+    paths = [getattr(args, name, None) for name in ("json", "csv", "html", "events")]
+    return output_problem(*(p for p in paths if isinstance(p, str)))
+
+
 def _write(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` (``"-"``: stdout).
+
+    Raises:
+        OSError: the file cannot be written (the callers say so in one line).
+    """
     if path == "-":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
@@ -330,16 +356,22 @@ def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
     json_path = getattr(args, "json", None)
     csv_path = getattr(args, "csv", None)
     html_path = getattr(args, "html", None)
-    if json_path:
-        _write(json_path, output.to_json(doc))
-    if csv_path:
-        _write(csv_path, output.to_csv(doc))
-    if html_path:
-        _write(html_path, output.to_html(doc))
+    unwritten = ""
+    for path, render in ((json_path, output.to_json), (csv_path, output.to_csv),
+                         (html_path, output.to_html)):
+        if not path:
+            continue
+        try:
+            _write(path, render(doc))
+        except OSError as e:  # checked up front, but the disk may fill or vanish
+            unwritten = unwritten or path
+            _die(f"cannot write {path}: {e.strerror or e}")
     if "-" not in (json_path, csv_path, html_path):
         from rich.console import Console
 
         output.render_terminal(doc, Console())
+    if unwritten:
+        return 1
     failed = [f for r in output.variants(doc["report"]) for f in r.failed_games]
     if failed:
         print(f"error: {len(failed)} game(s) of batch {batch_id} failed (a bot raised or "
@@ -354,6 +386,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     _set_env(args)
     from rummy_worker.batches import UnknownBatch
 
+    problem = _outputs_problem(args)
+    if problem:
+        return _usage(problem)
     try:
         return _print_report(_store(), args.batch_id, args)
     except UnknownBatch as e:
@@ -372,6 +407,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """
     _set_env(args)
     from rummy.balance import BalanceReport
+    from rummy_cli.options import chunks_text
     from rummy_cli.outputs import output_problem
     from rummy_cli.sweep import sweep_document, sweep_plan, write_outputs
     from rummy_worker.batches import BatchSpec
@@ -400,8 +436,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         ids.append(batch_id)
         if failure:
             return _die(failure)
-        print(f"batch {batch_id}: {label}: {spec.games} games in {spec.chunks} chunks",
-              file=sys.stderr)
+        print(f"batch {batch_id}: {label}: "
+              f"{chunks_text(spec.games, spec.chunks, spec.chunk_size)}", file=sys.stderr)
     code = _wait_all(store, ids, quiet=args.quiet, timeout=args.timeout,
                      label=f"sweep of {len(ids)} batches")
     if code:
@@ -448,6 +484,9 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
     from rummy_worker.batches import UnknownBatch, game_id
     from rummy_worker.chunks import play_indexed
 
+    problem = _outputs_problem(args)
+    if problem:
+        return _usage(problem)
     try:
         batch_id, spec = load_spec(args.batch)
     except (UnknownBatch, ValueError, KeyError) as e:
@@ -466,7 +505,10 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
                       "reasons": list(r.reasons), "steps": r.steps}, sort_keys=True))
     if args.events:
         lines = "".join(dumps(e) + "\n" for e in r.events)
-        _write(args.events, lines)
+        try:
+            _write(args.events, lines)
+        except OSError as e:
+            return _die(f"cannot write {args.events}: {e.strerror or e}")
     return 0
 
 
@@ -536,14 +578,15 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
 
 
 def _batch_spec_options(p: argparse.ArgumentParser) -> None:
+    from rummy_cli.options import add_rules_option
+
     p.add_argument("--games", type=int, default=200, help="number of games (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
-    p.add_argument("--bots", default="",
+    p.add_argument("--bots",
                    help="comma-separated bot line-up, cycled over the seats (default "
                    "strategic,greedy: rummy.simulate.DEFAULT_LINEUP)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="rule variants of docs/rules.md §11, e.g. knock_threshold=7")
+    add_rules_option(p)
     p.add_argument("--chunk-size", type=int, default=200,
                    help="games per chunk task (default 200)")
     p.add_argument("--no-rotate", action="store_true",
@@ -553,8 +596,8 @@ def _batch_spec_options(p: argparse.ArgumentParser) -> None:
                    "(RUMMY_EVENT_STORE_URL of the workers; game id batch-ID-INDEX)")
     p.add_argument("--compare-bots", metavar="BOTS",
                    help="A/B: variant B's line-up (same players), paired on the same seeds")
-    p.add_argument("--compare-rules", nargs="*", default=[], metavar="VARIANT=VALUE",
-                   help="A/B: variant B's rules, as changes to --rules")
+    add_rules_option(p, "--compare-rules", help_text="A/B: variant B's rules, as changes "
+                     "to --rules (repeat --compare-rules or list several; each variant once)")
     _limit_options(p)
     p.add_argument("--wait", action="store_true", help="wait with a progress bar, then report")
     p.add_argument("--json", metavar="FILE", help="with --wait: write the report as JSON")
