@@ -296,7 +296,7 @@ def from_record(text: str) -> list[Event]:
         try:
             value = json.loads(m.group(2))
         except json.JSONDecodeError:
-            raise _error(n, f"malformed header value {m.group(2)}", token=line) from None
+            raise _error(n, f"malformed header value {m.group(2)!r}", token=line) from None
         if m.group(1) in headers:
             raise _error(n, f"header {m.group(1)} given twice", token=line)
         headers[m.group(1)] = (n, value)

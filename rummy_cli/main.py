@@ -267,6 +267,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     on and always prints ``N passed, M failed``. Exit code 0 when all passed, else 1.
     """
     from rummy.conformance import run_case
+    from rummy_cli.outputs import terminal_safe
     passed = failed = 0
     seen: dict[str, str] = {}  # id -> FILE:LINE of its first case
     for path in args.files:
@@ -303,6 +304,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                           "non-empty string id (tests/conformance/cases/README.md)")
                     failed += 1
                     continue
+                case_id = terminal_safe(case_id)
                 if case_id in seen:
                     print(f"FAIL {where}: malformed case: id {case_id!r} given twice "
                           f"(first at {seen[case_id]}); ids must be unique within a run")
@@ -316,11 +318,13 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                 if ok:
                     passed += 1
                     if args.verbose:
-                        print(f"ok   {case_id} ({case.get('kind')}, {case.get('rule')})")
+                        print(f"ok   {case_id} ({terminal_safe(case.get('kind'))}, "
+                              f"{terminal_safe(case.get('rule'))})")
                 else:
                     failed += 1
-                    print(f"FAIL {case_id} ({case.get('kind')}, {case.get('rule')}): "
-                          f"{' '.join(str(msg).split())}")
+                    print(f"FAIL {case_id} ({terminal_safe(case.get('kind'))}, "
+                          f"{terminal_safe(case.get('rule'))}): "
+                          f"{terminal_safe(' '.join(str(msg).split()))}")
         if cases_here == 0:
             print(f"FAIL {path}: no cases (the file is empty or holds only blank lines)")
             failed += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["output_problem"]
+__all__ = ["output_problem", "terminal_safe"]
 
 
 def output_problem(*paths: str | None) -> str | None:
@@ -29,3 +29,13 @@ def output_problem(*paths: str | None) -> str | None:
         if not os.access(target, os.W_OK):
             return f"cannot write {path}: permission denied"
     return None
+
+
+def terminal_safe(value: object) -> str:
+    """``str(value)`` with every non-printable character (a terminal escape, a line break,
+    a bidi override) written as its Python escape (``\\x1b``), for echoing text that
+    comes from a file or a request back to a terminal."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -566,12 +566,14 @@ class GameApp:
 
     async def _finish(self, game_id: str) -> bool:
         """Nothing more is due on the game and it leaves the active games; True for the one
-        call that took it off the list (two replicas, or a capped game refused again)."""
+        call that took it off the list (two replicas, or a capped game refused again). The
+        due time goes last: until it is gone, a replica's poll finishes the game again
+        (``Scheduler.before_append`` wrote it before the game-ending append)."""
         self.scheduler.cancel(game_id)
-        await self.store.unschedule(game_id)
         was_active = await self.store.set_active(game_id, False)
         if was_active:
             metrics.GAMES_ACTIVE.dec()
+        await self.store.unschedule(game_id)
         return was_active
 
     async def _stop(self, game_id: str) -> None:

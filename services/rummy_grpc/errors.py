@@ -23,6 +23,7 @@ exception                         status               details
 ``NoCredentials``                 UNAUTHENTICATED      reason ``NO_CREDENTIALS``
 ``BadCredentials``                PERMISSION_DENIED    reason ``BAD_CREDENTIALS``
 ``RateLimited``                   RESOURCE_EXHAUSTED   reason ``RATE_LIMITED``, RetryInfo
+``GameUnlisted``                  UNAVAILABLE          reason ``STORE_UNAVAILABLE``
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
 Redis refusing a write (OOM, ...) UNAVAILABLE          reason ``STORE`` (:func:`store_refusal`)
 ================================  ===================  =====================================
@@ -37,6 +38,7 @@ trailing metadata key ``rummy-rule``, and in a ``google.rpc.ErrorInfo`` detail
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 import grpc
@@ -44,7 +46,13 @@ import redis.exceptions
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from rummy_store.base import RequestIdReused, StoreError, StreamRewound, VersionConflict
+from rummy_store.base import (
+    GameUnlisted,
+    RequestIdReused,
+    StoreError,
+    StreamRewound,
+    VersionConflict,
+)
 
 from rummy.errors import (
     CommandError,
@@ -236,6 +244,8 @@ _REFUSAL_CLASSES = (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnly
                     redis.exceptions.NoPermissionError, redis.exceptions.TryAgainError,
                     redis.exceptions.ClusterDownError)
 # error codes redis-py leaves at the start of a plain ResponseError's message
+_PIPELINE_ERROR = re.compile(r"^Command # \d+ \(.*?\) of pipeline caused error: \(?['\"]?",
+                             re.S)
 _REFUSAL_CODES = ("MISCONF", "NOREPLICAS", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
                   "OOM", "READONLY", "NOPERM")
 
@@ -254,8 +264,20 @@ def store_refusal(exc: BaseException) -> str | None:
     code = getattr(exc, "status_code", None)
     if isinstance(exc, _REFUSAL_CLASSES):
         return str(code or type(exc).__name__)
-    word = str(exc).split(" ", 1)[0]
+    # a queued command of a pipeline or MULTI/EXEC: redis-py rewrites the message as
+    # "Command # 1 (ZREM ...) of pipeline caused error: ('NOREPLICAS ...',)"
+    text = _PIPELINE_ERROR.sub("", str(exc), count=1)
+    word = text.split(" ", 1)[0]
     return word if word in _REFUSAL_CODES else None
+
+
+def _refusal_text(exc: BaseException, code: str) -> str:
+    """The refusal's own words: without redis-py's pipeline wrapping and without the code
+    repeated ("Redis NOREPLICAS: NOREPLICAS Not enough ...")."""
+    text, wrapped = _PIPELINE_ERROR.subn("", str(exc), count=1)
+    if wrapped:  # the rest of the tuple's repr
+        text = text.removesuffix(",)").rstrip("'\"")
+    return text[len(code):].strip() if text.startswith(code) else text
 
 
 def map_error(exc: BaseException) -> Mapped | None:
@@ -303,12 +325,15 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "STREAM_LIMIT")
     if isinstance(exc, StreamRewound):  # the store lost what the stream had sent
         return Mapped(grpc.StatusCode.DATA_LOSS, str(exc), "STREAM_REWOUND")
+    if isinstance(exc, GameUnlisted):  # written, not listed: as an outage, retry is safe
+        return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE_UNAVAILABLE")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")
     refused = store_refusal(exc)
     if refused is not None:  # an operational state of Redis, not a bug: nothing was applied
         return Mapped(grpc.StatusCode.UNAVAILABLE,
-                      f"the event store refused the operation (Redis {refused}: {exc}); "
+                      f"the event store refused the operation (Redis {refused}: "
+                      f"{_refusal_text(exc, refused)}); "
                       "nothing was applied: retry later, with the same request_id for a "
                       "command", "STORE")
     if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):

@@ -112,7 +112,13 @@ class Scheduler:
                             state: GameState) -> None:
         """Before appending the events that lead to ``state``: if ``state`` is due, make
         sure the store's due time is no later than it must be (a bot: one lease from now,
-        since this replica drives it at once; a timed seat: its turn limit)."""
+        since this replica drives it at once; a timed seat: its turn limit). A game that
+        ends is due one lease from now too: finishing it (unschedule, leave the active
+        games) is work after the append, and should this replica fail to do it (Redis
+        refusing writes, a crash), the due time makes any replica's poll finish it."""
+        if state.phase == GAME_OVER:
+            await self._store.schedule(game_id, self.lease, only_earlier=True)
+            return
         due = pending(meta, state)
         if due is None:
             return

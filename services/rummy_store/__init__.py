@@ -21,6 +21,7 @@ from rummy.events import Event
 from rummy_store.base import (
     AppendResult,
     EventStore,
+    GameUnlisted,
     RequestIdReused,
     StoredEvent,
     StoreError,
@@ -46,6 +47,7 @@ __all__ = [
     "RequestIdReused",
     "StoreError",
     "StoredEvent",
+    "GameUnlisted",
     "StreamRewound",
     "VersionConflict",
     "append_sync",

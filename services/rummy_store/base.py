@@ -69,6 +69,28 @@ class StoreError(Exception):
     """Base class of the errors the event store raises on purpose."""
 
 
+class GameUnlisted(StoreError):
+    """A game's first events were appended, but entering the game in the games index (a
+    second Redis call after the append script) failed: the game exists and is not listed
+    yet. Retrying the append with the same ``request_id`` lists it (the retry is a
+    duplicate, and a duplicate of a first append enters the game in the index).
+
+    Attributes:
+        game_id, version, cause: the game, its version after the append, the error.
+    """
+
+    def __init__(self, game_id: str, version: int, cause: BaseException) -> None:
+        super().__init__(game_id, version, cause)
+        self.game_id = game_id
+        self.version = version
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return (f"game {self.game_id!r}: its events were written (version {self.version}) "
+                f"but entering it in the games index failed ({type(self.cause).__name__}: "
+                f"{self.cause}); retrying with the same request_id completes it")
+
+
 class StreamRewound(StoreError):
     """A live subscription's stream went back in time: the store no longer has the events it
     delivered after ``actual`` (a failover to a replica that lagged, a Redis restarted from

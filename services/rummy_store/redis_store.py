@@ -61,10 +61,11 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 
 from rummy_store.base import (
     AppendResult,
+    GameUnlisted,
     RequestIdReused,
     StoredEvent,
     StoreError,
@@ -497,7 +498,10 @@ class RedisEventStore:
                 for i, (kind, text) in enumerate(encoded, start=1)
             )
             if expected_version == 0 and new:
-                await self._register(game_id, ts)
+                try:
+                    await self._register(game_id, ts)
+                except RedisError as exc:  # the events stand: say so, not "nothing applied"
+                    raise GameUnlisted(game_id, len(new), exc) from exc
             return AppendResult(
                 version=expected_version + len(new),
                 events=new,

@@ -222,3 +222,12 @@ def test_cli_reads_standard_input_with_a_dash(tmp_path: Path) -> None:
                           input=record, capture_output=True, text=True, cwd=ROOT, check=True,
                           env=env).stdout
     assert back == log
+
+
+def test_a_malformed_header_value_is_quoted_not_echoed_raw(record_text: str) -> None:
+    # the session's second tester: a raw ESC in a header value reached the terminal
+    bad = record_text.replace('[Rules ""]', '[Rules "ev\x1b]0;PWNED\x07il"]')
+    with pytest.raises(NotationError) as info:
+        from_record(bad)
+    assert "malformed header value" in info.value.message
+    assert "\x1b" not in info.value.message and "\\x1b" in info.value.message

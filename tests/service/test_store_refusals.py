@@ -243,3 +243,104 @@ async def test_a_client_command_refused_at_the_cap_of_events_ends_the_game_once(
         assert REGISTRY.get_sample_value("rummy_games_active") == active - 1
     finally:
         await app.close()
+
+
+def test_a_refusal_inside_a_pipeline_or_multi_exec_is_still_a_refusal() -> None:
+    # the second tester of the session: redis-py rewrites a queued command's error, and
+    # NOREPLICAS or MISCONF while finishing a game (MULTI/EXEC) answered INTERNAL
+    exc = redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write.")
+    exc.args = (f"Command # 1 (ZREM rummy:games:active abc) of pipeline caused error: "
+                f"{exc.args}",)
+    assert store_refusal(exc) == "NOREPLICAS"
+    mapped = map_error(exc)
+    assert mapped is not None and mapped.reason == "STORE"
+    # the code once, the refusal's own words, no pipeline wrapping
+    assert "(Redis NOREPLICAS: Not enough good replicas to write.)" in mapped.message
+
+
+class RefusingToFinish(MemoryEventStore):
+    """A memory store that refuses to take a game off the active list until ``until``
+    (time.monotonic()): Redis refusing writes right after a game-ending command, for
+    longer than the replica's own retries last."""
+
+    until = 0.0
+
+    async def set_active(self, game_id: str, active: bool) -> bool:
+        if not active and time.monotonic() < self.until:
+            raise redis.exceptions.ReadOnlyError("You can't write against a read only "
+                                                 "replica.", status_code="READONLY")
+        return await super().set_active(game_id, active)
+
+
+@pytest.mark.asyncio
+async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> None:
+    # the second tester of the session: refused for ~7 s after a human's game-ending
+    # command, the game stayed active for good (the replica's retries gave up at the lease
+    # and a finished game had no due time). Now the game-ending append writes a due time
+    # first, and any replica's poll finishes the game once Redis takes writes again.
+    store = RefusingToFinish()
+    app = GameApp(store, admin_token=ADMIN, lease=0.3, poll=0.05)
+    await app.start()
+    try:
+        created = await app.create_game([SeatSpec("human"), SeatSpec("human")],
+                                        {"target_score": "1"}, seed=2, admin_token=ADMIN)
+        gid = created.game_id
+        store.until = time.monotonic() + 1e9  # refuse from the game's last command on
+        for move in range(2000):
+            state, _ = await app.repo.load(gid)
+            if state.phase == "game_over":
+                break
+            await _human_move(app, gid, created.tokens[state.turn], move)
+        else:
+            pytest.fail("the game did not end")
+        store.until = time.monotonic() + 2.0  # the replica's retries give up before this
+        assert await store.list_games(active_only=True) == [gid]
+        await asyncio.sleep(2.5)
+        deadline = time.monotonic() + 10
+        while await store.list_games(active_only=True):
+            assert time.monotonic() < deadline, "the finished game stayed active"
+            await asyncio.sleep(0.05)
+        assert await store.due(gid) is None  # nothing left due on it
+    finally:
+        await app.close()
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_game_written_but_not_listed_says_so_and_its_retry_lists_it() -> None:
+    # the second tester of the session: Redis ran out of memory between the append script
+    # and the games-index call of a CreateGame, which answered "nothing was applied"
+    from rummy_store import GameUnlisted
+
+    from tests.redis_helpers import REDIS_URL
+    prefix = f"rummy-test-unlisted-{time.monotonic_ns()}"
+    store = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
+    real = store._register
+    calls = {"n": 0}
+
+    async def refused_once(game_id: str, ts: float) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise redis.exceptions.OutOfMemoryError("command not allowed when used memory > "
+                                                    "'maxmemory'.", status_code="OOM")
+        await real(game_id, ts)
+
+    store._register = refused_once  # type: ignore[method-assign]
+    try:
+        events = [{"type": "Knocked", "v": 1, "seat": 0, "points": 1}]
+        with pytest.raises(GameUnlisted) as err:
+            await store.append("g", events, 0, request_id="create", request_hash="h")
+        mapped = map_error(err.value)
+        assert mapped is not None
+        assert (mapped.code, mapped.reason) == (grpc.StatusCode.UNAVAILABLE,
+                                                "STORE_UNAVAILABLE")
+        assert "its events were written (version 1)" in mapped.message
+        assert await store.version("g") == 1 and await store.list_games() == []
+        again = await store.append("g", events, 0, request_id="create", request_hash="h")
+        assert again.duplicate and again.version == 1
+        assert await store.list_games(active_only=True) == ["g"]
+    finally:
+        keys = await store.client.keys(f"{prefix}:*")
+        if keys:
+            await store.client.delete(*keys)
+        await store.close()

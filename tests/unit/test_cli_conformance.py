@@ -100,3 +100,17 @@ def test_the_shared_cases_still_all_pass() -> None:
                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "256 passed, 0 failed"
+
+
+def test_text_from_a_case_file_reaches_the_terminal_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the session's second tester: a case id that sets the window title and clears the
+    # screen was printed raw in the FAIL line
+    import json
+    f = tmp_path / "esc.jsonl"
+    f.write_text(json.dumps({"id": "a\x1b]0;PWNED\x07\x1b[2J", "kind": "meld\x1b[31m",
+                             "rule": "R4\r\nforged", "cards": ["AS"], "valid": True}) + "\n")
+    assert main(["conformance", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert "FAIL a\\x1b]0;PWNED\\x07\\x1b[2J (meld\\x1b[31m, R4\\r\\nforged)" in out
