@@ -55,6 +55,8 @@ class MemoryEventStore:
         :class:`~rummy_store.redis_store.RedisEventStore` (seconds; 0: never)."""
         self._idle = check_delay("idle_ttl", idle_ttl)
         self._request_ttl = check_delay("request_ttl", request_ttl)
+        # both in the order they expire, oldest first (a touch moves a game to the end), so
+        # that _expire looks only at what is due: O(expired) per call, not O(games)
         self._touched: dict[str, float] = {}  # active game id -> last append / meta (s)
         self._requests_until: dict[str, float] = {}  # finished game -> requests expiry (s)
         self._games: dict[str, _Game] = {}
@@ -113,7 +115,7 @@ class MemoryEventStore:
                 )
             self._games[game_id] = game
             if game_id in self._touched or game_id not in self._index:
-                self._touched[game_id] = ts
+                self._touch(game_id, ts)
             if expected_version == 0 and new:
                 self._register(game_id, ts)
             if new:
@@ -242,7 +244,7 @@ class MemoryEventStore:
             raise TypeError(f"meta must be a dict, got {meta!r}")
         self._meta[game_id] = dumps(meta)
         if game_id in self._touched or game_id not in self._index:
-            self._touched[game_id] = time.time()
+            self._touch(game_id, time.time())
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         check_game_id(game_id)
@@ -268,6 +270,7 @@ class MemoryEventStore:
             self._active.discard(game_id)
             self._touched.pop(game_id, None)  # finished: kept for good
             if self._request_ttl:
+                self._requests_until.pop(game_id, None)  # to the end: the latest expiry
                 self._requests_until[game_id] = time.time() + self._request_ttl
         return was
 
@@ -287,20 +290,37 @@ class MemoryEventStore:
     async def close(self) -> None:
         return None
 
+    def _touch(self, game_id: str, ts: float) -> None:
+        """A game's last append or meta write was at ``ts``: it moves to the end of the
+        idle order."""
+        self._touched.pop(game_id, None)
+        self._touched[game_id] = ts
+
     def _expire(self) -> None:
         """Drop the games idle longer than the idle expiry, and the request records of
-        finished games past their window (what Redis key expiry does)."""
+        finished games past their window (what Redis key expiry does). Both dicts are in
+        expiry order, so this stops at the first entry not yet due: a read pays for what
+        expires, not for every game held. (A wall clock set back makes the entries behind
+        an older one expire late, by at most the step.)"""
         now = time.time()
         if self._idle:
-            for g in [g for g, t in self._touched.items() if now - t >= self._idle]:
-                self._touched.pop(g, None)
+            touched = self._touched
+            while touched:
+                g = next(iter(touched))
+                if now - touched[g] < self._idle:
+                    break
+                del touched[g]
                 self._games.pop(g, None)
                 self._meta.pop(g, None)
                 self._snapshots.pop(g, None)
                 self._index.pop(g, None)
                 self._active.discard(g)
-        for g in [g for g, t in self._requests_until.items() if t <= now]:
-            del self._requests_until[g]
+        until = self._requests_until
+        while until:
+            g = next(iter(until))
+            if until[g] > now:
+                break
+            del until[g]
             if g in self._games:
                 self._games[g].requests.clear()
 
