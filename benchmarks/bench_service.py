@@ -10,8 +10,10 @@ repeated (the median of the rounds is printed; these machines are noisy):
   from the client, as a client waits for them. The server's calls/s count both calls.
   Levels: 10 and 100 games at once, against one server process, against
   ``rummy serve --processes 2`` (SO_REUSEPORT), against one process with ``--no-batch``
-  (every Redis command its own round trip: the gain of ``rummy_store.batching``), and
-  against one process with ``--uvloop`` beside the echo server on uvloop.
+  (every Redis command its own round trip: the gain of ``rummy_store.batching``), against
+  one process with ``--uvloop`` beside the echo server on uvloop, and against one process
+  over the embedded memory store (``--store memory``, no Redis: what the Redis round trips
+  cost the server, by difference).
 * **The echo floor** (the anchor): a bare ``grpc.aio`` server in its own process answering a
   unary call with a 600-byte payload (about a view), driven by the same client code with
   the same number of calls per cycle and the same channels. Ratio = our calls/s / echo's.
@@ -49,8 +51,10 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -249,15 +253,124 @@ async def level(port: int, games: int, seconds: float, echo: bool, pid: int,
             "p99": pct(cycles, 99) * 1e3, "cpu_us": cpu / max(sum(counts), 1) * 1e6}
 
 
+GET_VIEW = "/rummy_api.v1.GameService/GetView"
+ECHO = "/bench.Echo/Echo"
+
+
+def grpc_frame(message: bytes) -> bytes:
+    """``message`` as the body of a unary gRPC request (uncompressed length-prefixed)."""
+    return b"\x00" + struct.pack(">I", len(message)) + message
+
+
+async def view_request(port: int) -> bytes:
+    """A new two-seat game on the server at ``port`` and the framed ``GetView`` request of
+    its seat 0, checked to be answered through a raw channel (h2load sees only HTTP
+    statuses, not the gRPC status in the trailers)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        created = await pb_grpc.GameServiceStub(ch).CreateGame(pb.CreateGameRequest(
+            seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name=f"p{i}") for i in (0, 1)],
+            seed=1, admin_token=ADMIN))
+        message = pb.GetViewRequest(game_id=created.game_id,
+                                    token=created.tokens[0].token).SerializeToString()
+        raw = ch.unary_unary(GET_VIEW)
+        reply = pb.GetViewResponse.FromString(await raw(message))
+        assert reply.view.version == created.version, "GetView of the new game failed"
+    return grpc_frame(message)
+
+
+def h2load(port: int, pid: int, path: str, body: Path, seconds: float, *, clients: int,
+           streams: int, rps: int = 0, log: Path | None = None) -> dict[str, float]:
+    """Unary calls of ``path`` with the framed request ``body`` from h2load (nghttp2's C
+    HTTP/2 load generator: a client that costs a fraction of a core, so the server
+    processes get the machine's cores) for ``seconds``: ``clients`` connections with
+    ``streams`` calls in flight each, or ``rps`` calls per second each when given (a paced
+    load at h2load's fixed rate per connection, the connections opened about a
+    millisecond apart; smoother than the exponential think times of :func:`play`).
+    Returns calls/s, the server's CPU per call (us) and, with ``log``, the p50 and p99 call
+    latency (ms) from h2load's per-request log.
+
+    Raises:
+        SystemExit: h2load failed, or a call did not get a 2xx answer.
+    """
+    cmd = ["h2load", "-c", str(clients), "-m", str(streams),
+           "-H", "content-type: application/grpc", "-H", "te: trailers", "-d", str(body)]
+    if rps:
+        # the connections open one by one, spread over a period of the rate, so that the
+        # clients' fixed-rate timers do not fire together (h2load's -r; it needs -n)
+        spread = max(1, round(1000 / (rps * clients)))
+        cmd += ["--rps", str(rps), "-n", str(round(clients * rps * seconds)), "-r", "1",
+                "--rate-period", f"{spread}ms"]
+    else:
+        cmd += ["-D", f"{seconds:g}"]
+    if log is not None:
+        cmd += ["--log-file", str(log)]
+    cpu0 = tree_cpu(pid)
+    done = subprocess.run([*cmd, f"http://127.0.0.1:{port}{path}"], capture_output=True,
+                          text=True, timeout=seconds + 60)
+    cpu = tree_cpu(pid) - cpu0
+    out = done.stdout
+    try:
+        finished = out.split("finished in ", 1)[1]
+        calls = int(out.split(" succeeded", 1)[0].rsplit(" ", 1)[1])
+        total = int(out.split("requests: ", 1)[1].split(" total", 1)[0])
+        secs = float(finished.split("s,", 1)[0])
+    except (IndexError, ValueError):
+        raise SystemExit(f"h2load failed: {done.stderr or out}") from None
+    failed = total - calls
+    if done.returncode or failed > total * 0.001:
+        raise SystemExit(f"h2load: {failed} of {total} calls failed: {out[-400:]}")
+    got = {"cps": calls / secs, "cpu_us": cpu / max(calls, 1) * 1e6}
+    if log is not None:
+        latencies = [int(line.split("\t")[2]) / 1e3 for line in log.read_text().splitlines()
+                     if line.count("\t") >= 2 and line.split("\t")[1].startswith("2")]
+        got["p50"], got["p99"] = pct(latencies, 50), pct(latencies, 99)
+    return got
+
+
+def h2load_levels(pids: dict[str, int], ports: dict[str, int], bodies: dict[str, Path],
+                  tmp: Path, rounds: int, seconds: float) -> dict[str, dict[str, float]]:
+    """The process model and the paced latency without the Python client's cost: h2load
+    calls ``GetView`` of one game on our servers (``one``, ``two``) and the echo method on
+    the echo server, interleaved in ``rounds``; prints the table and returns the medians by
+    ``"<server>"`` (saturated: 32 connections x 8 calls in flight) and
+    ``"<server> paced"`` (100 connections x 7 calls/s, ~700 calls/s as the paced games)."""
+    got: dict[str, list[dict[str, float]]] = {}
+    for _ in range(rounds):
+        for key in ("echo", "one", "two"):
+            path = ECHO if key == "echo" else GET_VIEW
+            got.setdefault(key, []).append(h2load(ports[key], pids[key], path, bodies[key],
+                                                  seconds, clients=32, streams=8))
+            got.setdefault(f"{key} paced", []).append(h2load(
+                ports[key], pids[key], path, bodies[key], seconds, clients=100, streams=1,
+                rps=7, log=tmp / f"h2load-{key}.log"))
+    med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]} for k, v in got.items()}
+    names = {"echo": "echo (anchor)", "one": "rummy, 1 process", "two": "rummy, 2 processes"}
+    print(f"h2load (C client), GetView of one game over Redis; echo method on the echo server; "
+          f"{rounds} interleaved round(s) of {seconds:.0f} s, medians:")
+    print(f"{'load':>22} {'server':<20} {'calls/s':>8} {'vs echo':>8} {'server CPU/call':>16} "
+          f"{'vs echo':>8} {'call p50':>9} {'call p99':>9}")
+    for load, suffix in (("saturated (32x8)", ""), ("paced (100 x 7/s)", " paced")):
+        e = med[f"echo{suffix}"]
+        for key in ("echo", "one", "two"):
+            m = med[f"{key}{suffix}"]
+            lat = (f"{m['p50']:>7.2f}ms {m['p99']:>7.2f}ms" if "p99" in m else "")
+            print(f"{load:>22} {names[key]:<20} {m['cps']:>8.0f} {m['cps'] / e['cps']:>7.2f}x "
+                  f"{m['cpu_us']:>13.0f} us {e['cpu_us'] / m['cpu_us']:>7.2f}x {lat}")
+    print(f"{'':>5} 2 processes / 1 process under h2load: "
+          f"{med['two']['cps'] / med['one']['cps']:.2f}x calls/s")
+    return med
+
+
 def start_server(args: argparse.Namespace, prefix: str, processes: int,
                  tmp: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    """``rummy serve`` over the bench Redis with ``processes`` processes and the options
-    ``extra``; (process, port)."""
+    """``rummy serve`` over the bench Redis (unless ``extra`` names a ``--store``) with
+    ``processes`` processes and the options ``extra``; (process, port)."""
     port_file = tmp / f"port-{processes}{''.join(extra)}"
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
                RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN)
+    store = [] if "--store" in extra else ["--redis-url", args.redis_url]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rummy_grpc", "serve", "--redis-url", args.redis_url,
+        [sys.executable, "-m", "rummy_grpc", "serve", *store,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",
          str(processes), "--port-file", str(port_file),
          # one client process makes every call: no per-caller rate limit in the way
@@ -397,10 +510,12 @@ async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, in
     return memory / max(events, 1), text_bytes / max(events, 1), events
 
 
-def print_targets(summary: dict[str, dict[str, dict[str, float]]], think: float) -> None:
+def print_targets(summary: dict[str, dict[str, dict[str, float]]], think: float,
+                  h2: dict[str, dict[str, float]] | None = None) -> None:
     """The service targets of issue 15, each beside its measured figure and anchor:
     ``summary[level][server]`` holds the medians of :func:`level` (levels ``"10"``,
-    ``"100"``, ``"paced"``)."""
+    ``"100"``, ``"paced"``), ``h2`` those of :func:`h2load_levels` (empty or ``None``:
+    h2load was not run)."""
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
@@ -417,10 +532,23 @@ def print_targets(summary: dict[str, dict[str, dict[str, float]]], think: float)
           f"{verdict(closed['one']['p99'] <= 10)}")
     print(f"  p99 <= 10 ms at 100 games, paced ({think:g} s think): {paced['one']['p99']:.1f} "
           f"ms (echo {paced['echo']['p99']:.1f} ms) {verdict(paced['one']['p99'] <= 10)}")
+    if h2:
+        echo_p99, one_p99 = h2["echo paced"]["p99"], h2["one paced"]["p99"]
+        print(f"  p99 <= 10 ms at 100 clients, paced (h2load, 100 x 7 GetView/s): "
+              f"{one_p99:.1f} ms (echo {echo_p99:.1f} ms) {verdict(one_p99 <= 10)}")
+        ratio = h2["echo"]["cpu_us"] / h2["one"]["cpu_us"]
+        print(f"  per process, calls per CPU-second >= 0.6x echo under h2load (GetView): "
+              f"{ratio:.2f}x ({h2['one']['cpu_us']:.0f} us/call, echo "
+              f"{h2['echo']['cpu_us']:.0f}) {verdict(ratio >= 0.6)}")
     scale = closed["two"]["cps"] / closed["one"]["cps"]
     print(f"  2 processes >= 1.7x one at 100 games: {scale:.2f}x calls/s "
-          f"{verdict(scale >= 1.7)} (on {os.cpu_count()} cores shared with the client and "
-          f"Redis)")
+          f"{verdict(scale >= 1.7)} (on {os.cpu_count()} cores shared with the Python client "
+          f"and Redis)")
+    if h2:
+        scale = h2["two"]["cps"] / h2["one"]["cps"]
+        print(f"  2 processes >= 1.7x one under h2load (a C client, GetView): {scale:.2f}x "
+              f"calls/s {verdict(scale >= 1.7)} (on {os.cpu_count()} cores shared with "
+              f"h2load and Redis)")
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -446,11 +574,12 @@ async def main_async(args: argparse.Namespace) -> None:
             feed, feed_port = start_server(args, prefix, 1, tmp, "--read-feed")
             single, single_port = start_server(args, prefix, 1, tmp, "--no-batch")
             uv, uv_port = start_server(args, prefix, 1, tmp, "--uvloop")
+            mem, mem_port = start_server(args, prefix, 1, tmp, "--store", "memory")
             echo_uv = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, "uvloop"],
                                        stdout=subprocess.PIPE)
             assert echo_uv.stdout is not None
             echo_uv_port = int(echo_uv.stdout.readline())
-            procs += [one, two, feed, single, uv, echo_uv]
+            procs += [one, two, feed, single, uv, echo_uv, mem]
             print(f"gRPC GameService over Redis, servers in their own processes; {rounds} "
                   f"interleaved round(s) of {seconds:.0f} s per configuration; {CHANNELS} "
                   f"channels; median of the rounds; load average before: "
@@ -459,13 +588,15 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"{'cycle p99':>10} {'vs echo':>8} {'server CPU/call':>16} "
                   f"{'calls/CPU-s':>12} {'vs echo':>8}")
             pids = {"echo": echo.pid, "one": one.pid, "two": two.pid, "feed": feed.pid,
-                    "single": single.pid, "uv": uv.pid, "echo_uv": echo_uv.pid}
+                    "single": single.pid, "uv": uv.pid, "echo_uv": echo_uv.pid,
+                    "mem": mem.pid}
             ports = {"echo": echo_port, "one": one_port, "two": two_port, "feed": feed_port,
-                     "single": single_port, "uv": uv_port, "echo_uv": echo_uv_port}
+                     "single": single_port, "uv": uv_port, "echo_uv": echo_uv_port,
+                     "mem": mem_port}
             names = {"echo": "echo (anchor)", "one": "rummy, 1 process",
                      "two": "rummy, 2 processes", "feed": "rummy, 1, --read-feed",
                      "single": "rummy, 1, --no-batch", "echo_uv": "echo on uvloop",
-                     "uv": "rummy, 1, --uvloop"}
+                     "uv": "rummy, 1, --uvloop", "mem": "rummy, 1, memory store"}
             summary: dict[str, dict[str, dict[str, float]]] = {}
             levels = ((10, 0.0, 0, "10"), (100, 0.0, 0, "100"),
                       (100, args.think, 0, f"100 paced ({args.think:g} s think)"),
@@ -474,7 +605,8 @@ async def main_async(args: argparse.Namespace) -> None:
             for games, think, polls, name in levels:
                 # the append feed pays where reads outnumber appends: the polling level
                 keys = (("echo", "one", "feed") if polls else
-                        ("echo", "one", "single", "two", "echo_uv", "uv") if not think else
+                        ("echo", "one", "mem", "single", "two", "echo_uv", "uv") if not think
+                        else
                         ("echo", "one", "two"))
                 labels = [(k, names[k]) for k in keys]
                 got: dict[str, list[dict[str, float]]] = {k: [] for k in keys}
@@ -501,6 +633,13 @@ async def main_async(args: argparse.Namespace) -> None:
                           f"{m['p99']:>8.2f}ms {m['cps'] / e['cps']:>7.2f}x "
                           f"{m['cpu_us']:>13.0f} us {1e6 / m['cpu_us']:>12,.0f} "
                           f"{e['cpu_us'] / m['cpu_us']:>7.2f}x")
+                if "mem" in med:
+                    one_us, mem_us = med["one"]["cpu_us"], med["mem"]["cpu_us"]
+                    print(f"{'':>5} the store's share: over Redis {one_us:.0f} us per call, "
+                          f"over the embedded memory store (no Redis) {mem_us:.0f} us "
+                          f"({med['echo']['cpu_us'] / mem_us:.2f}x the echo's calls per "
+                          f"CPU-second): the Redis round trips through redis-py cost "
+                          f"{one_us - mem_us:.0f} us of the server's CPU per call")
                 if "single" in med:
                     print(f"{'':>5} batching (rummy_store.batching) / --no-batch: "
                           f"{med['single']['cpu_us'] / med['one']['cpu_us']:.2f}x calls per "
@@ -527,7 +666,18 @@ async def main_async(args: argparse.Namespace) -> None:
                     print(f"{'':>5} 2 processes / 1 process: {scale:.2f}x calls/s (the "
                           f"client and Redis share the 2 cores); server CPU per call "
                           f"{med['two']['cpu_us'] / med['one']['cpu_us']:.2f}x")
-            print_targets(summary, args.think)
+            h2: dict[str, dict[str, float]] = {}
+            if shutil.which("h2load"):
+                bodies = {"echo": tmp / "echo.bin", "one": tmp / "one.bin",
+                          "two": tmp / "two.bin"}
+                bodies["echo"].write_bytes(grpc_frame(b"g" * 60))
+                for key in ("one", "two"):
+                    bodies[key].write_bytes(await view_request(ports[key]))
+                h2 = h2load_levels(pids, ports, bodies, tmp, rounds, seconds)
+            else:
+                print("h2load levels skipped: h2load is not installed (Debian's "
+                      "nghttp2-client; make bench installs it)")
+            print_targets(summary, args.think, h2)
         finally:
             for p in procs:
                 p.terminate()
