@@ -328,7 +328,7 @@ def decode(data: Any, types: Mapping[str, type], upcasters: Mapping[tuple[str, i
             elif f.name == "rules":
                 if not isinstance(raw, dict):
                     raise NotationError("field 'rules' must be an object", token=raw)
-                value = RuleSet.from_dict(raw)
+                value = RuleSet.from_json(raw)
             elif f.name in _INT_TUPLES and cls is not Knocked:
                 value = tuple(_int(f.name, x) for x in _list(f.name, raw))
             elif f.name == "names":

@@ -77,6 +77,17 @@ class RuleSet:
     opening_meld_per_player: bool = False
     opening_meld_min_points: int = 0
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> RuleSet:
+        # an unknown keyword is an unknown variant (R11), not a TypeError of the dataclass
+        unknown = [k for k in kwargs if k not in _RANGES]
+        if unknown:
+            raise InvalidRuleSetError(f"unknown rule variant {unknown[0]!r}; known variants: "
+                                      f"{', '.join(_RANGES)} (R11)")
+        if len(args) > len(_RANGES):
+            raise InvalidRuleSetError(f"a rule set has {len(_RANGES)} variants, got "
+                                      f"{len(args)} values (R11)")
+        return object.__new__(cls)
+
     def __post_init__(self) -> None:
         for name, rng in _RANGES.items():
             value = getattr(self, name)
@@ -139,6 +150,34 @@ class RuleSet:
                     raw = int(text)
             values[key] = raw
         return cls(**values)  # __post_init__ checks types and ranges
+
+    @classmethod
+    def from_json(cls, variants: Any) -> RuleSet:
+        """The rule set of a ``GameStarted`` event read back from JSON (a log, a store):
+        an object holding every variant of this release (``to_dict``), each a JSON value of
+        its own type (``true``/``false``, integers); nothing is converted or filled in, so
+        a log replays under exactly the rules it names (I4). A later release that adds a
+        variant bumps the event's schema version and upcasts older events to it.
+
+        Raises:
+            InvalidRuleSetError: not an object, an unknown or missing variant, a string or
+                other value of the wrong type, or a value out of range (§11).
+        """
+        if not isinstance(variants, Mapping):
+            raise InvalidRuleSetError(f"rule variants must be an object of variant to value, "
+                                      f"got {type(variants).__name__} (R11)")
+        missing = [k for k in _RANGES if k not in variants]
+        if missing:
+            raise InvalidRuleSetError(f"rule variants missing: {', '.join(missing)}; a "
+                                      f"recorded rule set names every variant (R11)")
+        for key, value in variants.items():
+            if key in _RANGES and isinstance(value, str):
+                rng = _RANGES[key]
+                kind = ("true or false" if rng is None
+                        else f"an integer in {rng[0]}..{rng[1]}")
+                raise InvalidRuleSetError(f"rule variant {key} must be {kind}, got the "
+                                          f"string {value!r} (R11)")
+        return cls.from_dict(variants)  # unknown variants, types and ranges
 
     def check_players(self, players: int) -> None:
         """Check the player count (R1.1) and that the deal leaves a stock (R2.2).

@@ -199,7 +199,7 @@ def _rules(value: Any) -> RuleSet:
     if not isinstance(value, dict):
         raise NotationError(f"expected an object of rule variants, got {value!r}", token=value)
     try:
-        return RuleSet.from_dict(value)
+        return RuleSet.from_json(value)
     except RummyError as e:
         raise NotationError(str(e), token=value) from None
 

@@ -11,6 +11,7 @@ import pytest
 from rummy.cards import TABLE_JOKER_BASE
 from rummy.errors import NotationError
 from rummy.evolve import evolve
+from rummy.rules import RuleSet
 from rummy.snapshot import SNAPSHOT_VERSION, state_from_dict, state_to_dict
 from rummy.state import GameState
 from tests.conftest import play_random_game
@@ -80,8 +81,14 @@ def _broken(**changes: Any) -> dict[str, Any]:
     (_broken(table="5S 6S 7S"), "field 'table': expected a list"),
     (_broken(opened=[True, 1, False]), "field 'opened': expected true or false"),
     (_broken(totals=[0, 0]), "'totals' must have one entry per seat"),
-    (_broken(rules={"hand_size": 0}), "field 'rules': rule variant hand_size=0"),
-    (_broken(rules={"nope": 1}), "field 'rules': unknown rule variant 'nope'"),
+    (_broken(rules={**RuleSet().to_dict(), "hand_size": 0}),
+     "field 'rules': rule variant hand_size=0"),
+    (_broken(rules={**RuleSet().to_dict(), "nope": 1}),
+     "field 'rules': unknown rule variant 'nope'"),
+    (_broken(rules={"hand_size": 7}), "field 'rules': rule variants missing: target_score"),
+    (_broken(rules={**RuleSet().to_dict(), "target_score": "30"}),
+     "field 'rules': rule variant target_score must be an integer in 1..100000, got the "
+     "string '30'"),
     (_broken(last_round={"type": "Passed", "v": 1, "seat": 0}),
      "field 'last_round': expected a RoundScored event, got Passed"),
     (_broken(result={"type": "GameEnded", "v": 1}), "field 'result': GameEnded is missing"),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -157,3 +158,43 @@ def test_min_points_jokers_count_25():
 def test_min_points_applies_to_the_rounds_first_meld_only_by_default():
     s, seat = _opening_state({"opening_meld_min_points": 30}, "7S 7H 7D", "7C 2C")
     step(s, Meld(seat, parse_table("7S 7H 7D 7C")))  # the table is not empty: no minimum
+
+
+# -- a recorded rule set is read exactly (R11, I4): found by an attack on replayed logs --
+
+
+def test_r11_unknown_keyword_is_an_invalid_rule_set():
+    with pytest.raises(InvalidRuleSetError, match="unknown rule variant 'bogus'"):
+        RuleSet(bogus=1)
+    with pytest.raises(InvalidRuleSetError, match="11 variants, got 12 values"):
+        RuleSet(*range(12))
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"round_bonus_for_all": "FALSE"},
+     "round_bonus_for_all must be true or false, got the string 'FALSE'"),
+    ({"target_score": " +150"}, "target_score must be an integer in 1..100000, got the string"),
+    ({"knock_threshold": " 5"}, "knock_threshold must be an integer in 0..1000"),
+    ({"round_bonus_for_all": 0}, "round_bonus_for_all must be true or false, got 0"),
+    ({"target_score": 150.0}, "target_score must be an integer in 1..100000, got 150.0"),
+])
+def test_r11_a_logged_game_started_takes_json_types_only(changes, message):
+    first = to_dict(step(None, CreateGame(2, 1, RuleSet(), ("a", "b")))[1][0])
+    first["rules"] = {**first["rules"], **changes}
+    with pytest.raises(Exception, match=message) as info:
+        from_dict(first)
+    assert "GameStarted.rules" in str(info.value)
+
+
+@pytest.mark.parametrize("rules", [{}, {"target_score": 30}])
+def test_r11_a_logged_rule_set_names_every_variant(rules):
+    first = to_dict(step(None, CreateGame(2, 1, RuleSet(), ("a", "b")))[1][0])
+    first["rules"] = rules
+    with pytest.raises(Exception, match="GameStarted.rules: rule variants missing: "):
+        from_dict(first)
+
+
+def test_r11_a_logged_rule_set_round_trips():
+    rules = RuleSet(target_score=30, round_bonus_for_all=True, opening_meld_min_points=12)
+    assert RuleSet.from_json(rules.to_dict()) == rules
+    assert RuleSet.from_json(json.loads(json.dumps(rules.to_dict()))) == rules
