@@ -152,12 +152,14 @@ class RuleSet:
         return cls(**values)  # __post_init__ checks types and ranges
 
     @classmethod
-    def from_json(cls, variants: Any) -> RuleSet:
+    def from_json(cls, variants: Any, *, complete: bool = True) -> RuleSet:
         """The rule set of a ``GameStarted`` event read back from JSON (a log, a store):
         an object holding every variant of this release (``to_dict``), each a JSON value of
         its own type (``true``/``false``, integers); nothing is converted or filled in, so
         a log replays under exactly the rules it names (I4). A later release that adds a
         variant bumps the event's schema version and upcasts older events to it.
+        ``complete=False``: the variants left out take their defaults (``changed()``
+        output, as a batch spec carries it); the types are as strict.
 
         Raises:
             InvalidRuleSetError: not an object, an unknown or missing variant, a string or
@@ -166,7 +168,7 @@ class RuleSet:
         if not isinstance(variants, Mapping):
             raise InvalidRuleSetError(f"rule variants must be an object of variant to value, "
                                       f"got {type(variants).__name__} (R11)")
-        missing = [k for k in _RANGES if k not in variants]
+        missing = [k for k in _RANGES if k not in variants] if complete else []
         if missing:
             raise InvalidRuleSetError(f"rule variants missing: {', '.join(missing)}; a "
                                       f"recorded rule set names every variant (R11)")

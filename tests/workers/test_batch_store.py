@@ -86,3 +86,63 @@ def test_soft_limit_must_be_below_hard_limit(store) -> None:
 
     with pytest.raises(ValueError, match="soft time limit"):
         submit(SPEC, store=store, queue="never-used", soft_time_limit=10, time_limit=5)
+
+
+# -- a chunk task's arguments are checked against the submitted batch (attack finding) --
+
+
+@pytest.mark.parametrize("make_args, message", [
+    (lambda bid: ("bX", 0, {"games": 2, "bots": ["random"] * 6, "seed": 1,
+                            "rules": {"target_score": "30"}}),
+     "a chunk task for a batch never submitted"),
+    (lambda bid: (bid, 0, {**SPEC.to_dict(), "rules": {"target_score": "30"}}),
+     "differs from the batch's submitted spec"),
+    (lambda bid: (bid, 0, {**SPEC.to_dict(), "games": -1}),
+     "differs from the batch's submitted spec"),
+    (lambda bid: (bid, 0, {"games": 2}), "is not a batch spec"),
+    (lambda bid: (bid, 0, "not a spec"), "is not a batch spec"),
+    (lambda bid: (bid, 4, SPEC.to_dict()), "has chunks 0..3, got 4"),
+    (lambda bid: (bid, -1, SPEC.to_dict()), "has chunks 0..3, got -1"),
+    (lambda bid: (bid, True, SPEC.to_dict()), "has chunks 0..3, got True"),
+])
+def test_a_chunk_task_with_bad_arguments_plays_and_stores_nothing(
+        store, monkeypatch, make_args, message) -> None:
+    from rummy_worker import tasks
+
+    monkeypatch.setattr(tasks, "state_client", lambda: store.r)
+    bid = store.create(SPEC)
+    before = sorted(store.r.scan_iter(match=f"{store.prefix}:*"))
+    result = tasks.run_chunk.apply(args=(*make_args(bid), store.prefix))
+    with pytest.raises(tasks.BadChunk, match=message):
+        result.get(propagate=True)
+    assert sorted(store.r.scan_iter(match=f"{store.prefix}:*")) == before
+    assert store.status(bid).done == 0 and store.status(bid).failures == {}
+
+
+def test_a_chunk_of_a_batch_whose_stored_spec_does_not_validate_is_refused(
+        store, monkeypatch) -> None:
+    import json
+
+    from rummy_worker import tasks
+
+    monkeypatch.setattr(tasks, "state_client", lambda: store.r)
+    bid = store.create(SPEC)
+    bad = {**SPEC.to_dict(), "bots": ["nope", "random"]}
+    store.r.hset(store._meta(bid), "spec", json.dumps(bad))
+    with pytest.raises(tasks.BadChunk, match="not playable: unknown bot 'nope'"):
+        tasks.run_chunk.apply(args=(bid, 0, bad, store.prefix)).get(propagate=True)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"rules": {"target_score": "30"}}, "got the string '30'"),
+    ({"rules": {"round_bonus_for_all": "true"}}, "got the string 'true'"),
+    ({"compare_rules": {"knock_threshold": "7"}, "compare_bots": ("random", "random")},
+     "got the string '7'"),
+    ({"chunk_size": True}, "chunk size must be a positive integer"),
+    ({"rotate": 1}, "rotate must be true or false"),
+])
+def test_a_batch_spec_takes_json_types(changes, message) -> None:
+    import dataclasses
+
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(SPEC, **changes).validate()

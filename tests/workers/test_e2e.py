@@ -130,19 +130,26 @@ def test_a_batch_heals_itself_after_its_worker_is_killed(
           f"by itself {took:.1f} s later (visibility timeout 3600 s)")
 
 
-def test_sigkill_pool_process_redelivers_its_chunk(celery_app, store, queue, start_worker):
+def test_sigkill_pool_process_redelivers_its_chunk(celery_app, store, queue, start_worker,
+                                                   rclient):
     """A pool process dies with SIGKILL mid-chunk: reject_on_worker_lost requeues the chunk
     and the same worker (a fresh pool process) completes the batch."""
-    spec = BatchSpec(games=40, bots=BOTS, seed=10, chunk_size=10)
+    spec = BatchSpec(games=80, bots=BOTS, seed=10, chunk_size=20)
     w = start_worker(queue, concurrency=1)
     deadline = time.monotonic() + 30
     while not w.children() and time.monotonic() < deadline:
         time.sleep(0.05)
     bid = _submit(celery_app, store, spec, queue)
     _wait_progress(store, bid, 1)
+    # kill inside a chunk: once the next one holds its lease (a kill between two chunks,
+    # as a fixed sleep sometimes gave on a loaded machine, loses nothing to redeliver)
+    leases = f"{store.prefix}:batch:{{{bid}}}:leases"
+    deadline = time.monotonic() + 30
+    while not rclient.hlen(leases) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert store.status(bid).done < spec.chunks, "the batch finished: make chunks longer"
     victims = w.children()
     assert victims
-    time.sleep(0.05)  # inside the next chunk
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
     wait_complete(store, bid, timeout=60, workers=[w])

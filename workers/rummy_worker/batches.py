@@ -115,19 +115,26 @@ class BatchSpec:
         Raises:
             ValueError: a non-positive games or chunk size, a negative ``record_every``, an
                 unknown bot, a bad player count or rule variant (``InvalidRuleSetError``, a
-                ``ValueError``), line-ups of different sizes, or too many chunks.
+                ``ValueError``; values are JSON-typed, as ``RuleSet.from_json`` reads them),
+                line-ups of different sizes, or too many chunks.
         """
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games must be a positive integer, got {self.games!r}")
-        if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
+        if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int) \
+                or self.chunk_size < 1:
             raise ValueError(f"chunk size must be a positive integer, got {self.chunk_size!r}")
-        if not isinstance(self.record_every, int) or self.record_every < 0:
+        if not isinstance(self.rotate, bool):
+            raise ValueError(f"rotate must be true or false, got {self.rotate!r}")
+        if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) \
+                or self.record_every < 0:
             raise ValueError(f"record_every must be >= 0, got {self.record_every!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")  # noqa: TRY004
         if self.chunks > MAX_CHUNKS:
             raise ValueError(f"{self.chunks} chunks is more than {MAX_CHUNKS}; raise the "
                              "chunk size")
+        for rules in (self.rules, self.compare_rules or {}):
+            RuleSet.from_json(rules, complete=False)  # JSON types: no "30" for 30
         for variant in ("a", "b"):
             lineup = self.lineup(variant)
             for name in lineup:

@@ -81,6 +81,43 @@ class ChunkTask(Task):
                 f"hard time limit exceeded ({exc.args[0] if exc.args else '?'} s)")
 
 
+class BadChunk(ValueError):
+    """A chunk task whose arguments are not a chunk of a submitted batch: refused before
+    anything is played or stored (not retried)."""
+
+
+def admit_chunk(store: BatchStore, batch_id: str, index: int,
+                spec: Any) -> BatchSpec:
+    """The spec of chunk ``index`` of batch ``batch_id``, checked against the batch as it
+    was submitted (``BatchStore.create`` validated and stored it): a task message is not
+    trusted to carry a playable spec.
+
+    Raises:
+        BadChunk: no such batch (``UnknownBatch``), an index outside ``0 .. chunks - 1``, a
+            spec that is not the batch's own, or a stored spec that no longer validates.
+    """
+    try:
+        known = store.spec(batch_id)
+    except UnknownBatch as exc:
+        raise BadChunk(f"{exc}: a chunk task for a batch never submitted") from None
+    try:
+        given = BatchSpec.from_dict(spec)
+    except Exception as exc:  # noqa: BLE001 - KeyError, TypeError: not a spec at all
+        raise BadChunk(f"batch {batch_id}: the task's spec is not a batch spec "
+                       f"({type(exc).__name__}: {exc})") from None
+    if given != known:
+        raise BadChunk(f"batch {batch_id}: the task's spec differs from the batch's "
+                       f"submitted spec")
+    try:
+        known.validate()
+    except (ValueError, TypeError) as exc:
+        raise BadChunk(f"batch {batch_id}: its spec is not playable: {exc}") from None
+    if isinstance(index, bool) or not isinstance(index, int) \
+            or not 0 <= index < known.chunks:
+        raise BadChunk(f"batch {batch_id} has chunks 0..{known.chunks - 1}, got {index!r}")
+    return known
+
+
 @app.task(name=TASK_NAME, bind=True, base=ChunkTask, acks_late=True,
           reject_on_worker_lost=True, ignore_result=True, autoretry_for=TRANSIENT,
           retry_backoff=True, retry_backoff_max=60, max_retries=8)
@@ -100,14 +137,16 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
         (already stored before starting).
 
     Raises:
+        BadChunk: arguments that are not a chunk of a submitted batch (nothing is played
+            or stored; see :func:`admit_chunk`).
         Whatever the simulation raises (counted in ``rummy_sim_chunk_failures_total`` and
         noted in the batch's failures); transient Redis errors are retried.
     """
     store = BatchStore(state_client(), prefix)
+    batch = admit_chunk(store, batch_id, index, spec)
     if store.has_chunk(batch_id, index):
         metrics.CHUNKS.labels("skipped").inc()
         return {"batch": batch_id, "chunk": index, "games": 0, "outcome": "skipped"}
-    batch = BatchSpec.from_dict(spec)
     recorder = (GameRecorder(batch_id, config.event_store_url(), config.event_store_prefix())
                 if batch.record_every else None)
     try:
