@@ -80,6 +80,12 @@ def check_invariants(state: GameState) -> list[str]:
     return problems
 
 
+#: the rule of each event the engine writes by itself (rummy.decide), named when a log
+#: holds another event in its place
+_AUTOMATIC_RULE = {"TurnEnded": "R3.5", "RoundScored": "R7", "GameEnded": "R9",
+                   "RoundStarted": "R2.1", "StockExhausted": "R8.1"}
+
+
 def _expect(cond: bool, index: int, message: str) -> None:
     if not cond:
         raise ReplayError(index, message)
@@ -94,7 +100,8 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
             e.rules.check_players(e.players)
         except RummyError as err:
             raise ReplayError(i, str(err)) from None
-        _expect(0 <= e.dealer < e.players, i, "first dealer is not a seat")
+        _expect(0 <= e.dealer < e.players, i, f"first dealer {e.dealer} is not a seat of "
+                f"{e.players} (R2.1)")
         # as CreateGame checks them (rummy.decide): a name per seat (none in a log written
         # before names existed), a turn limit of 0..86400 s (0: none)
         _expect(not e.names or len(e.names) == e.players, i,
@@ -105,7 +112,8 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
                 "a seat name has control or format characters (terminal escapes, line "
                 "breaks, bidi overrides); names must be printable text")
         return
-    _expect(not isinstance(e, GameStarted), i, "a second GameStarted")
+    _expect(not isinstance(e, GameStarted), i, "a second GameStarted: a game has one, its "
+            "first event (I4)")
     phase = state.phase
     if (state.deck and state.stock_pos >= len(state.deck) and state.final_turns_left is None
             and phase not in (ROUND_OVER, ROUND_SCORED, DEALING)):
@@ -127,7 +135,8 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
             _expect(e.deck is not None and sorted(e.deck) == sorted(new_deck(
                 decks_for(state.players))), i, "the deck is not a full deck (R1.2, I1)")
         else:
-            _expect(e == auto, i, f"expected {auto.TYPE} {auto!r}, got {e!r}")
+            _expect(e == auto, i, f"expected {auto.TYPE} {auto!r}, got {e!r} "
+                    f"({_AUTOMATIC_RULE.get(auto.TYPE, 'I4')})")
         return
     seat = getattr(e, "seat", None)
     _expect(seat == state.turn, i, f"{e.TYPE} by seat {seat}, but it is seat {state.turn}'s "
@@ -136,8 +145,9 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         _expect(phase == DRAW, i, f"a draw is not due in phase {phase} (R3)")
         _expect(state.stock_pos < len(state.deck), i, "a draw from an empty stock (R8.1)")
         _expect(e.card == state.deck[state.stock_pos], i, "the card drawn is not the top of "
-                "the stock")
-        _expect(e.draw == state.draws + 1, i, "wrong draw number")
+                "the stock, in the order RoundStarted dealt (R3.1, I4)")
+        _expect(e.draw == state.draws + 1, i, f"draw number {e.draw}; this is draw "
+                f"{state.draws + 1} of the turn (R3.1-R3.3)")
     elif isinstance(e, Passed):
         _expect(phase == MELD_OR_PASS, i, f"cannot pass in phase {phase} (R3)")
     elif isinstance(e, Melded):
@@ -147,18 +157,20 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         except RummyError as err:
             raise ReplayError(i, f"illegal meld action: {err}") from None
         _expect(tuple(sorted(added)) == tuple(sorted(e.cards)), i, "the cards from the hand do "
-                "not match the new table")
+                "not match the new table (R5.4)")
         try:  # the opening variants of R5.5 (§11), as the engine checks them
             check_opening(state, Meld(e.seat, e.table), added)
         except RummyError as err:
             raise ReplayError(i, f"illegal meld action: {err}") from None
     elif isinstance(e, Knocked):
         _expect(phase == KNOCK_OR_END, i, "a knock only after the turn is over (R6.1)")
-        _expect(e.points == hand_points(state.hands[e.seat]), i, "wrong knock points")
+        worth = hand_points(state.hands[e.seat])
+        _expect(e.points == worth, i, f"a knock with {e.points} points; the hand is worth "
+                f"{worth} (R6.1, R1.5)")
     elif isinstance(e, TurnEnded):
         _expect(phase == KNOCK_OR_END, i, f"the turn cannot end in phase {phase} (R3.5)")
     else:
-        raise ReplayError(i, f"{e.TYPE} cannot follow a player's move here")
+        raise ReplayError(i, f"{e.TYPE} cannot follow a player's move here (R3)")
 
 
 def verify_log(events: Sequence[Event]) -> Iterator[GameState]:

@@ -117,8 +117,10 @@ class RuleSet:
         """Build and validate a rule set from ``{variant: value}`` (missing = default).
 
         Accepts the strings ``"true"``/``"false"`` (any case) for booleans and decimal
-        integers written in ASCII digits (``"-3"``, ``"150"``) for integers, so that CLI
-        ``key=value`` pairs and the gRPC ``variants`` map work; nothing else is converted.
+        integers written in ASCII digits with an optional sign (``"-3"``, ``"+7"``,
+        ``"150"``) for integers, spaces around either ignored, so that CLI ``key=value``
+        pairs and the gRPC ``variants`` map work; nothing else is converted. A rule set
+        read back from JSON (a log, a store) takes no strings: :meth:`from_json`.
 
         Raises:
             InvalidRuleSetError: an unknown variant, a value of the wrong type, or a value

@@ -103,3 +103,53 @@ def test_conformance_refuses_malformed_expected_values(line, message):
     from rummy.conformance import run_case
     ok, msg = run_case(json.loads(json.dumps(line)))
     assert not ok and "malformed case" in msg and message in msg
+
+
+def _tampered(change):
+    """A real 3-seat game's log (``to_dict`` records) with ``change(records)`` applied."""
+    r = play_game(["greedy", "basic", "basic"], game_seed(3, 3), record=True)
+    records = [to_dict(e) for e in r.events]
+    change(records)
+    return [from_dict(d) for d in records]
+
+
+def _first(records, etype):
+    return next(i for i, d in enumerate(records) if d["type"] == etype)
+
+
+def _swap_draw(records):
+    i = _first(records, "CardDrawn")
+    records[i]["draw"] = 2
+
+
+def _wrong_card(records):
+    i = _first(records, "CardDrawn")
+    deck = records[_first(records, "RoundStarted")]["deck"]
+    records[i]["card"] = next(c for c in deck if c != records[i]["card"])
+
+
+def _second_start(records):
+    records.insert(3, dict(records[0]))
+
+
+def _dealer(records):
+    records[0]["dealer"] = 7
+
+
+def _pass_for_turn_end(records):
+    i = _first(records, "TurnEnded")
+    records[i] = {"type": "Passed", "v": 1, "seat": records[i]["seat"]}
+
+
+@pytest.mark.parametrize("change, message", [
+    (_swap_draw, r"draw number 2; this is draw 1 of the turn \(R3.1-R3.3\)"),
+    (_wrong_card, r"not the top of the stock, in the order RoundStarted dealt \(R3.1, I4\)"),
+    (_second_start, r"a second GameStarted: a game has one, its first event \(I4\)"),
+    (_dealer, r"first dealer 7 is not a seat of 3 \(R2.1\)"),
+    (_pass_for_turn_end, r"expected TurnEnded .*, got Passed\(seat=\d\) \(R3.5\)"),
+])
+def test_replay_refusals_name_the_rule(change, message):
+    # attack finding 6: these refusals named the event but no rule
+    with pytest.raises(ReplayError, match=message):
+        for _ in verify_log(_tampered(change)):
+            pass
