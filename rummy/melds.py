@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from typing import Any
 
 from rummy.cards import (
     JOKER,
@@ -272,6 +273,32 @@ COMBINED_W: tuple[int, ...] = tuple(
     for t in range(TABLE_JOKER_BASE + 52))
 
 
+def _table_problem(table: Sequence[Any]) -> NotationError:
+    """The error of a table that :func:`check_table_value` refused, naming its first bad
+    meld in notation (off the hot path: only a refused table gets here)."""
+    for i, meld in enumerate(table, 1):
+        if not isinstance(meld, (tuple, list)):
+            return NotationError(f"meld {i} of the table is not a list of cards: "
+                                 f"{meld!r}"[:200], token=meld)
+        if not meld:
+            return NotationError(f"meld {i} of the table is empty: a meld has at least "
+                                 "three cards (R4.1)", token=meld, rule="R4.1")
+        bad = [c for c in meld if type(c) is not int or not 0 <= c < TABLE_JOKER_BASE + 52]
+        if bad:
+            return NotationError(f"meld {i} of the table holds {bad[0]!r}, which is not a "
+                                 "card"[:200], token=bad[0])
+    return NotationError(f"not a table of cards: {table!r}"[:200], token=table)
+
+
+def _not_in_hand(card: int, added: int, held: int) -> str:
+    """The R5.4 message for ``card``, added ``added`` times from a hand holding ``held``."""
+    if not held:
+        return (f"{format_card(card)} is not in the hand; every added card must come from "
+                "the acting player's hand")
+    return (f"the new table adds {added} x {format_card(card)} but the hand holds {held}; "
+            "every added card must come from the acting player's hand")
+
+
 def check_table_value(table: object, *, jokers: bool = True) -> None:
     """Check that ``table`` is a sequence of non-empty melds of table-card indices.
 
@@ -292,10 +319,9 @@ def check_table_value(table: object, *, jokers: bool = True) -> None:
         lo = min(map(min, table))
         hi = max(map(max, table))
     except (TypeError, ValueError):
-        raise NotationError(f"not a table of non-empty melds of cards: {table!r}"[:200],
-                            token=table) from None
+        raise _table_problem(table) from None
     if type(lo) is not int or type(hi) is not int or lo < 0 or hi >= TABLE_JOKER_BASE + 52:
-        raise NotationError(f"not a table of cards: {table!r}"[:200], token=table)
+        raise _table_problem(table)
     if jokers and any(JOKER in m for m in table):
         raise NotationError(_UNDECLARED, token="*")
 
@@ -379,11 +405,9 @@ def check_action(
         raise IllegalMoveError("R5.1", "a meld action must add at least one card from the hand")
     if (sum(map(PHYS_W.__getitem__, hand)) + _GUARD - added) & _GUARD != _GUARD:
         hand_count = Counter(hand)
-        for c in unpack(added):
-            if hand_count[c] <= 0:
-                raise IllegalMoveError("R5.4", f"{format_card(c)} is not in the hand; every "
-                                       "added card must come from the acting player's hand")
-            hand_count[c] -= 1
+        for c, n in sorted(Counter(unpack(added)).items()):
+            if n > hand_count[c]:
+                raise IllegalMoveError("R5.4", _not_in_hand(c, n, hand_count[c]))
     valid = VALID_MELDS.get
     for m, sm in zip(changed, sums, strict=True):
         if valid(sm & _LOW) != len(m):
@@ -431,8 +455,7 @@ def check_action_slow(
     hand_c = Counter(hand)
     for card in sorted(added):
         if added[card] > hand_c[card]:
-            raise IllegalMoveError("R5.4", f"{format_card(card)} is not in the hand; every "
-                                   "added card must come from the acting player's hand")
+            raise IllegalMoveError("R5.4", _not_in_hand(card, added[card], hand_c[card]))
     for m in new_table:
         problem = meld_problem(m)
         if problem is not None:

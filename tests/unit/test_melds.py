@@ -210,3 +210,27 @@ def test_canonical_meld_matches_its_reference() -> None:
         assert canonical_meld(iter(cards)) == _canonical_meld_reference(tuple(cards))
     for odd in [(), (-1, 2, 3), (200, 5, 1), (5, 5, 5), (0, 12, 11, 10)]:
         assert canonical_meld(odd) == _canonical_meld_reference(odd)
+
+
+# -- messages of refused tables name the meld and the rule (attack finding 5) --
+
+
+@pytest.mark.parametrize("fn", [check_action, check_action_slow])
+@pytest.mark.parametrize("new, rule, message", [
+    ([[], [3]], "R4.1", "meld 1 of the table is empty: a meld has at least three cards"),
+    ([[0, 1, 2], []], "R4.1", "meld 2 of the table is empty"),
+    ([["x"]], "R1.4", "meld 1 of the table holds 'x', which is not a card"),
+    ([[0, 900]], "R1.4", "meld 1 of the table holds 900, which is not a card"),
+])
+def test_a_malformed_new_table_names_its_meld(fn, new, rule, message):
+    with pytest.raises(NotationError, match=message) as e:
+        fn((), (0, 1, 2), new)
+    assert e.value.rule == rule and "((" not in str(e.value)
+
+
+@pytest.mark.parametrize("fn", [check_action, check_action_slow])
+def test_r5_4_says_how_many_copies_the_hand_holds(fn):
+    with pytest.raises(IllegalMoveError, match="the new table adds 3 x 4S but the hand "
+                       "holds 1") as e:
+        fn((), parse_cards("4S 5S 6S"), parse_table([["4S", "4S", "4S"]]))
+    assert e.value.rule == "R5.4"
