@@ -7,9 +7,11 @@ the JSON-lines files. Kinds: ``meld``,
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
-from rummy.cards import hand_points, parse_cards
+from rummy.cards import JOKER, decks_for, format_card, hand_points, parse_cards, physical
 from rummy.errors import IllegalMoveError, RummyError
 from rummy.melds import check_action, is_valid_meld, parse_meld, parse_table
 from rummy.rules import RuleSet
@@ -43,6 +45,73 @@ _CARD_LISTS: dict[str, dict[str, str]] = {
     "round_score": {"hands": "table"},
     "hand_value": {"hand": "cards"},
 }
+
+
+#: the rule numbers of docs/rules.md a case may cite: its numbered rules, its sections
+#: (R1 to R11) and its invariants (I1 to I4); ``tests/unit/test_conformance_sanity.py``
+#: compares the numbered ones with the document
+RULE_IDS = frozenset(
+    [f"R{s}.{n}" for s, last in ((1, 5), (2, 3), (3, 6), (4, 5), (5, 9), (6, 3), (7, 8),
+                                 (8, 3), (9, 4)) for n in range(1, last + 1)]
+    + [f"R{s}" for s in range(1, 12)] + [f"I{n}" for n in range(1, 5)])
+
+
+def _supply(cards: Iterable[int], decks: int, where: str) -> str | None:
+    """Why ``cards`` (table or hand cards, jokers by any declaration) cannot all come from
+    ``decks`` decks (R1.2, R1.3: one copy of each card and one joker per deck), or
+    ``None``."""
+    count = Counter(physical(c) for c in cards)
+    for card, n in sorted(count.items()):
+        if n > decks:
+            name = "jokers" if card == JOKER else f"copies of {format_card(card)}"
+            return (f"{n} {name} in {where}; {decks} deck{'s' if decks > 1 else ''} "
+                    f"hold{'' if decks > 1 else 's'} {decks} (R1.2)")
+    return None
+
+
+def _impossible(case: dict[str, Any]) -> str | None:
+    """Why a well-formed case describes a position the rules never reach (a rule number
+    that does not exist, an empty meld on the table before the action, more copies of a
+    card than the decks hold, a game that has not ended), or ``None``. The cards are
+    parsed here; a notation error is left to :func:`run_case`."""
+    rule = case.get("rule")
+    if rule not in RULE_IDS:
+        return (f"rule {rule!r} is not a rule of docs/rules.md (R1.1 to R9.4, a section R1 "
+                "to R11, or an invariant I1 to I4)")
+    kind = case.get("kind")
+    try:
+        if kind in ("action", "best_play"):
+            table = parse_table(case["table"])
+            hand = parse_cards(case["hand"])
+            # an illegal table before the action is a position of its own (shared case
+            # a-027: every meld of the new table is checked, unchanged ones too), but an
+            # empty meld is no meld at all
+            for i, meld in enumerate(table, 1):
+                if not meld:
+                    return (f"meld {i} of the table before the action is empty: a meld has "
+                            "at least three cards (R4.1)")
+            return _supply([c for m in table for c in m] + list(hand), 2,
+                           "the table and the hand")
+        if kind == "hand_value":
+            return _supply(parse_cards(case["hand"]), 2, "the hand")
+        if kind == "round_score" and isinstance(case.get("hands"), list) \
+                and 2 <= len(case["hands"]) <= 5:
+            hands = [parse_cards(h) for h in case["hands"]]
+            return _supply([c for h in hands for c in h], decks_for(len(hands)),
+                           f"the {len(hands)} hands")
+        if kind == "game_end":
+            totals, won = case.get("totals"), case.get("rounds_won")
+            if isinstance(totals, list) and isinstance(won, list):
+                if len(totals) != len(won):
+                    return (f"{len(totals)} totals but {len(won)} rounds_won: one of each per "
+                            "seat")
+                target = RuleSet().target_score
+                if totals and all(type(t) is int for t in totals) and max(totals) < target:
+                    return (f"no total reaches {target}: the game has not ended (R9.1), so "
+                            "there are no final bonuses")
+    except (KeyError, RummyError, TypeError):
+        return None  # run_case names what is missing or malformed
+    return None
 
 
 def _is_cards(v: Any) -> bool:
@@ -94,7 +163,7 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
     (``rummy conformance`` goes on with the next one and always prints its summary).
     """
     kind = case.get("kind")
-    problem = _malformed(case)
+    problem = _malformed(case) or _impossible(case)
     if problem is not None:
         return False, f"malformed case: {problem}"
     try:

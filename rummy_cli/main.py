@@ -266,7 +266,10 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     case or file is a ``FAIL`` line naming ``FILE:LINE``, counted as failed; the run goes
     on and always prints ``N passed, M failed``. Exit code 0 when all passed, else 1.
     """
+    from functools import partial
+
     from rummy.conformance import run_case
+    from rummy_cli.inputs import MAX_LINE_BYTES
     from rummy_cli.outputs import terminal_safe
     passed = failed = 0
     seen: dict[str, str] = {}  # id -> FILE:LINE of its first case
@@ -279,13 +282,19 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             continue
         cases_here = 0
         with f:
-            for n, raw in enumerate(f, 1):
+            for n, raw in enumerate(iter(partial(f.readline, MAX_LINE_BYTES + 1), b""), 1):
                 where = f"{path}:{n}"
-                try:
-                    line = raw.decode("utf-8")
-                    if not line.strip():
-                        continue
+                if len(raw) > MAX_LINE_BYTES:  # no end in sight (/dev/zero, a binary file)
+                    print(f"FAIL {where}: malformed line: longer than "
+                          f"{MAX_LINE_BYTES // 1024} KiB; the rest of the file is skipped")
+                    failed += 1
                     cases_here += 1
+                    break
+                if not raw.strip():
+                    continue
+                cases_here += 1  # a line that does not decode still counts as a case
+                try:
+                    line = raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a BOM is fine
                     case = json.loads(line)
                     if not isinstance(case, dict):
                         raise ValueError("a case must be a JSON object")

@@ -14,6 +14,7 @@ from typing import Any
 from rummy.errors import NotationError
 from rummy.events import dumps
 from rummy.invariants import ReplayError
+from rummy_cli.inputs import InputTooLarge, read_bounded
 from rummy_cli.outputs import output_problem
 
 EPILOG_RECORD = """\
@@ -94,16 +95,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 1
     try:
-        if args.record == "-":
-            text = sys.stdin.buffer.read().decode("utf-8")
-        else:
-            with open(args.record, encoding="utf-8") as f:
-                text = f.read()
+        text = read_bounded(args.record).decode("utf-8")
     except OSError as e:
         print(f"error: cannot read {args.record}: {e.strerror}", file=sys.stderr)
         return 1
     except UnicodeDecodeError:
         print(f"error: {args.record} is not UTF-8 text", file=sys.stderr)
+        return 1
+    except InputTooLarge as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
     try:
         events = from_record(text)

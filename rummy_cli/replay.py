@@ -26,6 +26,7 @@ from rummy.errors import NotationError, RummyError
 from rummy.events import CardDrawn, Event, GameStarted, RoundStarted, loads
 from rummy.invariants import ReplayError, verify_log
 from rummy.state import GameState
+from rummy_cli.inputs import InputTooLarge, read_bounded
 from rummy_cli.report_format import event_line, hand_text, state_text
 
 if TYPE_CHECKING:
@@ -41,11 +42,10 @@ def read_log(path: str) -> list[Event]:
         OSError: the file cannot be read.
     """
     events: list[Event] = []
-    if path == "-":  # standard input, as the record commands accept for their output
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
+    try:  # "-": standard input, as the record commands accept for their output
+        data = read_bounded(path)
+    except InputTooLarge as e:
+        raise ReplayError(0, str(e)) from None
     if data.lstrip()[:1] != b"{":
         from rummy.record import from_record
         from rummy_cli.record import looks_like_record
