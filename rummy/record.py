@@ -235,6 +235,19 @@ def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
     return CreateGame(players, integer("Seed"), rules, names, integer("TurnSeconds"))
 
 
+def _header_of(error: RummyError, headers: dict[str, tuple[int, str]]) -> str:
+    """The header a refused ``CreateGame`` of the record is to blame on: the turn limit, a
+    seat's name, the rules (a hand size the deck cannot deal, R2.2), else the players."""
+    message = error.message
+    if "turn_seconds" in message and "TurnSeconds" in headers:
+        return "TurnSeconds"
+    if "name" in message:
+        return next((h for h in headers if _SEAT_HEADER.match(h)), "Players")
+    if error.rule in ("R2.2", "R11") and "Rules" in headers and "players" not in message:
+        return "Rules"
+    return "Players"
+
+
 def _command(state: GameState, seat: int, token: str, n: int) -> Command | None:
     """The command a turn-line token asks for; ``None`` when the event it names follows
     from the previous command (a turn ended automatically, R3.5; the stock ran out, R8.1)."""
@@ -308,7 +321,7 @@ def from_record(text: str) -> list[Event]:
     try:
         state, events = step(None, create)
     except RummyError as e:
-        raise _error(headers["Players"][0], e.message, rule=e.rule) from None
+        raise _error(headers[_header_of(e, headers)][0], e.message, rule=e.rule) from None
     n, dealer = headers.get("Dealer", (lines[i - 1][0], ""))
     if dealer != str(state.dealer):
         raise _error(n, f"the seed {create.seed} gives dealer {state.dealer} (R2.1), the record "

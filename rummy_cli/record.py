@@ -13,6 +13,7 @@ from typing import Any
 
 from rummy.errors import NotationError
 from rummy.events import dumps
+from rummy.evolve import replay
 from rummy.invariants import ReplayError
 from rummy_cli.inputs import InputTooLarge, read_bounded
 from rummy_cli.outputs import output_problem
@@ -88,7 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """``rummy record import GAME.txt [-o LOG.jsonl]``."""
+    """``rummy record import GAME.txt [-o LOG.jsonl] [--allow-incomplete]``."""
     from rummy.record import from_record
     problem = output_problem(args.output)
     if problem:
@@ -109,6 +110,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         events = from_record(text)
     except NotationError as e:
         print(f"error: {args.record}: {e.message}", file=sys.stderr)
+        return 1
+    state = replay(events)
+    if state is not None and not state.is_over and not args.allow_incomplete:
+        # as `rummy replay` does: a record cut at a line boundary reads as a game in progress
+        print(f"error: {args.record}: the record ends before the game is over (round "
+              f"{state.round}, {len(events)} events): a truncated file, or a game in "
+              "progress (then use --allow-incomplete)", file=sys.stderr)
         return 1
     try:
         _write(args.output, "".join(dumps(e) + "\n" for e in events))
@@ -135,4 +143,8 @@ def add_parser(sub: Any) -> None:
     i = rsub.add_parser("import", help="game record -> event log (JSON lines)")
     i.add_argument("record", help="game record file (docs/record.md; '-': stdin)")
     i.add_argument("-o", "--output", help="event log to write (default: stdout)")
+    i.add_argument("--allow-incomplete", action="store_true",
+                   help="accept a record that ends before the game is over (a game in "
+                   "progress); by default a record must hold a whole game, as for rummy "
+                   "replay")
     i.set_defaults(func=cmd_import)

@@ -231,3 +231,40 @@ def test_a_malformed_header_value_is_quoted_not_echoed_raw(record_text: str) -> 
         from_record(bad)
     assert "malformed header value" in info.value.message
     assert "\x1b" not in info.value.message and "\\x1b" in info.value.message
+
+
+def _record_file(tmp_path: Path) -> Path:
+    events = list(play_game(["greedy", "basic", "random"], 5, record=True).events)
+    rec = tmp_path / "game.txt"
+    rec.write_text(to_record(events))
+    return rec
+
+
+def test_cli_import_refuses_a_record_cut_at_a_line_unless_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # attack finding 7: `head -60 game.txt` imported as a game in progress, rc 0, where
+    # `rummy replay` says the log is truncated
+    rec = _record_file(tmp_path)
+    cut = tmp_path / "cut.txt"
+    lines = rec.read_text().splitlines(keepends=True)
+    cut.write_text("".join(lines[:len(lines) // 2]))
+    capsys.readouterr()
+    assert main(["record", "import", str(cut), "-o", str(tmp_path / "x.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "the record ends before the game is over" in err and "--allow-incomplete" in err
+    assert not (tmp_path / "x.jsonl").exists()
+    assert main(["record", "import", "--allow-incomplete", str(cut), "-o",
+                 str(tmp_path / "x.jsonl")]) == 0
+    assert main(["replay", "--allow-incomplete", str(tmp_path / "x.jsonl")]) == 0
+
+
+def test_a_refused_header_is_reported_on_its_own_line(tmp_path: Path) -> None:
+    # attack finding 7: [TurnSeconds "-5"] on line 9 was reported as line 2 (Players)
+    text = _record_file(tmp_path).read_text()
+    lines = text.splitlines()
+    n = next(i for i, line in enumerate(lines, 1) if line.startswith("[TurnSeconds"))
+    with pytest.raises(NotationError, match=f"line {n}: turn_seconds must be 0..86400"):
+        from_record(text.replace('[TurnSeconds "0"]', '[TurnSeconds "-5"]'))
+    n = next(i for i, line in enumerate(lines, 1) if line.startswith("[Players"))
+    with pytest.raises(NotationError, match=f"line {n}: a game has 2 to 5 players"):
+        from_record(text.replace('[Players "3"]', '[Players "7"]'))
