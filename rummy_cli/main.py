@@ -24,7 +24,7 @@ EPILOG_SIMULATE = """\
 examples:
   rummy simulate --games 200 --players 4 --seed 7
   rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2
-  rummy simulate --games 200 --players 4 --bots basic,random    (the pre-issue-14 default)
+  rummy simulate --games 200 --players 4 --bots basic,random    (two bots on alternate seats)
   rummy simulate --games 10 --players 3 --events-dir out/ --rules knock_threshold=7
   rummy simulate --replay-game 17 --games 200 --players 4 --seed 7 --events-dir out/
 
@@ -369,9 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "strategic,greedy: bots that knock and go out, so rounds end as people's "
                    "do)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
+    p.add_argument("--jobs", type=int, default=0,
+                   help="worker processes (default 0: one per CPU; 1: all in this process)")
     p.add_argument("--chunk-size", type=int, default=0,
-                   help="games per process task (default: about games / (jobs x 8), at most 25)")
+                   help="games per process task (default 0: about games / (jobs x 8), at "
+                   "most 25)")
     p.add_argument("--events-dir", help="write each game's events as JSON lines to this folder")
     add_rules_option(p)
     p.add_argument("--no-rotate", action="store_true",
@@ -475,10 +477,29 @@ def _redact(message: str) -> str:
     return redact_text(message)
 
 
+def _innermost(parser: argparse.ArgumentParser,
+               args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser of the deepest subcommand ``args`` names (``rummy record import``:
+    the ``import`` parser), so that an error shows the usage of what the user typed."""
+    while True:
+        choices: dict[str, argparse.ArgumentParser] = {}
+        dest = ""
+        for action in parser._actions:  # argparse has no public way to the subparsers
+            if isinstance(action, argparse._SubParsersAction):
+                choices, dest = dict(action.choices), action.dest or ""
+                break
+        name = getattr(args, dest, None) if dest else None
+        if not isinstance(name, str) or name not in choices:
+            return parser
+        parser = choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rummy`` console command; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # told by the subcommand that was given, with its usage, not rummy's
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

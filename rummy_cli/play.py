@@ -166,6 +166,7 @@ class PlaySession:
                                                 for s, b in enumerate(lineup, 1)]
         self.events: list[Event] = []
         self._bot_log: list[str] = []
+        self._draw = 0  # the draw number of the person's last draw (the rule of a pass)
         self._table_changed = self._hand_changed = False
         self._shown: Table = ()  # the table in the order last numbered
         state, events = step(None, CreateGame(players, seed, rules, self.names))
@@ -432,11 +433,14 @@ class PlaySession:
                                  f"{self._bot_action(actor, command, events)}")
         for e in events:
             if isinstance(e, CardDrawn) and e.seat == HUMAN and e.card is not None:
+                self._draw = e.draw
                 c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).", highlight=False)
             elif isinstance(e, Melded) and e.seat == HUMAN:
                 c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
             elif isinstance(e, Passed) and e.seat == HUMAN:
-                c.print("You pass (R3.2).", highlight=False)
+                # a pass after the first draw is R3.2's, after a later one R3.3's
+                c.print(f"You pass ({'R3.2' if self._draw <= 1 else 'R3.3'}).",
+                        highlight=False)
             elif isinstance(e, (TurnEnded, Knocked)) and e.seat == HUMAN:
                 c.print("You knock." if isinstance(e, Knocked) else "Your turn is over.",
                         highlight=False)

@@ -47,17 +47,20 @@ def parse_sweep(specs: list[str]) -> list[dict[str, str]]:
     first variant varies slowest).
 
     Raises:
-        ValueError: a spec without ``=``, an empty value list, a variant given twice, a
-            value given twice for one variant (it would run the same batch twice).
+        ValueError: a spec without ``=``, an empty value list or value, a variant given
+            twice, a value given twice for one variant (it would run the same batch twice).
     """
     names: list[str] = []
     values: list[list[str]] = []
     for spec in specs:
         name, sep, raw = spec.partition("=")
         name = name.strip()
-        vals = [v.strip() for v in raw.split(",") if v.strip()]
-        if not sep or not name or not vals:
+        vals = [v.strip() for v in raw.split(",")]
+        if not sep or not name or not raw.strip():
             raise ValueError(f"--rules {spec!r}: expected VARIANT=V1,V2,... (docs/rules.md §11)")
+        if "" in vals:
+            raise ValueError(f"--rules {spec!r}: an empty value (two commas, or a comma at "
+                             "an end)")
         if name in names:
             raise ValueError(f"--rules: variant {name!r} given twice")
         twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
@@ -70,8 +73,13 @@ def parse_sweep(specs: list[str]) -> list[dict[str, str]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def _label(combo: dict[str, str]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in combo.items())
+def _text(value: Any) -> str:
+    """A variant's value as written in ``--rules`` (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _label(combo: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_text(v)}" for k, v in combo.items())
 
 
 def _pct(x: float | None) -> str:
@@ -106,12 +114,13 @@ def _row(rep: BalanceReport) -> dict[str, Any]:
     }
 
 
-def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[Any], list[str]]:
+def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[Any], list[str]]:
     """Validate the options of ``rummy sweep`` and ``rummy batch sweep``.
 
     Returns:
-        ``(combos, rulesets, bots)``: every combination of values (:func:`parse_sweep`),
-        its validated :class:`rummy.rules.RuleSet` (R11), and the line-up.
+        ``(combos, rulesets, bots)``: every combination of values (:func:`parse_sweep`,
+        each value as the rule set holds it: ``8``, ``True``), its validated
+        :class:`rummy.rules.RuleSet` (R11), and the line-up.
 
     Raises:
         SystemExit: code 2 with an ``error: ...`` line for bad options (a bad variant or
@@ -133,6 +142,8 @@ def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[Any
                                  "are the same rules (a value given twice)")
     except ValueError as e:
         raise usage_error(f"error: {e}") from None
+    # each value as the rules read it (8 and true, not "8" and "true": the JSON document)
+    combos = [{k: getattr(r, k) for k in c} for c, r in zip(combos, rulesets, strict=True)]
     if not 2 <= args.players <= 5:
         raise usage_error(f"error: --players must be 2..5, got {args.players} (R1.1)")
     if args.games < 1:
@@ -251,7 +262,7 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
     """
     rows = doc["sweep"]
     names = list(rows[0]["rules"]) if rows else []
-    values = [" / ".join(r["rules"].values()) for r in rows]
+    values = [" / ".join(map(_text, r["rules"].values())) for r in rows]
     variable = " / ".join(names)
     # a grid: a line joins only the combinations that differ in the last variant alone
     groups = [tuple(r["rules"].values())[:-1] for r in rows] if len(names) > 1 else None
@@ -344,9 +355,11 @@ def add_sweep_options(p: Any) -> None:
     """The options ``rummy sweep`` and ``rummy batch sweep`` share (one definition, so the
     two commands take the same sweep): ``--rules`` (repeatable), ``--games``, ``--players``,
     ``--bots``, ``--seed``, ``--json``, ``--html``, ``--quiet``."""
-    p.add_argument("--rules", action="append", required=True, metavar="VARIANT=V1,V2,...",
-                   help="a rule variant and its values (docs/rules.md §11); repeat for a "
-                   "grid of every combination (required)")
+    p.add_argument("--rules", action="extend", nargs="+", required=True,
+                   metavar="VARIANT=V1,V2,...",
+                   help="a rule variant and its values (docs/rules.md §11); several (after "
+                   "one --rules or each after its own) make a grid of every combination "
+                   "(required)")
     p.add_argument("--games", type=int, default=200, help="games per value (default 200)")
     p.add_argument("--players", type=int, default=4, help="players per game, 2..5 (default 4)")
     p.add_argument("--bots", help="comma-separated line-up, cycled over the "

@@ -60,3 +60,29 @@ def test_by_bot_table_fits_80_columns_with_whole_intervals() -> None:
         row = next(line for line in text.splitlines() if f" {name} " in line)
         assert whole in row, row
         assert re.search(rf"{100 * s.win.naive_low:.1f}–{100 * s.win.naive_high:.1f}%", row)
+
+
+@pytest.mark.parametrize("argv, usage", [
+    (["simulate", "--bogus"], "usage: rummy simulate"),
+    (["record", "import", "x.txt", "--zap"], "usage: rummy record import"),
+    (["--zap"], "usage: rummy [-h]"),
+])
+def test_an_unknown_option_shows_the_usage_of_its_subcommand(argv, usage, capsys):
+    # attack finding 9: every unknown option printed rummy's own usage
+    from rummy_cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(usage)
+    assert f"unrecognized arguments: {argv[-1]}" in err
+
+
+def test_simulate_help_explains_jobs_and_chunk_size_zero(capsys):
+    from rummy_cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default 0: one per CPU" in out and "default 0: about games" in out
+    assert "issue" not in out

@@ -66,6 +66,9 @@ def test_whole_game_scripted_passive_person_reaches_game_over() -> None:
     assert "basic (seat 1) draws" in text  # one line per bot action
     assert "Round 1 is over" in text
     assert "You pass (R3.2)." in text  # a pass is confirmed like a draw or a meld
+    # the pass after the second draw is R3.3's (attack finding 9: it said R3.2 too)
+    assert "(draw 2 of 3)\nYou pass (R3.3)." in text
+    assert "(draw 2 of 3)\nYou pass (R3.2)." not in text
     assert replay(session.events) == session.state  # the log is complete (I4)
 
 

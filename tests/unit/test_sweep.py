@@ -45,8 +45,9 @@ def test_each_value_equals_rummy_simulate_with_that_rule(tmp_path: Path) -> None
                  str(tmp_path / "s.json"), "--html", str(tmp_path / "s.html"))
     assert res.returncode == 0, res.stderr
     doc = json.loads((tmp_path / "s.json").read_text())
-    assert [r["rules"] for r in doc["sweep"]] == [{"knock_threshold": "0"},
-                                                  {"knock_threshold": "15"}]
+    # the values as the rules read them, not the command line's strings (attack finding 9)
+    assert [r["rules"] for r in doc["sweep"]] == [{"knock_threshold": 0},
+                                                  {"knock_threshold": 15}]
     for row in doc["sweep"]:  # paired: each value is `rummy simulate` with that rule
         sim = _rummy("simulate", *common, "--rules",
                      f"knock_threshold={row['rules']['knock_threshold']}", "--json", "-")
@@ -58,7 +59,7 @@ def test_each_value_equals_rummy_simulate_with_that_rule(tmp_path: Path) -> None
     page = (tmp_path / "s.html").read_text()
     assert page.startswith("<!doctype html>") and "knock_threshold=15" in page
     for row in doc["sweep"]:  # each value's whole report, and the intervals it plots
-        assert row["report"]["rules"] == {"knock_threshold": int(row["rules"]["knock_threshold"])}
+        assert row["report"]["rules"] == row["rules"]
         ci = row["rounds_per_game_ci"]
         assert ci["low"] <= ci["value"] == row["rounds_per_game"] <= ci["high"]
         for b in row["bots"].values():
@@ -156,3 +157,26 @@ def test_a_grid_chart_joins_only_combinations_that_differ_in_the_last_variant() 
     drawn.clear()
     charts.sweep(["7", "10", "12"], "hand", {"seat 0": [(0.5, 0.4, 0.6)] * 3}, "t", "y")
     assert drawn == [[0, 1, 2]]  # one variant: one line, as before
+
+
+@pytest.mark.parametrize("specs, says", [
+    (["knock_threshold=1,,2"], "an empty value"),
+    (["knock_threshold=1,2,"], "an empty value"),
+    (["knock_threshold="], "expected VARIANT=V1,V2"),
+])
+def test_an_empty_value_is_refused_not_dropped(specs, says):
+    # attack finding 9: `knock_threshold=1,,2,` ran two values silently
+    with pytest.raises(ValueError, match=says):
+        parse_sweep(specs)
+
+
+def test_several_variants_after_one_rules_flag(tmp_path):
+    # attack finding 9: `--rules a=0,5 b=0` said "unrecognized arguments: b=0"
+    res = _rummy("sweep", "--rules", "knock_threshold=0,5", "round_bonus_for_all=true",
+                 "--games", "2", "--players", "2", "--bots", "random", "--json",
+                 str(tmp_path / "s.json"))
+    assert res.returncode == 0, res.stderr
+    rows = json.loads((tmp_path / "s.json").read_text())["sweep"]
+    assert [r["rules"] for r in rows] == [
+        {"knock_threshold": 0, "round_bonus_for_all": True},
+        {"knock_threshold": 5, "round_bonus_for_all": True}]
