@@ -151,6 +151,15 @@ async def test_appends_go_through_the_lua_script_only(
         return await real_execute(*args, **kwargs)
 
     monkeypatch.setattr(redis_store.client, "execute_command", spy)
+    batch = redis_store._batch  # the group commit writes to a connection of its own
+    if batch is not None:
+        real_round_trip = batch._round_trip
+
+        async def spy_round_trip(commands):
+            calls.extend(str(c[0]).upper() for c in commands)
+            return await real_round_trip(commands)
+
+        monkeypatch.setattr(batch, "_round_trip", spy_round_trip)
     await redis_store.append("g1", events(1), 0)  # first append also registers the game
     calls.clear()
     await redis_store.append("g1", events(3, 2), 1, request_id="r")
