@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import DataError, ResponseError
+from redis.exceptions import ResponseError
 
 __all__ = ["HOLD_SECONDS", "CommandBatcher"]
 
@@ -167,8 +167,9 @@ class CommandBatcher:
     async def _round_trip(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Send ``commands`` in one write on a pooled connection and read their replies:
         each parsed as ``Redis.execute_command`` parses it, or the command's own error as
-        the value (a Redis error reply; a value the connection cannot pack, a lone
-        surrogate say, which is then not sent).
+        the value (a Redis error reply; a command the connection cannot pack, a lone
+        surrogate or a bool say, which is then not sent). The connection always goes back
+        to the pool, closed if the round trip failed.
 
         Raises:
             redis.exceptions.ConnectionError, TimeoutError, asyncio.CancelledError: the
@@ -179,13 +180,13 @@ class CommandBatcher:
         results: list[Any] = [None] * len(commands)
         sent: list[int] = []
         packed: list[bytes] = []
-        for i, args in enumerate(commands):
-            try:
-                packed += conn.pack_command(*args)
-                sent.append(i)
-            except (UnicodeError, DataError) as exc:
-                results[i] = exc
         try:
+            for i, args in enumerate(commands):
+                try:
+                    packed += conn.pack_command(*args)
+                    sent.append(i)
+                except Exception as exc:  # noqa: BLE001 - DataError, UnicodeError, an int
+                    results[i] = exc  # past str()'s limit (ValueError): this caller's own
             if packed:
                 await conn.send_packed_command(packed)
             callbacks = self._r.response_callbacks

@@ -297,6 +297,12 @@ except ImportError:  # pragma: no cover - hiredis is a dependency of the service
     _hiredis_pack = None
 
 
+_HIREDIS_INT_BITS = 13_000
+"""Largest int (in bits, ~3,900 decimal digits) handed to ``hiredis.pack_command``; larger
+ones go through redis-py's packing (attack finding: hiredis 3.5 segfaults on an int past
+Python's 4,300-digit str() limit)."""
+
+
 class _HiredisPacking:
     """A ``redis.asyncio`` connection mixin that packs commands with ``hiredis.pack_command``
     (C), as redis-py's synchronous client does (``HiredisRespSerializer``); redis-py's
@@ -311,6 +317,11 @@ class _HiredisPacking:
             args = (*head.encode().split(), *args[1:])
         elif b" " in head:
             args = (*head.split(), *args[1:])
+        for a in args:
+            # hiredis 3.5 crashes the process (SIGSEGV) on an int that str() refuses (more
+            # than 4,300 digits); redis-py's packing raises its ValueError for the caller
+            if type(a) is int and a.bit_length() > _HIREDIS_INT_BITS:
+                return super().pack_command(*args)  # type: ignore[misc, no-any-return]
         try:
             return [_hiredis_pack(args)]  # type: ignore[misc]
         except TypeError:

@@ -136,6 +136,37 @@ async def test_a_command_that_cannot_be_packed_fails_alone(redis_store: RedisEve
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("hiredis_packing", [True, False])
+async def test_any_packing_error_fails_its_caller_alone_and_keeps_the_pool_whole(
+    redis_url: str, redis_prefix: str, hiredis_packing: bool,
+) -> None:
+    # found by an attack on the direct round trips: an int past str()'s 4,300 digits (a
+    # ValueError of redis-py's packing) leaked the pooled connection and failed the whole
+    # batch; through hiredis's packing the same int crashed the process (SIGSEGV)
+    from rummy_store.redis_store import use_hiredis_packing
+
+    client = aioredis.Redis.from_url(redis_url, decode_responses=True, max_connections=2)
+    if hiredis_packing:
+        use_hiredis_packing(client)
+    batcher = CommandBatcher(client)
+    key = f"{redis_prefix}:huge"
+    try:
+        for _ in range(4):  # more rounds than the pool has connections
+            first = asyncio.ensure_future(batcher.call("ECHO", "first"))
+            await asyncio.sleep(0)
+            done = await asyncio.gather(first, batcher.call("ECHO", "a"),
+                                        batcher.call("SET", key, 10**5000),
+                                        batcher.call("ECHO", "c"), return_exceptions=True)
+            assert done[0] == "first" and done[1] == "a" and done[3] == "c"
+            assert isinstance(done[2], ValueError) and "digits" in str(done[2])
+        assert await client.get(key) is None  # never sent
+        assert not client.connection_pool._in_use_connections
+        assert await client.ping() is True
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.asyncio
 async def test_a_stuck_round_trip_holds_the_queue_back_for_hold_seconds_only(
     redis_store: RedisEventStore,
 ) -> None:
