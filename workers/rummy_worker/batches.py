@@ -394,6 +394,15 @@ class BatchStore:
             raise UnknownBatch(f"no batch {batch_id!r} under prefix {self.prefix!r}")
         return BatchSpec.from_dict(json.loads(raw))
 
+    def chunk_exists(self, batch_id: str, index: Any) -> bool:
+        """True when batch ``batch_id`` was submitted under this prefix and ``index`` is
+        one of its chunks (``0 .. chunks - 1``): what a task message must name before a
+        worker leases, plays or notes anything for it."""
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            return False
+        chunks = self.r.hget(self._meta(batch_id), "chunks")
+        return chunks is not None and index < int(chunks)
+
     def has_chunk(self, batch_id: str, index: int) -> bool:
         """True when chunk ``index``'s result is stored."""
         return bool(self.r.hexists(self._chunks(batch_id), str(index)))

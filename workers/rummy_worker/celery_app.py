@@ -123,6 +123,13 @@ def _on_received(request: Any = None, **_: Any) -> None:
         return
     import time
 
+    from rummy_worker.batches import BatchStore
+
+    try:  # a task for no chunk of a submitted batch is refused by the task: no lease
+        if not BatchStore(state_client(), prefix).chunk_exists(batch_id, index):
+            return
+    except Exception:  # noqa: BLE001 - the state Redis unreachable: lease it when back
+        pass
     _reserved[(prefix, batch_id, index)] = time.time()
     _keep_leases()
 

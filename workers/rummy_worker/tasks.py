@@ -75,8 +75,9 @@ class ChunkTask(Task):
         batch_id = args[0] if args else kwargs.get("batch_id")
         index = args[1] if len(args) > 1 else kwargs.get("index")
         prefix = args[3] if len(args) > 3 else kwargs.get("prefix", "rummy")
-        if batch_id is not None and index is not None:
-            BatchStore(state_client(), prefix).record_failure(
+        store = BatchStore(state_client(), prefix)
+        if batch_id is not None and store.chunk_exists(batch_id, index):
+            store.record_failure(
                 batch_id, index,
                 f"hard time limit exceeded ({exc.args[0] if exc.args else '?'} s)")
 
@@ -92,29 +93,37 @@ def admit_chunk(store: BatchStore, batch_id: str, index: int,
     was submitted (``BatchStore.create`` validated and stored it): a task message is not
     trusted to carry a playable spec.
 
+    A task for no chunk of a submitted batch (an unknown batch or prefix, an index outside
+    ``0 .. chunks - 1``) stores nothing. A task for a real chunk whose spec is wrong (not
+    the batch's own, or a stored spec that no longer validates) notes the refusal in the
+    batch's failures (``rummy batch status`` shows it; the worker stops renewing the
+    chunk's lease), and plays nothing.
+
     Raises:
-        BadChunk: no such batch (``UnknownBatch``), an index outside ``0 .. chunks - 1``, a
-            spec that is not the batch's own, or a stored spec that no longer validates.
+        BadChunk: any of these.
     """
     try:
         known = store.spec(batch_id)
     except UnknownBatch as exc:
         raise BadChunk(f"{exc}: a chunk task for a batch never submitted") from None
+    if not store.chunk_exists(batch_id, index):
+        raise BadChunk(f"batch {batch_id} has chunks 0..{known.chunks - 1}, got {index!r}")
+    problem = None
     try:
         given = BatchSpec.from_dict(spec)
     except Exception as exc:  # noqa: BLE001 - KeyError, TypeError: not a spec at all
-        raise BadChunk(f"batch {batch_id}: the task's spec is not a batch spec "
-                       f"({type(exc).__name__}: {exc})") from None
-    if given != known:
-        raise BadChunk(f"batch {batch_id}: the task's spec differs from the batch's "
-                       f"submitted spec")
-    try:
-        known.validate()
-    except (ValueError, TypeError) as exc:
-        raise BadChunk(f"batch {batch_id}: its spec is not playable: {exc}") from None
-    if isinstance(index, bool) or not isinstance(index, int) \
-            or not 0 <= index < known.chunks:
-        raise BadChunk(f"batch {batch_id} has chunks 0..{known.chunks - 1}, got {index!r}")
+        problem = f"the task's spec is not a batch spec ({type(exc).__name__}: {exc})"
+    else:
+        if given != known:
+            problem = "the task's spec differs from the batch's submitted spec"
+        else:
+            try:
+                known.validate()
+            except (ValueError, TypeError) as exc:
+                problem = f"its spec is not playable: {exc}"
+    if problem is not None:
+        store.record_failure(batch_id, index, f"BadChunk: {problem}")
+        raise BadChunk(f"batch {batch_id}: {problem}")
     return known
 
 
