@@ -53,7 +53,7 @@ _CARD_LISTS: dict[str, dict[str, str]] = {
 RULE_IDS = frozenset(
     [f"R{s}.{n}" for s, last in ((1, 5), (2, 3), (3, 6), (4, 5), (5, 9), (6, 3), (7, 8),
                                  (8, 3), (9, 4)) for n in range(1, last + 1)]
-    + [f"R{s}" for s in range(1, 12)] + [f"I{n}" for n in range(1, 5)])
+    + ["R9.3a"] + [f"R{s}" for s in range(1, 12)] + [f"I{n}" for n in range(1, 5)])
 
 
 def _supply(cards: Iterable[int], decks: int, where: str) -> str | None:
@@ -76,8 +76,8 @@ def _impossible(case: dict[str, Any]) -> str | None:
     parsed here; a notation error is left to :func:`run_case`."""
     rule = case.get("rule")
     if rule not in RULE_IDS:
-        return (f"rule {rule!r} is not a rule of docs/rules.md (R1.1 to R9.4, a section R1 "
-                "to R11, or an invariant I1 to I4)")
+        return (f"rule {rule!r} is not a rule of docs/rules.md (R1.1 to R9.4 and R9.3a, a "
+                "section R1 to R11, or an invariant I1 to I4)")
     kind = case.get("kind")
     try:
         if kind in ("action", "best_play"):
