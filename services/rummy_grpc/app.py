@@ -533,6 +533,9 @@ class GameApp:
             try:
                 await self._redrive(game_id)
                 return
+            except GameNotFound:  # gone with the store's data (a Redis restarted empty)
+                log.warning("game %s is no longer in the store: nothing to resume", game_id)
+                return
             except Exception as exc:
                 if not store_unavailable(exc) or delay >= self.scheduler.lease:
                     raise  # logged by _report; the game stays due in the store

@@ -68,3 +68,18 @@ async def test_a_failing_bot_seat_plays_the_default_move_and_the_game_ends(
     # the failing seat never melded: only draws, passes and turn ends
     melds = [e for e in stored if e.data["type"] == "Melded" and e.data["seat"] == 0]
     assert melds == []
+
+
+@pytest.mark.asyncio
+async def test_resuming_a_game_gone_from_the_store_is_a_warning_not_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # second attack, aside: after Redis restarted empty, the retry of a follow-up logged an
+    # ERROR with a traceback for GameNotFound, an expected end of the retry
+    from rummy_grpc.app import GameApp
+    from rummy_store import MemoryEventStore
+
+    app = GameApp(MemoryEventStore())
+    with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
+        await app._resume("gone-game")  # returns: nothing to resume
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", "game gone-game is no longer in the store: nothing to resume")]
