@@ -271,6 +271,11 @@ class BatchStatus:
         return self.done >= self.chunks
 
 
+def is_chunk_index(index: Any, chunks: int) -> bool:
+    """True when ``index`` is an int (not a bool) in ``0 .. chunks - 1``."""
+    return not isinstance(index, bool) and isinstance(index, int) and 0 <= index < chunks
+
+
 class BatchStore:
     """Batch state in Redis (see the module docstring for the layout).
 
@@ -396,12 +401,10 @@ class BatchStore:
 
     def chunk_exists(self, batch_id: str, index: Any) -> bool:
         """True when batch ``batch_id`` was submitted under this prefix and ``index`` is
-        one of its chunks (``0 .. chunks - 1``): what a task message must name before a
+        one of its chunks (:func:`is_chunk_index`): what a task message must name before a
         worker leases, plays or notes anything for it."""
-        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            return False
-        chunks = self.r.hget(self._meta(batch_id), "chunks")
-        return chunks is not None and index < int(chunks)
+        chunks = self.r.hget(self._meta(batch_id), "chunks") if isinstance(index, int) else None
+        return chunks is not None and is_chunk_index(index, int(chunks))
 
     def has_chunk(self, batch_id: str, index: int) -> bool:
         """True when chunk ``index``'s result is stored."""

@@ -21,7 +21,7 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 
 from rummy_worker import config, metrics
-from rummy_worker.batches import BatchSpec, BatchStore, UnknownBatch
+from rummy_worker.batches import BatchSpec, BatchStore, UnknownBatch, is_chunk_index
 from rummy_worker.celery_app import app, state_client
 from rummy_worker.chunks import compute_chunk
 from rummy_worker.recording import GameRecorder
@@ -83,8 +83,9 @@ class ChunkTask(Task):
 
 
 class BadChunk(ValueError):
-    """A chunk task whose arguments are not a chunk of a submitted batch: refused before
-    anything is played or stored (not retried)."""
+    """A chunk task whose arguments are not a chunk of a submitted batch, or whose spec is
+    not the batch's own playable spec: refused before anything is played (not retried;
+    :func:`admit_chunk` says what is noted)."""
 
 
 def admit_chunk(store: BatchStore, batch_id: str, index: int,
@@ -106,7 +107,7 @@ def admit_chunk(store: BatchStore, batch_id: str, index: int,
         known = store.spec(batch_id)
     except UnknownBatch as exc:
         raise BadChunk(f"{exc}: a chunk task for a batch never submitted") from None
-    if not store.chunk_exists(batch_id, index):
+    if not is_chunk_index(index, known.chunks):
         raise BadChunk(f"batch {batch_id} has chunks 0..{known.chunks - 1}, got {index!r}")
     problem = None
     try:
@@ -146,8 +147,8 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
         (already stored before starting).
 
     Raises:
-        BadChunk: arguments that are not a chunk of a submitted batch (nothing is played
-            or stored; see :func:`admit_chunk`).
+        BadChunk: arguments that are not a chunk of a submitted batch, or a wrong spec
+            (nothing is played; see :func:`admit_chunk` for what is noted).
         Whatever the simulation raises (counted in ``rummy_sim_chunk_failures_total`` and
         noted in the batch's failures); transient Redis errors are retried.
     """
