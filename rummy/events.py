@@ -11,7 +11,9 @@ and upcasters): each event type has a schema ``VERSION``; a change to an event b
 adds fields only with defaults, never reuses a field name, and registers an upcaster
 ``(type, n) -> dict`` in :data:`UPCASTERS` that turns a stored ``vn`` dict into ``vn+1``.
 Reading applies the chain ``v1 -> v2 -> ...`` up to the current version, so every stored
-game stays readable; events are always written at the current version.
+game stays readable; events are always written at the current version. Each class declares
+the encoding of each field (``ENCODING``); a new rule variant is a new ``GameStarted``
+version (``GameStarted.VARIANTS``, :func:`variant_added`, :func:`variant_problems`).
 
 Hidden fields (I3): ``GameStarted.seed``, ``RoundStarted.deck`` and a ``CardDrawn.card`` of
 another seat are ``None`` in the redacted copy a seat receives (:func:`rummy.views.redact`).

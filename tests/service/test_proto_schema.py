@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from rummy_api.v1 import game_service_pb2 as pb
-from rummy_grpc.convert import event_to_proto, rules_to_proto
+from rummy_grpc.convert import _PAYLOAD_FIELD, event_to_proto, rules_to_proto
 
 from rummy import events as ev
 from rummy.rules import RuleSet
@@ -123,6 +123,10 @@ def event_mismatches(types: dict[str, Any]) -> list[str]:
 
 def test_every_event_type_and_field_is_in_the_proto_event() -> None:
     assert event_mismatches(dict(ev.EVENT_TYPES)) == []
+    payload = {fd.message_type.name: fd.name for fd in
+               pb.Event.DESCRIPTOR.oneofs_by_name["payload"].fields}
+    assert {name: _PAYLOAD_FIELD.get(name) for name in ev.EVENT_TYPES} == {
+        name: payload[name] for name in ev.EVENT_TYPES}  # convert.py's table of them
 
 
 @dataclass(frozen=True, slots=True)
