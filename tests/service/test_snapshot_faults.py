@@ -41,16 +41,22 @@ BROKEN = {
     "rules-of-another-release": lambda good: json.dumps(
         {**good, "rules": {**good["rules"], "doubles_bonus": 3}}),
     "bad-table": lambda good: json.dumps({**good, "table": [[1, 2, 3]], "deck": [None]}),
+    "member-without-version": lambda good: RAW + "no version prefix at all",
 }
 
 
+RAW = "raw member:"  #: a text starting with this is written as the whole member
+
+
 async def _break_snapshot(prefix: str, game_id: str, at: int, text: str) -> None:
-    """Replace the game's snapshot at version ``at`` by ``text`` (member ``at:text``)."""
+    """Replace the game's snapshot at version ``at`` by ``text`` (member ``at:text``, or
+    the text after :data:`RAW` as the whole member)."""
     r = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
     try:
         key = f"{prefix}:{{{game_id}}}:snapshots"
         assert await r.zremrangebyscore(key, at, at) == 1
-        await r.zadd(key, {f"{at}:{text}": at})
+        member = text[len(RAW):] if text.startswith(RAW) else f"{at}:{text}"
+        await r.zadd(key, {member: at})
     finally:
         await r.aclose()
 
