@@ -11,7 +11,9 @@ and upcasters): each event type has a schema ``VERSION``; a change to an event b
 adds fields only with defaults, never reuses a field name, and registers an upcaster
 ``(type, n) -> dict`` in :data:`UPCASTERS` that turns a stored ``vn`` dict into ``vn+1``.
 Reading applies the chain ``v1 -> v2 -> ...`` up to the current version, so every stored
-game stays readable; events are always written at the current version.
+game stays readable; events are always written at the current version. Each class declares
+the encoding of each field (``ENCODING``); a new rule variant is a new ``GameStarted``
+version (``GameStarted.VARIANTS``, :func:`variant_added`, :func:`variant_problems`).
 
 Hidden fields (I3): ``GameStarted.seed``, ``RoundStarted.deck`` and a ``CardDrawn.card`` of
 another seat are ``None`` in the redacted copy a seat receives (:func:`rummy.views.redact`).
@@ -19,12 +21,13 @@ another seat are ``None`` in the redacted copy a seat receives (:func:`rummy.vie
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, fields
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from rummy.cards import format_card, parse_card, parse_table_card
 from rummy.errors import NotationError
@@ -43,6 +46,93 @@ class RoundEndReason(StrEnum):
     STOCK = "stock"
 
 
+# ------------------------------------------------------------------------- field encodings
+
+
+def _int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise NotationError(f"field {name!r} must be an integer, got {value!r}", token=value)
+    return value
+
+
+def _list(name: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise NotationError(f"field {name!r} must be a list, got {value!r}", token=value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FieldCodec:
+    """How one field of an event is written in its record and read back (the per-type
+    transcoding of eventsourcing, declared on each event class as ``ENCODING``).
+
+    Attributes:
+        encode: value -> JSON value, or ``None`` when the value is written as it is (an
+            ``int``, a ``str``).
+        decode: ``(field name, JSON value) -> value``; raises ``NotationError`` naming the
+            field for a malformed value (a ``ValueError`` of a rule set is reported too).
+        nullable: the field may be ``None`` (a hidden field of a redacted copy, I3, or a
+            value that may be absent); ``None`` is written and read as JSON ``null``.
+    """
+
+    encode: Callable[[Any], Any] | None
+    decode: Callable[[str, Any], Any]
+    nullable: bool = False
+
+
+def optional(codec: FieldCodec) -> FieldCodec:
+    """``codec`` for a field that may also be ``None``."""
+    return FieldCodec(codec.encode, codec.decode, nullable=True)
+
+
+def _strs(name: str, raw: Any) -> tuple[str, ...]:
+    value = tuple(_list(name, raw))
+    if not all(isinstance(x, str) for x in value):
+        raise NotationError(f"field {name!r} must be a list of strings", token=raw)
+    return value
+
+
+def _reason(name: str, raw: Any) -> RoundEndReason:
+    if not isinstance(raw, str) or raw not in RoundEndReason.__members__.values():
+        raise NotationError(f"unknown round end reason {raw!r}", token=raw)
+    return RoundEndReason(raw)
+
+
+def _rules(name: str, raw: Any) -> RuleSet:
+    if not isinstance(raw, dict):
+        raise NotationError(f"field {name!r} must be an object", token=raw)
+    return RuleSet.from_json(raw)  # every variant of this release (strict, I4)
+
+
+INT = FieldCodec(None, _int)
+"""An integer (not a ``bool``)."""
+INTS = FieldCodec(list, lambda name, raw: tuple(_int(name, x) for x in _list(name, raw)))
+"""A tuple of integers, written as a JSON list."""
+STRS = FieldCodec(list, _strs)
+"""A tuple of strings, written as a JSON list."""
+CARD = FieldCodec(format_card, lambda name, raw: parse_card(raw))
+"""One card in the R1.4 notation (``"7S"``, ``"*"``)."""
+CARDS = FieldCodec(lambda value: [format_card(c) for c in value],
+                   lambda name, raw: tuple(parse_card(t) for t in _list(name, raw)))
+"""A tuple of cards, a JSON list of card tokens."""
+TABLE = FieldCodec(format_table, lambda name, raw: tuple(
+    tuple(parse_table_card(t) for t in _list("meld", m)) for m in _list(name, raw)))
+"""A table (``rummy.melds.format_table``: a list of melds, jokers declared)."""
+HANDS = FieldCodec(lambda value: [[format_card(c) for c in h] for h in value],
+                   lambda name, raw: tuple(tuple(parse_card(t) for t in _list("hand", h))
+                                           for h in _list(name, raw)))
+"""A tuple of hands, a JSON list of lists of card tokens."""
+REASON = FieldCodec(None, _reason)
+"""A :class:`RoundEndReason`, written as its string."""
+RULES = FieldCodec(RuleSet.to_dict, _rules)
+"""A :class:`~rummy.rules.RuleSet`, written as every variant (``RuleSet.to_dict``) and read
+strictly (``RuleSet.from_json``): a record at the current ``GameStarted`` version names every
+variant; older versions are upcast first (``GameStarted.VARIANTS``)."""
+
+
+# ---------------------------------------------------------------------------------- events
+
+
 @dataclass(frozen=True, slots=True)
 class GameStarted:
     """A game was created (R1.1, R2.1, §11).
@@ -51,10 +141,24 @@ class GameStarted:
     the first dealer (R2.1); ``names`` labels the seats (bot strategy or player name);
     ``turn_seconds`` is the turn time limit a service enforces (0: none; not a rule of the
     game, recorded so that it survives restarts).
+
+    ``VARIANTS`` declares, per schema version, the rule variants its ``rules`` record
+    names: adding a variant to :class:`~rummy.rules.RuleSet` bumps ``VERSION``, declares
+    the new set here and registers :func:`variant_added` in :data:`UPCASTERS`
+    (docs/events.md, "How to add a variant"; :func:`variant_problems` checks it).
     """
 
     TYPE: ClassVar[str] = "GameStarted"
     VERSION: ClassVar[int] = 1
+    VARIANTS: ClassVar[Mapping[int, frozenset[str]]] = MappingProxyType({
+        1: frozenset({"target_score", "knock_threshold", "hand_size", "max_draws_per_turn",
+                      "undercut_bonus", "going_out_bonus", "game_bonus", "round_bonus",
+                      "round_bonus_for_all", "opening_meld_per_player",
+                      "opening_meld_min_points"}),
+    })
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "players": INT, "rules": RULES, "dealer": INT, "seed": optional(INT), "names": STRS,
+        "turn_seconds": INT})
     players: int
     rules: RuleSet
     dealer: int
@@ -74,6 +178,8 @@ class RoundStarted:
 
     TYPE: ClassVar[str] = "RoundStarted"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "round": INT, "dealer": INT, "deck": optional(CARDS), "hand": optional(CARDS)})
     round: int
     dealer: int
     deck: tuple[int, ...] | None
@@ -89,6 +195,8 @@ class CardDrawn:
 
     TYPE: ClassVar[str] = "CardDrawn"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "card": optional(CARD), "draw": INT})
     seat: int
     card: int | None
     draw: int
@@ -100,6 +208,7 @@ class Passed:
 
     TYPE: ClassVar[str] = "Passed"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({"seat": INT})
     seat: int
 
 
@@ -110,6 +219,8 @@ class Melded:
 
     TYPE: ClassVar[str] = "Melded"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "cards": CARDS, "table": TABLE})
     seat: int
     cards: tuple[int, ...]
     table: Table
@@ -121,6 +232,7 @@ class StockExhausted:
 
     TYPE: ClassVar[str] = "StockExhausted"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({"seat": INT})
     seat: int
 
 
@@ -130,6 +242,8 @@ class Knocked:
 
     TYPE: ClassVar[str] = "Knocked"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "points": INT})
     seat: int
     points: int
 
@@ -140,6 +254,7 @@ class TurnEnded:
 
     TYPE: ClassVar[str] = "TurnEnded"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({"seat": INT})
     seat: int
 
 
@@ -155,6 +270,9 @@ class RoundScored:
 
     TYPE: ClassVar[str] = "RoundScored"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "round": INT, "reason": REASON, "knocker": optional(INT), "hands": HANDS,
+        "points": INTS, "scores": INTS, "winners": INTS, "totals": INTS})
     round: int
     reason: RoundEndReason
     knocker: int | None
@@ -172,6 +290,8 @@ class GameEnded:
 
     TYPE: ClassVar[str] = "GameEnded"
     VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "totals": INTS, "rounds_won": INTS, "bonuses": INTS, "final": INTS, "winners": INTS})
     totals: tuple[int, ...]
     rounds_won: tuple[int, ...]
     bonuses: tuple[int, ...]
@@ -181,79 +301,146 @@ class GameEnded:
 
 Event = (GameStarted | RoundStarted | CardDrawn | Passed | Melded | StockExhausted | Knocked
          | TurnEnded | RoundScored | GameEnded)
+"""Every event type: the one list of them. A new event type is added here (and nowhere
+else in this module); renderers ``match`` over it with ``assert_never``, so mypy names
+every one that does not handle it (docs/events.md, "How to add an event")."""
 
-EVENT_TYPES: dict[str, type] = {cls.TYPE: cls for cls in (
-    GameStarted, RoundStarted, CardDrawn, Passed, Melded, StockExhausted, Knocked, TurnEnded,
-    RoundScored, GameEnded)}
+EVENT_TYPES: Mapping[str, type] = MappingProxyType(
+    {cls.TYPE: cls for cls in get_args(Event)})
+"""``TYPE -> class`` of every event type of :data:`Event`, at its current version."""
 
 # ------------------------------------------------------------------------------ JSON codec
 
-_CARD_FIELDS = {"card"}
-_CARDS_FIELDS = {"cards", "deck", "hand"}
-_TABLE_FIELDS = {"table"}
-_HANDS_FIELDS = {"hands"}
-_NULLABLE = {"card", "deck", "hand", "seed", "knocker"}  #: fields that may be None (I3)
-_INT_TUPLES = {"points", "scores", "winners", "totals", "rounds_won", "bonuses", "final"}
+_Plan = tuple[tuple[str, FieldCodec], ...]
 
 
-_CARD, _CARDS, _TABLE, _HANDS, _RULES, _PLAIN = range(6)
+def _plan(cls: type) -> _Plan:
+    """``(field name, codec)`` of each field of an event class, in order, from its
+    ``ENCODING``.
+
+    Raises:
+        TypeError: a field without a declared encoding, or an encoding of no field.
+    """
+    encoding: Mapping[str, FieldCodec] = getattr(cls, "ENCODING", {})
+    names = [f.name for f in fields(cls)]
+    undeclared = [n for n in names if n not in encoding]
+    unknown = sorted(set(encoding) - set(names))
+    if undeclared or unknown:
+        raise TypeError(f"{cls.__name__}.ENCODING must declare exactly its fields: "
+                        f"undeclared {undeclared}, not fields {unknown}")
+    return tuple((n, encoding[n]) for n in names)
 
 
-def _plan(cls: type) -> tuple[tuple[str, int], ...]:
-    """``(field name, how to encode it)`` of each field of an event class, in order."""
-    return tuple((f.name, _CARD if f.name in _CARD_FIELDS else _CARDS if f.name in _CARDS_FIELDS
-                  else _TABLE if f.name in _TABLE_FIELDS else _HANDS if f.name in _HANDS_FIELDS
-                  else _RULES if f.name == "rules" else _PLAIN) for f in fields(cls))
-
-
-#: the encoding plan of every event class, computed once (``dataclasses.fields`` on every
-#: call was a third of ``to_dict``'s time, issue 15); another class is planned on the fly
-_PLANS: Mapping[type, tuple[tuple[str, int], ...]] = MappingProxyType(
+#: the encoding plan of every event class, computed once at import (so a class whose
+#: ``ENCODING`` misses a field fails at import; ``dataclasses.fields`` on every call was a
+#: third of ``to_dict``'s time); another class (a later release's, a test's) is planned on
+#: the fly
+_PLANS: Mapping[type, _Plan] = MappingProxyType(
     {cls: _plan(cls) for cls in EVENT_TYPES.values()})
 
 
 def to_dict(event: Event) -> dict[str, Any]:
-    """JSON-ready dict of an event: ``{"type": ..., "v": ..., <fields>}``; cards in notation."""
+    """JSON-ready dict of an event: ``{"type": ..., "v": ..., <fields>}``, each field
+    written by its declared encoding (``ENCODING``; cards in notation)."""
     out: dict[str, Any] = {"type": event.TYPE, "v": event.VERSION}
     plan = _PLANS.get(type(event))
-    for name, how in plan if plan is not None else _plan(type(event)):
+    for name, codec in plan if plan is not None else _plan(type(event)):
         value = getattr(event, name)
-        if value is None:
-            out[name] = None
-        elif how == _PLAIN:
-            out[name] = list(value) if isinstance(value, tuple) else value
-        elif how == _CARD:
-            out[name] = format_card(value)
-        elif how == _CARDS:
-            out[name] = [format_card(c) for c in value]
-        elif how == _TABLE:
-            out[name] = format_table(value)
-        elif how == _HANDS:
-            out[name] = [[format_card(c) for c in h] for h in value]
-        else:
-            out[name] = value.to_dict()
+        out[name] = value if value is None or codec.encode is None else codec.encode(value)
     return out
-
-
-def _int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise NotationError(f"field {name!r} must be an integer, got {value!r}", token=value)
-    return value
-
-
-def _list(name: str, value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise NotationError(f"field {name!r} must be a list, got {value!r}", token=value)
-    return value
 
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 """Turns the stored dict of one event at schema version n into the dict at n + 1 (its
 ``"v"`` included); pure, and must not change its argument."""
 
+
+def variant_added(version: int, variant: str, value: int | bool) -> Upcaster:
+    """The upcaster of ``GameStarted`` ``version`` -> ``version + 1`` when that version adds
+    the rule variant ``variant``: the recorded rule set gets ``variant: value``, ``value``
+    being the rule every older game was played under (the new variant's default when it is
+    added; written here as a literal, so that a later change of the default does not change
+    old games, I4).
+
+    The upcaster raises ``NotationError`` for a record of ``version`` that already names
+    ``variant`` (it cannot have been written by that version); a record whose ``rules`` is
+    not an object is passed on for the strict read to name the fault.
+    """
+    def upcast(data: dict[str, Any]) -> dict[str, Any]:
+        rules = data.get("rules")
+        if not isinstance(rules, dict):
+            return {**data, "v": version + 1}
+        if variant in rules:
+            raise NotationError(f"GameStarted v{version} names the rule variant {variant!r}, "
+                                f"which version {version + 1} added")
+        return {**data, "v": version + 1, "rules": {**rules, variant: value}}
+    upcast.__qualname__ = f"variant_added({version}, {variant!r}, {value!r})"
+    return upcast
+
+
 #: the upcasters of every event type, ``(TYPE, n) -> upcaster of vn to vn+1``; none yet:
-#: every event is at version 1 (see the module docstring for the policy)
+#: every event is at version 1 (see the module docstring for the policy, and
+#: :func:`variant_added` for the upcaster of a new rule variant)
 UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType({})
+
+
+def variant_problems(started: type = GameStarted, rules: type = RuleSet,
+                     upcasters: Mapping[tuple[str, int], Upcaster] = UPCASTERS) -> list[str]:
+    """Why the rule variants ``started`` declares per version (``VARIANTS``) do not match
+    the variants of ``rules`` and the upcasters (empty: they match). A test runs it, so that
+    a variant added to ``RuleSet`` without a ``GameStarted`` version and upcaster fails at
+    test time, not on the first stored game read (docs/events.md, "How to add a variant").
+
+    Checks: ``VARIANTS`` has every version ``1..VERSION``; the current version's set is the
+    fields of ``rules``; each version's set holds the previous one; and the upcaster of each
+    older version turns a record naming its set into one naming the next set.
+    """
+    problems: list[str] = []
+    current: int = started.VERSION  # type: ignore[attr-defined]
+    declared: Mapping[int, frozenset[str]] = started.VARIANTS  # type: ignore[attr-defined]
+    fields_now = frozenset(f.name for f in fields(rules))
+    if set(declared) != set(range(1, current + 1)):
+        problems.append(f"GameStarted.VARIANTS declares versions {sorted(declared)}, not "
+                        f"1..{current}")
+        return problems
+    if declared[current] != fields_now:
+        problems.append(
+            f"RuleSet has variants {sorted(fields_now - declared[current])} not declared by "
+            f"GameStarted v{current}, and GameStarted v{current} declares "
+            f"{sorted(declared[current] - fields_now)} that RuleSet lacks: bump "
+            f"GameStarted.VERSION, declare the new set in GameStarted.VARIANTS and register "
+            f"variant_added in UPCASTERS")
+    defaults = {f.name: f.default for f in fields(rules)}
+    for n in range(1, current):
+        if not declared[n] <= declared[n + 1]:
+            problems.append(f"GameStarted v{n + 1} drops variants "
+                            f"{sorted(declared[n] - declared[n + 1])}")
+        up = upcasters.get((started.TYPE, n))  # type: ignore[attr-defined]
+        if up is None:
+            problems.append(f"no upcaster of GameStarted v{n} to v{n + 1}")
+            continue
+        record = {"type": started.TYPE, "v": n,  # type: ignore[attr-defined]
+                  "rules": {k: defaults.get(k) for k in sorted(declared[n])}}
+        try:
+            named = set(up(record).get("rules", {}))
+        except NotationError as e:
+            problems.append(f"the upcaster of GameStarted v{n} fails: {e}")
+            continue
+        if named != declared[n + 1]:
+            problems.append(f"the upcaster of GameStarted v{n} gives variants {sorted(named)}, "
+                            f"not the {sorted(declared[n + 1])} v{n + 1} declares")
+    return problems
+
+
+@functools.lru_cache(maxsize=256)
+def _reading(cls: type) -> tuple[_Plan, frozenset[str], frozenset[str]]:
+    """What :func:`decode` needs of an event class, computed once per class: its plan, the
+    keys a record may have (its fields, ``type``, ``v``) and the fields with a default."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _plan(cls)
+    return (plan, frozenset(name for name, _ in plan) | {"type", "v"},
+            frozenset(f.name for f in fields(cls) if f.default is not MISSING))
 
 
 def from_dict(data: Any) -> Event:
@@ -271,7 +458,8 @@ def from_dict(data: Any) -> Event:
 def decode(data: Any, types: Mapping[str, type], upcasters: Mapping[tuple[str, int], Upcaster]
            ) -> Event:
     """:func:`from_dict` with another set of event classes and upcasters (a later release,
-    or a test of the upcasting chain). ``types`` maps each ``TYPE`` to its current class.
+    or a test of the upcasting chain). ``types`` maps each ``TYPE`` to its current class;
+    each field is read by the class's declared encoding (``ENCODING``).
 
     Raises:
         NotationError: as :func:`from_dict`.
@@ -299,53 +487,28 @@ def decode(data: Any, types: Mapping[str, type], upcasters: Mapping[tuple[str, i
             raise NotationError(f"the upcaster of {etype} v{version} did not produce "
                                 f"v{version + 1}")
         version += 1
-    kwargs: dict[str, Any] = {}
-    names = {f.name for f in fields(cls)}
-    extra = set(data) - names - {"type", "v"}
+    plan, names, defaults = _reading(cls)
+    extra = set(data) - names
     if extra:
         raise NotationError(f"{etype} has unknown field(s) {sorted(extra)}")
-    for f in fields(cls):
-        if f.name not in data:
-            if f.default is not MISSING:  # a field with a default may be left out
+    kwargs: dict[str, Any] = {}
+    for name, codec in plan:
+        if name not in data:
+            if name in defaults:  # a field with a default may be left out
                 continue
-            raise NotationError(f"{etype} is missing field {f.name!r}")
-        raw = data[f.name]
+            raise NotationError(f"{etype} is missing field {name!r}")
+        raw = data[name]
         try:
             if raw is None:
-                if f.name not in _NULLABLE:
-                    raise NotationError(f"field {f.name!r} may not be null", token=raw)
-                value: Any = None
-            elif f.name in _CARD_FIELDS:
-                value = parse_card(raw)
-            elif f.name in _CARDS_FIELDS:
-                value = tuple(parse_card(t) for t in _list(f.name, raw))
-            elif f.name in _TABLE_FIELDS:
-                value = tuple(tuple(parse_table_card(t) for t in _list("meld", m))
-                              for m in _list(f.name, raw))
-            elif f.name in _HANDS_FIELDS:
-                value = tuple(tuple(parse_card(t) for t in _list("hand", h))
-                              for h in _list(f.name, raw))
-            elif f.name == "rules":
-                if not isinstance(raw, dict):
-                    raise NotationError("field 'rules' must be an object", token=raw)
-                value = RuleSet.from_json(raw)
-            elif f.name in _INT_TUPLES and cls is not Knocked:
-                value = tuple(_int(f.name, x) for x in _list(f.name, raw))
-            elif f.name == "names":
-                value = tuple(_list(f.name, raw))
-                if not all(isinstance(x, str) for x in value):
-                    raise NotationError("field 'names' must be a list of strings", token=raw)
-            elif f.name == "reason":
-                if not isinstance(raw, str) or raw not in RoundEndReason.__members__.values():
-                    raise NotationError(f"unknown round end reason {raw!r}", token=raw)
-                value = RoundEndReason(raw)
+                if not codec.nullable:
+                    raise NotationError(f"field {name!r} may not be null", token=raw)
+                kwargs[name] = None
             else:
-                value = _int(f.name, raw)
+                kwargs[name] = codec.decode(name, raw)
         except NotationError as e:
-            raise NotationError(f"{etype}.{f.name}: {e.message}", token=e.token) from None
+            raise NotationError(f"{etype}.{name}: {e.message}", token=e.token) from None
         except ValueError as e:  # RuleSet errors
-            raise NotationError(f"{etype}.{f.name}: {e}") from None
-        kwargs[f.name] = value
+            raise NotationError(f"{etype}.{name}: {e}") from None
     return cls(**kwargs)  # type: ignore[no-any-return]
 
 

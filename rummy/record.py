@@ -24,6 +24,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from typing import assert_never
 
 from rummy.cards import format_card, parse_card
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
@@ -118,57 +119,66 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
         line, seat = [], None
 
     for n, e in enumerate(events[1:], 2):
-        if isinstance(e, (CardDrawn, Passed, Melded, StockExhausted, Knocked, TurnEnded)):
-            if seat is not None and e.seat != seat:
+        match e:  # one case per event type: a new one not recorded here fails mypy
+            case CardDrawn() | Passed() | Melded() | StockExhausted() | Knocked() | TurnEnded():
+                if seat is not None and e.seat != seat:
+                    yield from flush()
+                if seat is None:
+                    seat = e.seat
+                    turn += 1
+                match e:
+                    case CardDrawn():
+                        if e.card is None:
+                            raise NotationError(f"event {n} (CardDrawn) hides its card: a "
+                                                "redacted copy (I3) cannot be recorded")
+                        line.append(f"draw {format_card(e.card)}")
+                    case Passed():
+                        line.append("pass")
+                    case Melded():
+                        line.append(f"meld {_meld_diff(table, e.table)}")
+                        table = e.table
+                    case StockExhausted():
+                        line.append("stock-empty")
+                    case Knocked():
+                        line.append(f"knock {e.points}")
+                        yield from flush()
+                    case TurnEnded():
+                        line.append("end")
+                        yield from flush()
+                    case _:
+                        assert_never(e)
+            case RoundStarted():
                 yield from flush()
-            if seat is None:
-                seat = e.seat
-                turn += 1
-            if isinstance(e, CardDrawn):
-                if e.card is None:
-                    raise NotationError(f"event {n} (CardDrawn) hides its card: a redacted "
+                if e.deck is None:
+                    raise NotationError(f"event {n} (RoundStarted) hides the deck: a redacted "
                                         "copy (I3) cannot be recorded")
-                line.append(f"draw {format_card(e.card)}")
-            elif isinstance(e, Passed):
-                line.append("pass")
-            elif isinstance(e, Melded):
-                line.append(f"meld {_meld_diff(table, e.table)}")
-                table = e.table
-            elif isinstance(e, StockExhausted):
-                line.append("stock-empty")
-            elif isinstance(e, Knocked):
-                line.append(f"knock {e.points}")
+                table, turn = (), 0
+                yield ""
+                yield f"Round {e.round} dealer S{e.dealer}"
+                yield f"Deck {_cards(e.deck)}"
+                hand_size = start.rules.hand_size
+                for s in range(players):
+                    dealt = sorted(e.deck[(s - e.dealer - 1) % players:hand_size * players:
+                                          players])
+                    yield f"Hand S{s} {_cards(dealt)}"
+            case RoundScored():
                 yield from flush()
-            else:
-                line.append("end")
+                by = f" by S{e.knocker}" if e.knocker is not None else ""
+                yield (f"Scored round {e.round}: {e.reason}{by}; points {_ints(e.points)}; "
+                       f"scores {_ints(e.scores)}; winners {_seats(e.winners)}; "
+                       f"totals {_ints(e.totals)}")
+                yield "Shown " + " | ".join(f"S{s} {_cards(h)}" for s, h in enumerate(e.hands))
+            case GameEnded():
                 yield from flush()
-            continue
-        yield from flush()
-        if isinstance(e, RoundStarted):
-            if e.deck is None:
-                raise NotationError(f"event {n} (RoundStarted) hides the deck: a redacted "
-                                    "copy (I3) cannot be recorded")
-            table, turn = (), 0
-            yield ""
-            yield f"Round {e.round} dealer S{e.dealer}"
-            yield f"Deck {_cards(e.deck)}"
-            hand_size = start.rules.hand_size
-            for s in range(players):
-                dealt = sorted(e.deck[(s - e.dealer - 1) % players:hand_size * players:players])
-                yield f"Hand S{s} {_cards(dealt)}"
-        elif isinstance(e, RoundScored):
-            by = f" by S{e.knocker}" if e.knocker is not None else ""
-            yield (f"Scored round {e.round}: {e.reason}{by}; points {_ints(e.points)}; "
-                   f"scores {_ints(e.scores)}; winners {_seats(e.winners)}; "
-                   f"totals {_ints(e.totals)}")
-            yield "Shown " + " | ".join(f"S{s} {_cards(h)}" for s, h in enumerate(e.hands))
-        elif isinstance(e, GameEnded):
-            yield ""
-            yield (f"Game over: totals {_ints(e.totals)}; rounds won {_ints(e.rounds_won)}; "
-                   f"bonuses {_ints(e.bonuses)}; final {_ints(e.final)}; "
-                   f"winners {_seats(e.winners)}")
-        else:  # a second GameStarted
-            raise NotationError(f"event {n} is a second {type(e).__name__}")
+                yield ""
+                yield (f"Game over: totals {_ints(e.totals)}; rounds won {_ints(e.rounds_won)}; "
+                       f"bonuses {_ints(e.bonuses)}; final {_ints(e.final)}; "
+                       f"winners {_seats(e.winners)}")
+            case GameStarted():
+                yield from flush()
+                raise NotationError(f"event {n} is a second {type(e).__name__}")
+            case _:
+                assert_never(e)
     yield from flush()
 
 

@@ -56,6 +56,9 @@ class RuleSet:
             player's first with ``opening_meld_per_player``) must add at least this many
             points (R1.5), counting every card the action adds, jokers at 25 (§11).
 
+    A new variant changes the recorded ``GameStarted`` (docs/events.md, "How to add a
+    variant": a schema version and an upcaster; a test fails without them).
+
     Every value is checked when the rule set is made, however it is made (constructor,
     :meth:`from_dict`, ``dataclasses.replace``): integers are ``int`` (not ``bool``) within
     their §11 range, booleans are ``bool``.
@@ -159,7 +162,10 @@ class RuleSet:
         an object holding every variant of this release (``to_dict``), each a JSON value of
         its own type (``true``/``false``, integers); nothing is converted or filled in, so
         a log replays under exactly the rules it names (I4). A later release that adds a
-        variant bumps the event's schema version and upcasts older events to it.
+        variant bumps the event's schema version and upcasts older events to it, filling
+        the new variant with the rule they were played under (``GameStarted.VARIANTS``,
+        ``rummy.events.variant_added``; docs/events.md, "How to add a variant"), so that
+        an old game reaches this method complete.
         ``complete=False``: the variants left out take their defaults (``changed()``
         output, as a batch spec carries it); the types are as strict.
 

@@ -25,7 +25,12 @@ Shape of schema version 1 (only dict, list, str, int, bool and None)::
      "result": {"type": "GameEnded", ...} | None}
 
 A later schema bumps ``"snapshot"``; a reader refuses versions it does not know (a store's
-snapshots are a cache of the event stream: a caller that cannot read one replays events).
+snapshots are a cache of the event stream: a caller that cannot read one replays events, as
+``rummy_grpc.repository`` does for any snapshot it cannot read). ``"rules"`` is read as
+strictly as ``GameStarted.rules`` at its current version (every variant of this release,
+no other): a snapshot written before a variant was added, or by a release that knows more
+variants, is refused, so it is never read under other rules; the replay that replaces it
+writes a snapshot of this release at the same version.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any
+from typing import IO, Any, assert_never
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,6 +41,7 @@ from rummy.events import (
     CardDrawn,
     Event,
     GameEnded,
+    GameStarted,
     Knocked,
     Melded,
     Passed,
@@ -432,36 +433,45 @@ class PlaySession:
             self._bot_log.append(f"{escape(self.names[actor])} (seat {actor}) "
                                  f"{self._bot_action(actor, command, events)}")
         for e in events:
-            if isinstance(e, CardDrawn) and e.seat == HUMAN and e.card is not None:
-                self._draw = e.draw
-                c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).", highlight=False)
-            elif isinstance(e, Melded) and e.seat == HUMAN:
-                c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
-            elif isinstance(e, Passed) and e.seat == HUMAN:
-                # a pass after the first draw is R3.2's, after a later one R3.3's
-                c.print(f"You pass ({'R3.2' if self._draw <= 1 else 'R3.3'}).",
-                        highlight=False)
-            elif isinstance(e, (TurnEnded, Knocked)) and e.seat == HUMAN:
-                c.print("You knock." if isinstance(e, Knocked) else "Your turn is over.",
-                        highlight=False)
-            elif isinstance(e, StockExhausted):
-                self._flush_bot_line()
-                c.print("[yellow]The stock is exhausted (R8.1): everyone gets one final turn "
-                        "without drawing (R8.2).[/]", highlight=False)
-            elif isinstance(e, RoundScored):
-                self._flush_bot_line()
-                self._round_result(e)
-            elif isinstance(e, RoundStarted):
-                self._flush_bot_line()
-                first = (e.dealer + 1) % self.state.players
-                who = ("you play" if first == HUMAN
-                       else f"{escape(self.names[first])} plays")
-                dealer = ("you" if e.dealer == HUMAN else escape(self.names[e.dealer]))
-                c.print(f"[bold]Round {e.round}[/] is dealt; the dealer is {dealer} (seat "
-                        f"{e.dealer}); {who} first.", highlight=False)
-            elif isinstance(e, GameEnded):
-                self._flush_bot_line()
-                self._game_result(e)
+            match e:  # one case per event type: a new one not narrated here fails mypy
+                case CardDrawn() if e.seat == HUMAN and e.card is not None:
+                    self._draw = e.draw
+                    c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).",
+                            highlight=False)
+                case Melded() if e.seat == HUMAN:
+                    c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
+                case Passed() if e.seat == HUMAN:
+                    # a pass after the first draw is R3.2's, after a later one R3.3's
+                    c.print(f"You pass ({'R3.2' if self._draw <= 1 else 'R3.3'}).",
+                            highlight=False)
+                case Knocked() if e.seat == HUMAN:
+                    c.print("You knock.", highlight=False)
+                case TurnEnded() if e.seat == HUMAN:
+                    c.print("Your turn is over.", highlight=False)
+                case StockExhausted():
+                    self._flush_bot_line()
+                    c.print("[yellow]The stock is exhausted (R8.1): everyone gets one final "
+                            "turn without drawing (R8.2).[/]", highlight=False)
+                case RoundScored():
+                    self._flush_bot_line()
+                    self._round_result(e)
+                case RoundStarted():
+                    self._flush_bot_line()
+                    first = (e.dealer + 1) % self.state.players
+                    who = ("you play" if first == HUMAN
+                           else f"{escape(self.names[first])} plays")
+                    dealer = ("you" if e.dealer == HUMAN else escape(self.names[e.dealer]))
+                    c.print(f"[bold]Round {e.round}[/] is dealt; the dealer is {dealer} (seat "
+                            f"{e.dealer}); {who} first.", highlight=False)
+                case GameEnded():
+                    self._flush_bot_line()
+                    self._game_result(e)
+                case CardDrawn() | Melded() | Passed() | Knocked() | TurnEnded():
+                    pass  # a bot's move: told in its command's line above
+                case GameStarted():
+                    pass  # the game's opening is told before the first round
+                case _:
+                    assert_never(e)
 
     def _round_result(self, e: RoundScored) -> None:
         c = self.console

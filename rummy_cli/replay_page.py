@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, assert_never
 
 from rummy.analysis import GameAnalysis
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
@@ -148,36 +148,42 @@ def _seat(names: Sequence[str], seat: int) -> str:
 
 
 def describe(e: Event, names: Sequence[str]) -> str:
-    """A sentence for an event as its receiver may see it (a redacted draw has no card)."""
-    if isinstance(e, GameStarted):
-        return (f"game started: {e.players} players, first dealer seat {e.dealer}, "
-                f"target {e.rules.target_score} points")
-    if isinstance(e, RoundStarted):
-        return f"round {e.round} dealt by seat {e.dealer}"
-    if isinstance(e, CardDrawn):
-        card = format_card(e.card) if e.card is not None else "a card"
-        return f"{_seat(names, e.seat)} drew {card} (draw {e.draw})"
-    if isinstance(e, Passed):
-        return f"{_seat(names, e.seat)} passed"
-    if isinstance(e, Melded):
-        pts = sum(POINTS[c] for c in e.cards)
-        cards = " ".join(format_card(c) for c in e.cards)
-        return f"{_seat(names, e.seat)} melded {cards} ({pts} points)"
-    if isinstance(e, StockExhausted):
-        return f"{_seat(names, e.seat)} drew the last stock card: final turns (R8.2)"
-    if isinstance(e, Knocked):
-        return f"{_seat(names, e.seat)} knocked with {e.points} points (R6.1)"
-    if isinstance(e, TurnEnded):
-        return f"{_seat(names, e.seat)} ended the turn"
-    if isinstance(e, RoundScored):
-        hands = "; ".join(f"seat {i}: {' '.join(format_card(c) for c in h) or 'out'} "
-                          f"({p})" for i, (h, p) in enumerate(zip(e.hands, e.points, strict=True)))
-        return (f"round {e.round} scored ({e.reason}): winners "
-                f"{', '.join(map(str, e.winners))}; scores {list(e.scores)}; hands {hands}")
-    if isinstance(e, GameEnded):
-        return (f"game over: final {list(e.final)}, winner(s) "
-                f"{', '.join(f'seat {w}' for w in e.winners)}")
-    return type(e).__name__  # pragma: no cover - every event type is handled above
+    """A sentence for an event as its receiver may see it (a redacted draw has no card).
+
+    One case per event type of :data:`rummy.events.Event`: a new event type this does not
+    describe fails mypy (``assert_never``)."""
+    match e:
+        case GameStarted():
+            return (f"game started: {e.players} players, first dealer seat {e.dealer}, "
+                    f"target {e.rules.target_score} points")
+        case RoundStarted():
+            return f"round {e.round} dealt by seat {e.dealer}"
+        case CardDrawn():
+            card = format_card(e.card) if e.card is not None else "a card"
+            return f"{_seat(names, e.seat)} drew {card} (draw {e.draw})"
+        case Passed():
+            return f"{_seat(names, e.seat)} passed"
+        case Melded():
+            pts = sum(POINTS[c] for c in e.cards)
+            cards = " ".join(format_card(c) for c in e.cards)
+            return f"{_seat(names, e.seat)} melded {cards} ({pts} points)"
+        case StockExhausted():
+            return f"{_seat(names, e.seat)} drew the last stock card: final turns (R8.2)"
+        case Knocked():
+            return f"{_seat(names, e.seat)} knocked with {e.points} points (R6.1)"
+        case TurnEnded():
+            return f"{_seat(names, e.seat)} ended the turn"
+        case RoundScored():
+            hands = "; ".join(
+                f"seat {i}: {' '.join(format_card(c) for c in h) or 'out'} ({p})"
+                for i, (h, p) in enumerate(zip(e.hands, e.points, strict=True)))
+            return (f"round {e.round} scored ({e.reason}): winners "
+                    f"{', '.join(map(str, e.winners))}; scores {list(e.scores)}; hands {hands}")
+        case GameEnded():
+            return (f"game over: final {list(e.final)}, winner(s) "
+                    f"{', '.join(f'seat {w}' for w in e.winners)}")
+        case _:
+            assert_never(e)
 
 
 def _check_redacted(e: Event, seat: int | None) -> None:

@@ -28,7 +28,6 @@ from rummy_store.base import AppendResult, EventStore, StoredEvent, VersionConfl
 from rummy_store.mapper import EventMapper
 from rummy_store.repository import EventRepository
 
-from rummy.errors import NotationError
 from rummy.events import Event
 from rummy.evolve import evolve
 from rummy.snapshot import state_from_dict, state_to_dict
@@ -375,15 +374,23 @@ class GameRepository(EventRepository):
 
     async def _snapshot_at(self, game_id: str, version: int) -> GameState | None:
         """The state of the newest readable snapshot at or before ``version``, or None (no
-        snapshot, or one this release cannot read: logged, and the caller replays)."""
-        found = await self.store.get_snapshot(game_id, version)
+        snapshot, or one this release cannot read: text that is not JSON, another schema
+        version, a malformed state; logged, and the caller replays the events, which stay
+        the truth: a snapshot is a cache and never fails a call)."""
+        try:
+            found = await self.store.get_snapshot(game_id, version)
+        except ValueError as exc:  # the stored text is not JSON (JSONDecodeError)
+            log.warning("snapshot of game %s at or before version %d ignored: unreadable: "
+                        "%s: %s", game_id, version, type(exc).__name__, exc)
+            return None
         if found is None:
             return None
         at, data = found
         try:
             state = state_from_dict(data)
-        except NotationError as exc:
-            log.warning("snapshot of game %s at version %d ignored: %s", game_id, at, exc)
+        except Exception as exc:  # noqa: BLE001 - an unreadable cache entry: replay instead
+            log.warning("snapshot of game %s at version %d ignored: %s: %s", game_id, at,
+                        type(exc).__name__, exc)
             return None
         if state.version != at:
             log.warning("snapshot of game %s stored at version %d holds version %d; ignored",

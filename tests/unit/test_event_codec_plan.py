@@ -4,11 +4,12 @@ fly and encodes the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rummy.cards import parse_card
-from rummy.events import EVENT_TYPES, Melded, to_dict
+from rummy.events import EVENT_TYPES, INTS, FieldCodec, Melded, to_dict
 
 from ..conftest import play_random_game
 
@@ -56,6 +57,7 @@ class MeldedV2(Melded):
     """A later release's Melded with one more field (not in EVENT_TYPES)."""
 
     VERSION: ClassVar[int] = 2
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = {**Melded.ENCODING, "note": INTS}
     note: tuple[int, ...] = (1, 2)
 
 

@@ -2,14 +2,15 @@
 back, through an upcaster chain, after an event type moved to version 2 (docs/events.md).
 
 The fixture plays a later release: ``TurnEnded`` gains a field ``timeout`` (1 when a
-service's turn timer ended the turn) at version 2, with an upcaster v1 -> v2 that adds it
-with its default. Every golden log, written in today's format, must still replay to the
-same final state.
+service's turn timer ended the turn) at version 2, declared in its ``ENCODING``, with an
+upcaster v1 -> v2 that adds it with its default. Every golden log, written in today's
+format, must still replay to the same final state.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -17,7 +18,16 @@ from typing import Any, ClassVar
 import pytest
 
 from rummy.errors import NotationError
-from rummy.events import EVENT_TYPES, UPCASTERS, TurnEnded, decode, from_dict, to_dict
+from rummy.events import (
+    EVENT_TYPES,
+    INT,
+    UPCASTERS,
+    FieldCodec,
+    TurnEnded,
+    decode,
+    from_dict,
+    to_dict,
+)
 from rummy.evolve import evolve, replay
 
 GOLDEN = sorted((Path(__file__).parents[1] / "golden").glob("*.jsonl"))
@@ -28,6 +38,7 @@ class TurnEndedV2(TurnEnded):
     """``TurnEnded`` at schema version 2: ``timeout`` is 1 when a turn timer ended it."""
 
     VERSION: ClassVar[int] = 2
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = {**TurnEnded.ENCODING, "timeout": INT}
     timeout: int = 0
 
 
