@@ -170,7 +170,7 @@ class RedisBase:
                     "EVAL", ACCESS_LUA, 0, *args, target_nodes=RedisCluster.PRIMARIES)
                 found = list(replies.values()) if isinstance(replies, dict) else [replies]
             else:
-                found = [await self._r.execute_command("EVAL", ACCESS_LUA, 0, *args)]
+                found = [await self._r.eval(ACCESS_LUA, 0, *args)]
         except NoPermissionError as exc:
             raise StoreAccessDenied(await self._whoami(), "EVAL", str(exc)) from exc
         for reply in found:

@@ -16,16 +16,16 @@ from rummy_store.base import StoredEvent, StreamRewound, check_version
 from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.fanout import StreamHub, holds
 from rummy_store.feed import AppendFeed
-from rummy_store.redis_base import RedisBase
-from rummy_store.redis_log import PAGE
+from rummy_store.redis_log import PAGE, RedisEventLog
 
 __all__ = ["RedisSubscriptions"]
 
 T = TypeVar("T")
 
 
-class RedisSubscriptions(RedisBase):
-    """Live subscriptions and the append feed of the Redis store."""
+class RedisSubscriptions(RedisEventLog):
+    """Live subscriptions and the append feed of the Redis store (on its event log: a
+    subscription catches up by reading it)."""
 
     def subscriber_count(self) -> int:
         """Live subscriptions of this store object (tests, metrics)."""

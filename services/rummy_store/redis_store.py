@@ -79,7 +79,7 @@ __all__ = ["APPEND_LUA", "CATCH_UP_CONCURRENCY", "CLAIM_LUA", "CLUSTER_SCHEMES",
            "cluster_client_from_url", "use_hiredis_packing"]
 
 
-class RedisEventStore(RedisEventLog, RedisSubscriptions, RedisSchedule, RedisGameIndex,
+class RedisEventStore(RedisSubscriptions, RedisEventLog, RedisSchedule, RedisGameIndex,
                       RedisSnapshots):
     """The Redis Streams event store. See :class:`rummy_store.base.EventStore` for the contract.
 

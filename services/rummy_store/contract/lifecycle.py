@@ -60,7 +60,11 @@ async def test_append_feed_hears_every_append_of_any_client_or_is_none(
         store_factory: StoreFactory) -> None:
     listener_store, writer = store_factory(), store_factory()
     heard: list[tuple[str, int]] = []
-    feed = listener_store.append_feed(lambda game, version: heard.append((game, version)))
+
+    def listener(game_id: str, version: int) -> None:
+        heard.append((game_id, version))
+
+    feed = listener_store.append_feed(listener)
     if feed is None:  # a store without a feed: readers ask the store
         return
     try:
@@ -75,7 +79,7 @@ async def test_append_feed_hears_every_append_of_any_client_or_is_none(
         assert heard == [("fa", 2), ("fb", 1), ("fa", 3)]
         assert feed.epoch >= 1 and feed.live
     finally:
-        feed.discard(heard.append)  # not registered: no-op
+        feed.discard(listener)
         await listener_store.close()
 
 
