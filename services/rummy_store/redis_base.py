@@ -137,7 +137,8 @@ class RedisBase:
         use: a command of a client that found Redis back. The health watcher's ping (every
         2 s) and the due-games poll (every 0.25 s) pass through here, so the first of them
         to meet the restart clears the pool, and the calls that follow get new
-        connections (issue 15's attack: 12 of 30 CreateGame failed 5 s after a restart)."""
+        connections (an attack on the service found 12 of 30 CreateGame failing 5 s after a
+        restart)."""
         try:
             return await call
         except RedisConnectionError:
@@ -232,7 +233,7 @@ class RedisBase:
         data = unpack(fields["data"])
         return StoredEvent(
             version=int(_s(entry_id).partition("-")[2]),
-            type=fields.get("type") or data["type"],  # entries before issue 15 have both
+            type=fields.get("type") or data["type"],  # entries of the first layout have both
             data=data,
             ts=int(fields["t"]) / 1000 if "t" in fields else float(fields["ts"]),
         )

@@ -15,11 +15,13 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import parse_url
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from rummy_store.urls import REDIS_PASSWORD_FILE, redis_tls_kwargs, resolve_url
 
-__all__ = ["CLUSTER_SCHEMES", "CLUSTER_SOCKET_TIMEOUT", "MAX_CONNECTIONS", "client_from_url",
-           "cluster_client_from_url", "is_cluster_url", "use_hiredis_packing"]
+__all__ = ["CLUSTER_RETRIES", "CLUSTER_SCHEMES", "CLUSTER_SOCKET_TIMEOUT", "MAX_CONNECTIONS",
+           "client_from_url", "cluster_client_from_url", "is_cluster_url", "use_hiredis_packing"]
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster (:func:`cluster_client_from_url`), with the plain scheme
@@ -35,6 +37,14 @@ sets them). Without them a node that hangs (a stopped process, a network partiti
 drops packets) holds its callers for as long as TCP takes to notice, minutes; with them a
 hung node costs its own shard's calls a ``TimeoutError`` (``UNAVAILABLE`` to a client)
 and the store's readers regroup."""
+
+CLUSTER_RETRIES = 1
+"""Times a cluster client sends a command again, at once, after a connection error or a
+timeout (after reloading the slot map: a failover moved the slot). redis-py's default, 3
+with an exponential back-off, held the caller of a hung node about 55 s (each attempt a
+socket timeout, each reload of the map another when it asked the hung node); with one, the
+caller gets the error (``UNAVAILABLE``) and retries with its request id, as on a single
+Redis, whose clients retry nothing."""
 
 
 def is_cluster_url(url: str) -> bool:
@@ -108,9 +118,10 @@ class _HiredisPacking:
     """A ``redis.asyncio`` connection mixin that packs commands with ``hiredis.pack_command``
     (C), as redis-py's synchronous client does (``HiredisRespSerializer``); redis-py's
     asyncio connection packs in Python, about 16 us for an append's 26 arguments against 4
-    (issue 15). The bytes are the same for every argument redis-py accepts (str as UTF-8,
-    bytes, memoryview, int, float); anything hiredis refuses (a bool, a bytearray) goes
-    through redis-py's own packing, which raises its ``DataError`` or packs it."""
+    (measured on the service). The bytes are the same for every argument redis-py accepts
+    (str as UTF-8, bytes, memoryview, int, float); anything hiredis refuses (a bool, a
+    bytearray) goes through redis-py's own packing, which raises its ``DataError`` or packs
+    it."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
         head = args[0]
@@ -152,7 +163,8 @@ def client_from_url(url: str, *, max_connections: int = MAX_CONNECTIONS,
     """A new client for a store URL: ``redis://``, ``rediss://`` or ``unix://`` (a single
     Redis; ``redis.asyncio.Redis.from_url`` gets ``kwargs``), or ``redis+cluster://`` /
     ``rediss+cluster://`` (:func:`cluster_client_from_url`; ``RedisCluster`` gets
-    ``kwargs``, with :data:`CLUSTER_SOCKET_TIMEOUT` unless they set the timeouts).
+    ``kwargs``, with :data:`CLUSTER_SOCKET_TIMEOUT` and :data:`CLUSTER_RETRIES` unless they
+    set the timeouts or a ``retry``).
 
     A single-Redis URL without a password takes it from the file named by
     ``RUMMY_REDIS_PASSWORD_FILE`` (a mounted secret), and a ``rediss://`` URL verifies the
@@ -171,6 +183,7 @@ def client_from_url(url: str, *, max_connections: int = MAX_CONNECTIONS,
     if is_cluster_url(url):
         kwargs.setdefault("socket_timeout", CLUSTER_SOCKET_TIMEOUT)
         kwargs.setdefault("socket_connect_timeout", CLUSTER_SOCKET_TIMEOUT)
+        kwargs.setdefault("retry", Retry(NoBackoff(), CLUSTER_RETRIES))
         return cluster_client_from_url(url, **kwargs)
     url = resolve_url(url, REDIS_PASSWORD_FILE, environ)
     for key, value in redis_tls_kwargs(url, environ).items():

@@ -13,8 +13,8 @@ of one game live on one Redis Cluster shard):
 - ``P:{G}:events``   the stream; one entry per event, id ``0-<version>``, fields ``data``
   (the event's record in the compact text of :mod:`rummy_store.codec`: a JSON array by
   position, or its JSON object) and ``t`` (Redis server time, integer milliseconds); no
-  MAXLEN. Entries written before issue 15 have ``type``, ``data`` (JSON object) and ``ts``
-  (seconds) and still read.
+  MAXLEN. Entries written before the compact records have ``type``, ``data`` (JSON object)
+  and ``ts`` (seconds) and still read.
 - ``P:{G}:requests:<c>`` eight hashes (``c`` in 0-7,
   :data:`~rummy_store.redis_scripts.REQUEST_BUCKETS`): the request records, field = the last
   15 hex digits of the request id's 64-bit BLAKE2b digest, ``c`` its first modulo 8 ->
