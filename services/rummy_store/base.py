@@ -24,6 +24,13 @@ backends implement every one (:class:`rummy_store.memory.MemoryEventStore`, and
 :class:`rummy_store.redis_store.RedisEventStore` on a single Redis or a Redis Cluster), and
 :func:`rummy_store.factory.open_store` builds the one a URL names. The contract suite
 (:mod:`rummy_store.contract`) tests each protocol on each backend.
+
+A new backend touches two files: its own module, a class with the 23 members (argument
+checks and encodings in :mod:`rummy_store.checks`, values and errors in
+:mod:`rummy_store.values`; :class:`rummy_store.memory.MemoryEventStore` is the shortest
+example), and :mod:`rummy_store.factory` (its URL scheme). Then the contract suite's
+fixtures for it (see :mod:`rummy_store.contract`) and nothing else: every command that
+takes a store URL goes through the factory.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoPermissionError, ResponseError
+from redis.exceptions import NoPermissionError
 
 from rummy_store.base import StoreAccessDenied, StoredEvent, check_delay, check_game_id
 from rummy_store.batching import CommandBatcher
@@ -187,8 +187,13 @@ class RedisBase:
     async def _whoami(self) -> str:
         """The store user's name (``ACL WHOAMI``), or ``""`` if Redis does not say."""
         try:
-            return _s(await self._r.execute_command("ACL", "WHOAMI"))
-        except (ResponseError, RedisConnectionError):
+            if isinstance(self._r, RedisCluster):
+                reply = await self._r.execute_command("ACL WHOAMI",
+                                                      target_nodes=RedisCluster.RANDOM)
+            else:
+                reply = await self._r.acl_whoami()
+            return _s(reply)
+        except Exception:  # noqa: BLE001 - only a name for the message: never fail on it
             return ""
 
     async def close(self) -> None:
