@@ -263,6 +263,9 @@ class ClusterStreamHub:
         self._stamps.pop(key, None)
         self._dirty.discard(key)
         self._unplaced.discard(key)
+        self._redo.discard(key)
+        self._unchecked.discard(key)
+        self._backoff.pop(key, None)
         owner = self._owner.pop(key, None)
         reader = self._readers.get(owner) if owner is not None else None
         if reader is not None:
