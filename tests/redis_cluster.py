@@ -71,14 +71,14 @@ def _state(info: object) -> str:
 
 
 def _start(ports: list[int], workdir: Path, procs: list[subprocess.Popen[bytes]],
-           timeout: float) -> None:
+           timeout: float, node_timeout_ms: int = 5000) -> None:
     deadline = time.monotonic() + timeout
     for port in ports:
         with open(workdir / f"redis-{port}.log", "wb") as log:
             procs.append(subprocess.Popen(
                 ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                  "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
-                 "--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no",
+                 "--cluster-node-timeout", str(node_timeout_ms), "--save", "", "--appendonly", "no",
                  "--daemonize", "no", "--dir", str(workdir)],
                 stdout=log, stderr=subprocess.STDOUT, cwd=workdir))
     for port in ports:
@@ -96,9 +96,11 @@ def _start(ports: list[int], workdir: Path, procs: list[subprocess.Popen[bytes]]
 
 
 @contextlib.contextmanager
-def local_cluster(n: int = 3, *, timeout: float = 30.0) -> Iterator[str]:
+def local_cluster(n: int = 3, *, timeout: float = 30.0,
+                  node_timeout_ms: int = 5000) -> Iterator[str]:
     """Start an ``n``-master local cluster (``n`` >= 3, the minimum ``redis-cli`` accepts)
-    and yield its ``redis+cluster://`` URL; tear it down on exit.
+    and yield its ``redis+cluster://`` URL; tear it down on exit. ``node_timeout_ms`` is
+    the nodes' ``cluster-node-timeout`` (how long a silent node takes to be failed).
 
     Raises:
         RuntimeError: a binary is missing, or the cluster is not ``ok`` within ``timeout``
@@ -112,7 +114,7 @@ def local_cluster(n: int = 3, *, timeout: float = 30.0) -> Iterator[str]:
     ports = _free_ports(n)
     try:
         try:
-            _start(ports, workdir, procs, timeout)
+            _start(ports, workdir, procs, timeout, node_timeout_ms)
         except (subprocess.SubprocessError, redis.RedisError, RuntimeError) as exc:
             logs = "\n".join(p.read_text(errors="replace")[-2000:]
                              for p in sorted(workdir.glob("*.log")))

@@ -390,6 +390,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     max_streams=args.max_streams, **security)
 
     import redis.exceptions
+    from rummy_store.base import StoreAccessDenied
 
     from rummy_grpc.server import MetricsPortError
 
@@ -413,6 +414,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (RuntimeError, OSError) as e:  # the port is taken, or the address is bad
         print(f"error: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
+    except StoreAccessDenied as e:  # the store's user lacks a permission the service needs
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except redis.exceptions.RedisError as e:  # the store is unreachable at start
         from rummy_store.urls import redact_text, redact_url
         print(f"error: the event store at {redact_url(args.redis_url or '')} is unreachable: "
@@ -423,15 +427,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def read_game(redis_url: str, game_id: str, prefix: str = "rummy") -> list[Event]:
-    """Every event of ``game_id`` in the Redis event store, in order ([] if unknown).
+    """Every event of ``game_id`` in the event store at ``redis_url`` (any URL of
+    :func:`rummy_store.factory.open_store`), in order ([] if unknown).
 
     Raises:
+        ValueError: a URL no backend takes.
         rummy.errors.NotationError: a stored event cannot be decoded.
         redis.exceptions.ConnectionError: Redis is unreachable.
     """
+    from rummy_store.factory import open_store
     from rummy_store.mapper import MAPPER
-    from rummy_store.redis_store import RedisEventStore
-    store = RedisEventStore.from_url(redis_url, prefix=prefix)
+    store = open_store(redis_url, prefix=prefix)
     try:
         return MAPPER.to_events(await store.read(game_id))
     finally:

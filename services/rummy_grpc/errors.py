@@ -24,6 +24,7 @@ exception                         status               details
 ``BadCredentials``                PERMISSION_DENIED    reason ``BAD_CREDENTIALS``
 ``RateLimited``                   RESOURCE_EXHAUSTED   reason ``RATE_LIMITED``, RetryInfo
 ``GameUnlisted``                  UNAVAILABLE          reason ``STORE_UNAVAILABLE``
+``AppendInterrupted``             UNAVAILABLE          reason ``STORE_UNAVAILABLE``
 ``StoreError`` (other)            UNAVAILABLE          reason ``STORE``
 Redis refusing a write (OOM, ...) UNAVAILABLE          reason ``STORE`` (:func:`store_refusal`)
 ================================  ===================  =====================================
@@ -47,6 +48,7 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from rummy_store.base import (
+    AppendInterrupted,
     GameUnlisted,
     RequestIdReused,
     StoreError,
@@ -325,7 +327,7 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "STREAM_LIMIT")
     if isinstance(exc, StreamRewound):  # the store lost what the stream had sent
         return Mapped(grpc.StatusCode.DATA_LOSS, str(exc), "STREAM_REWOUND")
-    if isinstance(exc, GameUnlisted):  # written, not listed: as an outage, retry is safe
+    if isinstance(exc, (GameUnlisted, AppendInterrupted)):  # an outage: retry is safe
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE_UNAVAILABLE")
     if isinstance(exc, StoreError):
         return Mapped(grpc.StatusCode.UNAVAILABLE, f"event store: {exc}", "STORE")

@@ -118,16 +118,15 @@ class GameRepository(EventRepository):
         """Longest time (seconds) :meth:`latest` answers from memory without the store."""
 
     def start_feed(self) -> bool:
-        """Start the store's append feed (``append_feed``, a single Redis) so that
-        :meth:`latest` can answer from memory; call once, on the running loop.
+        """Start the store's append feed (``EventStore.append_feed``; a single Redis has
+        one, other stores answer None) so that :meth:`latest` can answer from memory; call
+        once, on the running loop.
 
         Returns:
             True when the store has a feed (False: every read asks the store).
         """
-        start = getattr(self.store, "append_feed", None)
-        if start is None or self._feed is not None:
-            return self._feed is not None
-        self._feed = start(self._on_appended)
+        if self._feed is None:
+            self._feed = self.store.append_feed(self._on_appended)
         return self._feed is not None
 
     def stop_feed(self) -> None:

@@ -143,7 +143,13 @@ class RummyServer:
         SERVING to health checks; from then on health follows the store (:meth:`watch`).
 
         Until then (and for good if this raises, e.g. the store is unreachable) health
-        checks of ``""`` and ``rummy_api.v1.GameService`` answer NOT_SERVING."""
+        checks of ``""`` and ``rummy_api.v1.GameService`` answer NOT_SERVING.
+
+        Raises:
+            rummy_store.base.StoreAccessDenied: the store's user may not run a command the
+                service needs (``EventStore.check_access``): nothing is served.
+        """
+        await self.app.store.check_access()
         await self.grpc_server.start()
         await self.app.start()
         await self._set_health(True)
@@ -366,18 +372,21 @@ def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
             trip in flight go together; :mod:`rummy_store.batching`); False: one round trip
             each.
 
+    The store is built by :func:`rummy_store.factory.open_store` (the one factory of
+    every command that takes a store URL: a single Redis or a Redis Cluster).
+
     Raises:
-        ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry.
+        ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry, a URL no
+            backend takes (``rummy_store.factory.UnknownStoreURL``).
     """
+    from rummy_store.factory import open_store
     if kind == "memory":
-        from rummy_store.memory import MemoryEventStore
-        return MemoryEventStore(idle_ttl=idle_ttl, request_ttl=request_ttl)
+        return open_store("memory://", idle_ttl=idle_ttl, request_ttl=request_ttl)
     if kind == "redis":
         if not redis_url:
             raise ValueError("--store redis needs --redis-url")
-        from rummy_store.redis_store import RedisEventStore
-        return RedisEventStore.from_url(redis_url, prefix=prefix, idle_ttl=idle_ttl,
-                                        request_ttl=request_ttl, batch=batch)
+        return open_store(redis_url, prefix=prefix, idle_ttl=idle_ttl,
+                          request_ttl=request_ttl, batch=batch)
     raise ValueError(f"unknown store {kind!r}: memory or redis")
 
 

@@ -1,9 +1,12 @@
 """The event store of the game service (docs/architecture.md, "Event store contract").
 
-One port, :class:`EventStore`, and two implementations that pass one contract suite:
-:class:`MemoryEventStore` (demos, tests) and :class:`RedisEventStore` (Redis Streams, one
-stream per game, appends through one Lua script). The stores keep plain JSON records;
-:class:`EventMapper` (:data:`MAPPER`) is the one mapper between those records and core
+Small ports by duty (:mod:`rummy_store.base`: ``EventLog``, ``RequestLog``,
+``Subscriptions``, ``DueSchedule``, ``GameIndex``, ``SnapshotLog``, ``Lifecycle``), their
+union :class:`EventStore`, and two implementations that pass one contract suite:
+:class:`MemoryEventStore` (demos, tests) and :class:`RedisEventStore` (Redis Streams on a
+single Redis or a Redis Cluster, one stream per game, appends through one Lua script).
+:func:`open_store` builds the store a URL names, for every caller. The stores keep plain JSON
+records; :class:`EventMapper` (:data:`MAPPER`) is the one mapper between those records and core
 events, used by every adapter (upcasting old schema versions on read).
 
 >>> import asyncio
@@ -19,23 +22,27 @@ from typing import Any
 
 from rummy.events import Event
 from rummy_store.base import (
+    AppendInterrupted,
     AppendResult,
     EventStore,
     GameUnlisted,
     RequestIdReused,
+    StoreAccessDenied,
     StoredEvent,
     StoreError,
     StreamRewound,
     VersionConflict,
     request_digest,
 )
+from rummy_store.factory import UnknownStoreURL, open_store
 from rummy_store.mapper import MAPPER, EventMapper
 from rummy_store.memory import MemoryEventStore
 from rummy_store.redis_store import RedisEventStore
 from rummy_store.repository import EventRepository, RecordedEvent
-from rummy_store.sync import append_sync, open_store, read_all_sync, run_sync, with_store_sync
+from rummy_store.sync import append_sync, read_all_sync, run_sync, with_store_sync
 
 __all__ = [
+    "AppendInterrupted",
     "AppendResult",
     "EventMapper",
     "EventRepository",
@@ -45,10 +52,12 @@ __all__ = [
     "RecordedEvent",
     "RedisEventStore",
     "RequestIdReused",
+    "StoreAccessDenied",
     "StoreError",
     "StoredEvent",
     "GameUnlisted",
     "StreamRewound",
+    "UnknownStoreURL",
     "VersionConflict",
     "append_sync",
     "decode_events",

@@ -1,164 +1,125 @@
-"""The event-store port: values, errors and the :class:`EventStore` protocol.
+"""The event-store ports: values, errors and small protocols, one per duty.
 
 The store knows nothing about Manipulation Rummy. It keeps, per game, an append-only stream of
 JSON-serialisable event dicts (``rummy.events.to_dict`` output: ``{"type": ..., "v": ..., ...}``)
-numbered 1, 2, 3, ... and a little JSON metadata, plus an index of games. Two implementations
-(:class:`rummy_store.memory.MemoryEventStore`, :class:`rummy_store.redis_store.RedisEventStore`)
-pass one contract suite (``tests/contract/test_event_store.py``).
+numbered 1, 2, 3, ... and a little JSON metadata, plus an index of games.
+
+Its duties are split into small protocols (in the manner of ``eventsourcing``'s recorders),
+so that a caller names what it needs and a new backend can be read one duty at a time:
+
+=====================  ====================================================  =======
+protocol               members                                               count
+=====================  ====================================================  =======
+:class:`EventLog`      append, read, version, exists                         4
+:class:`RequestLog`    get_request, put_if_absent                            2
+:class:`Subscriptions` subscribe, subscriber_count, append_feed              3
+:class:`DueSchedule`   schedule, unschedule, claim_due, due                  4
+:class:`GameIndex`     put_meta, get_meta, list_games, set_active            4
+:class:`SnapshotLog`   put_snapshot, get_snapshot                            2
+:class:`Lifecycle`     idle_ttl, ping, check_access, close                   4
+=====================  ====================================================  =======
+
+:class:`EventStore` is their union (23 members) for callers that need all of them. Three
+backends implement every one (:class:`rummy_store.memory.MemoryEventStore`, and
+:class:`rummy_store.redis_store.RedisEventStore` on a single Redis or a Redis Cluster), and
+:func:`rummy_store.factory.open_store` builds the one a URL names. The contract suite
+(:mod:`rummy_store.contract`) tests each protocol on each backend.
+
+A new backend touches two files: its own module, a class with the 23 members (argument
+checks and encodings in :mod:`rummy_store.checks`, values and errors in
+:mod:`rummy_store.values`; :class:`rummy_store.memory.MemoryEventStore` is the shortest
+example), and :mod:`rummy_store.factory` (its URL scheme). Then the contract suite's
+fixtures for it (see :mod:`rummy_store.contract`) and nothing else: every command that
+takes a store URL goes through the factory.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-import re
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from rummy_store.checks import (
+    check_claim,
+    check_delay,
+    check_game_id,
+    check_name,
+    check_request_id,
+    check_version,
+    dumps,
+    request_digest,
+    serialise_events,
+    serialise_snapshot,
+    utf8,
+)
+from rummy_store.values import (
+    AppendInterrupted,
+    AppendResult,
+    GameUnlisted,
+    RequestIdReused,
+    StoreAccessDenied,
+    StoredEvent,
+    StoreError,
+    StreamRewound,
+    VersionConflict,
+)
+
 __all__ = [
+    "AppendInterrupted",
+    "AppendNotices",
     "AppendResult",
+    "DueSchedule",
+    "EventLog",
     "EventStore",
+    "GameIndex",
+    "GameUnlisted",
+    "Lifecycle",
     "RequestIdReused",
+    "RequestLog",
+    "SnapshotLog",
+    "StoreAccessDenied",
     "StoreError",
     "StoredEvent",
     "StreamRewound",
+    "Subscriptions",
     "VersionConflict",
+    "check_claim",
+    "check_delay",
+    "check_game_id",
+    "check_name",
+    "check_request_id",
+    "check_version",
+    "dumps",
     "request_digest",
+    "serialise_events",
+    "serialise_snapshot",
+    "utf8",
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One recorded event of a game's stream.
+class AppendNotices(Protocol):
+    """What :meth:`Subscriptions.append_feed` returns: a live feed of the store's appends
+    (:class:`rummy_store.feed.AppendFeed` on a single Redis)."""
 
-    Attributes:
-        version: 1-based position in the game's stream (Redis entry id ``0-<version>``).
-        type: the event type name, e.g. ``"CardDrawn"`` (``data["type"]``).
-        data: the event dict as stored (JSON round-tripped: tuples come back as lists).
-        ts: append time in seconds since the epoch (store metadata, not part of the event;
-            the Redis store uses the Redis server clock, all events of one append share it).
-    """
+    @property
+    def epoch(self) -> int:
+        """Incremented each time the feed (re)subscribes: what was known in an older epoch
+        may have missed notifications (0: never subscribed)."""
+        ...
 
-    version: int
-    type: str
-    data: dict[str, Any]
-    ts: float
+    @property
+    def live(self) -> bool:
+        """True while the feed is subscribed and has heard from the store recently."""
+        ...
 
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """The outcome of :meth:`EventStore.append`.
-
-    Attributes:
-        version: the stream version after the append; for a duplicate, the version right after
-            the original append (not the current version of the stream).
-        events: the events appended, in order (for a duplicate: the ones originally appended).
-        duplicate: True when ``request_id`` had already been applied; nothing was appended.
-        response: the ``response`` blob saved with the original request (None if none was).
-    """
-
-    version: int
-    events: tuple[StoredEvent, ...]
-    duplicate: bool
-    response: dict[str, Any] | None
-
-
-class StoreError(Exception):
-    """Base class of the errors the event store raises on purpose."""
-
-
-class GameUnlisted(StoreError):
-    """A game's first events were appended, but entering the game in the games index (a
-    second Redis call after the append script) failed: the game exists and is not listed
-    yet. Retrying the append with the same ``request_id`` lists it (the retry is a
-    duplicate, and a duplicate of a first append enters the game in the index).
-
-    Attributes:
-        game_id, version, cause: the game, its version after the append, the error.
-    """
-
-    def __init__(self, game_id: str, version: int, cause: BaseException) -> None:
-        super().__init__(game_id, version, cause)
-        self.game_id = game_id
-        self.version = version
-        self.cause = cause
-
-    def __str__(self) -> str:
-        return (f"game {self.game_id!r}: its events were written (version {self.version}) "
-                f"but entering it in the games index failed ({type(self.cause).__name__}: "
-                f"{self.cause}); retrying with the same request_id completes it")
-
-
-class StreamRewound(StoreError):
-    """A live subscription's stream went back in time: the store no longer has the events it
-    delivered after ``actual`` (a failover to a replica that lagged, a Redis restarted from
-    an older file). The subscription ends with this error instead of going on with a
-    history that mixes the lost events and the ones appended since.
-
-    Attributes:
-        game_id, delivered, actual: the game, the last version the subscription delivered,
-            the store's version when the rewind was found.
-    """
-
-    def __init__(self, game_id: str, delivered: int, actual: int) -> None:
-        super().__init__(game_id, delivered, actual)
-        self.game_id = game_id
-        self.delivered = delivered
-        self.actual = actual
-
-    def __str__(self) -> str:
-        return (f"the event store of game {self.game_id!r} went back to version {self.actual}"
-                f" after this stream had delivered version {self.delivered} (a failover or a "
-                f"restore lost the events after {self.actual}); read the game again and "
-                f"subscribe with after_version <= {self.actual}")
-
-
-class VersionConflict(StoreError):
-    """The stream's version was not the ``expected_version`` of an append; nothing appended.
-
-    Attributes:
-        game_id, expected, actual: the game, the version the caller expected, the real one.
-    """
-
-    def __init__(self, game_id: str, expected: int, actual: int) -> None:
-        super().__init__(game_id, expected, actual)
-        self.game_id = game_id
-        self.expected = expected
-        self.actual = actual
-
-    def __str__(self) -> str:
-        return (
-            f"version conflict on game {self.game_id!r}: expected version {self.expected}, "
-            f"stream is at {self.actual}"
-        )
-
-
-class RequestIdReused(StoreError):
-    """A ``request_id`` already applied to this game came back with a different request hash.
-
-    Attributes:
-        game_id, request_id: the game and the reused id.
-    """
-
-    def __init__(self, game_id: str, request_id: str) -> None:
-        super().__init__(game_id, request_id)
-        self.game_id = game_id
-        self.request_id = request_id
-
-    def __str__(self) -> str:
-        return (
-            f"request id {self.request_id!r} was already used on game {self.game_id!r} "
-            "for a different request"
-        )
+    def discard(self, listener: Callable[[str, int], None]) -> None:
+        """Stop calling ``listener`` (no-op when it is not registered)."""
+        ...
 
 
 @runtime_checkable
-class EventStore(Protocol):
-    """Append-only, versioned event streams, one per game (docs/architecture.md).
+class EventLog(Protocol):
+    """The games' append-only, versioned event streams (docs/architecture.md).
 
-    All methods are coroutines except :meth:`subscribe`, which returns an async iterator.
     A ``game_id`` is a non-empty string without ``{``, ``}`` or whitespace; any other raises
     ``ValueError``.
     """
@@ -190,29 +151,8 @@ class EventStore(Protocol):
                 ``expected_version < 0``.
             TypeError: an event is not a dict; an event or the response is not
                 JSON-serialisable.
-        """
-        ...
-
-    @property
-    def idle_ttl(self) -> float:
-        """Seconds after which an active game with no append expires with all its data
-        (0: never). Readers that cache a game's state drop it after this long."""
-        ...
-
-    async def ping(self) -> None:
-        """Return once the store answers; raise (a connection error, a timeout) when it does
-        not. Health checks call it."""
-        ...
-
-    async def get_request(
-        self, game_id: str, request_id: str, request_hash: str | None = None
-    ) -> AppendResult | None:
-        """The original result of ``request_id`` if an append with it was applied to this
-        game (``duplicate=True``, its events and response), else ``None``. Reads only.
-
-        Raises:
-            RequestIdReused: the request id was applied with another ``request_hash``.
-            ValueError: a bad game id or request id.
+            AppendInterrupted: the store failed after it may have written (retry with the
+                same ``request_id``).
         """
         ...
 
@@ -231,6 +171,44 @@ class EventStore(Protocol):
         """True when at least one event was appended to the game."""
         ...
 
+
+@runtime_checkable
+class RequestLog(Protocol):
+    """Request records: what an append with a request id did, and idempotency windows
+    of names (``CreateGame`` request ids).
+    """
+
+    async def get_request(
+        self, game_id: str, request_id: str, request_hash: str | None = None
+    ) -> AppendResult | None:
+        """The original result of ``request_id`` if an append with it was applied to this
+        game (``duplicate=True``, its events and response), else ``None``. Reads only.
+
+        Raises:
+            RequestIdReused: the request id was applied with another ``request_hash``.
+            ValueError: a bad game id or request id.
+        """
+        ...
+
+    async def put_if_absent(self, name: str, value: dict[str, Any],
+                            ttl: float) -> dict[str, Any]:
+        """Store the JSON dict ``value`` under ``name`` for ``ttl`` seconds unless a value is
+        stored there already; return the value stored (``value`` itself, or the earlier
+        one). Atomic: of concurrent callers exactly one value wins. ``CreateGame`` request
+        ids use it (an idempotency window of ``ttl``).
+
+        Raises:
+            ValueError: an empty or whitespace-containing ``name``; ``ttl`` not > 0.
+            TypeError: ``value`` is not a JSON-serialisable dict.
+        """
+        ...
+
+
+@runtime_checkable
+class Subscriptions(Protocol):
+    """Live reading: a game's events as they are appended, and a feed of every append.
+    """
+
     def subscribe(
         self, game_id: str, after_version: int = 0, *, block_ms: int = 1000
     ) -> AsyncGenerator[StoredEvent, None]:
@@ -245,6 +223,22 @@ class EventStore(Protocol):
     def subscriber_count(self) -> int:
         """The live subscriptions of this store object, over all games (tests, metrics)."""
         ...
+
+    def append_feed(self, listener: Callable[[str, int], None]) -> AppendNotices | None:
+        """Call ``listener(game_id, version)`` for every append to the store by any process
+        from now on, on the running loop (a listener must not block or raise), and return
+        the feed (:class:`AppendNotices`; ``discard(listener)`` stops the calls,
+        :meth:`Lifecycle.close` stops the feed). ``None`` when the store has no such feed (the
+        in-memory store, a Redis Cluster): a reader that caches states then asks the store
+        on every read."""
+        ...
+
+
+@runtime_checkable
+class DueSchedule(Protocol):
+    """When the service must act on a game (a bot's turn, a turn deadline), shared by
+    every replica (store clock).
+    """
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         """Record that the service must act on the game ``delay`` seconds from now (store
@@ -277,18 +271,11 @@ class EventStore(Protocol):
         """The game's due time in epoch seconds (store clock), or None."""
         ...
 
-    async def put_if_absent(self, name: str, value: dict[str, Any],
-                            ttl: float) -> dict[str, Any]:
-        """Store the JSON dict ``value`` under ``name`` for ``ttl`` seconds unless a value is
-        stored there already; return the value stored (``value`` itself, or the earlier
-        one). Atomic: of concurrent callers exactly one value wins. ``CreateGame`` request
-        ids use it (an idempotency window of ``ttl``).
 
-        Raises:
-            ValueError: an empty or whitespace-containing ``name``; ``ttl`` not > 0.
-            TypeError: ``value`` is not a JSON-serialisable dict.
-        """
-        ...
+@runtime_checkable
+class GameIndex(Protocol):
+    """Each game's small JSON metadata and the index of games (active or finished).
+    """
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
         """Replace the game's small JSON metadata (seat kinds, token hashes, ...). It does not
@@ -319,6 +306,12 @@ class EventStore(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class SnapshotLog(Protocol):
+    """Snapshots of a game's state at a stream version: a cache of the stream.
+    """
+
     async def put_snapshot(self, game_id: str, version: int, data: dict[str, Any]) -> None:
         """Keep ``data`` (a JSON-serialisable dict, e.g. ``rummy.snapshot.state_to_dict``
         output) as the game's snapshot at stream ``version``, replacing one kept at that
@@ -341,141 +334,46 @@ class EventStore(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class Lifecycle(Protocol):
+    """Connection and limits: expiry, health, access, closing.
+    """
+
+    @property
+    def idle_ttl(self) -> float:
+        """Seconds after which an active game with no append expires with all its data
+        (0: never). Readers that cache a game's state drop it after this long."""
+        ...
+
+    async def ping(self) -> None:
+        """Return once the store answers; raise (a connection error, a timeout) when it does
+        not. Health checks call it."""
+        ...
+
+    async def check_access(self) -> None:
+        """Check that the store's user may run every command the store sends (appends,
+        reads, subscriptions, the append feed, schedules, the index, snapshots), without
+        writing anything; a service calls it at start-up so that a missing permission stops
+        it there, named, rather than failing a command half-way.
+
+        Raises:
+            StoreAccessDenied: a command is refused; it names the first one.
+            A connection error: the store does not answer.
+        """
+        ...
+
     async def close(self) -> None:
         """Release connections. The store is unusable afterwards."""
         ...
 
 
-# -- helpers shared by the implementations --------------------------------------------------
-
-
-_GAME_ID = re.compile(r"[^{}\s]+")  # \s: what str.isspace() calls whitespace
-
-
-def check_game_id(game_id: str) -> str:
-    """Return ``game_id`` if it is usable inside a Redis hash tag; raise ``ValueError``."""
-    if not isinstance(game_id, str) or _GAME_ID.fullmatch(game_id) is None \
-            or not _encodes(game_id):
-        raise ValueError(f"bad game id {game_id!r}: need a non-empty UTF-8 string without "
-                         f"{{}} or spaces")
-    return game_id
-
-
-def check_version(name: str, value: int) -> int:
-    """Return ``value`` if it is an int >= 0; raise ``ValueError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-    return value
-
-
-def check_delay(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is a finite number >= 0; raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
-    return float(value)
-
-
-def check_claim(lease: float, limit: int) -> None:
-    """Raise ``ValueError`` unless ``lease`` > 0 seconds and ``limit`` is an int >= 1."""
-    if check_delay("lease", lease) <= 0:
-        raise ValueError(f"lease must be > 0 seconds, got {lease!r}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be an integer >= 1, got {limit!r}")
-
-
-def check_name(name: str) -> str:
-    """Return ``name`` if it is a non-empty string without whitespace; raise ``ValueError``."""
-    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-        raise ValueError(f"bad name {name!r}: need a non-empty string without spaces")
-    return name
-
-
-def check_request_id(request_id: str | None) -> str | None:
-    """Return ``request_id`` if it is None or a non-empty string; raise ``ValueError``."""
-    if request_id is not None and (not isinstance(request_id, str) or not request_id
-                                   or not _encodes(request_id)):
-        raise ValueError(f"request_id must be None or a non-empty UTF-8 string, got "
-                         f"{request_id!r}")
-    return request_id
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def dumps(obj: Any, what: str = "a value") -> str:
-    """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable,
-    a lone surrogate included, naming ``what``: Redis keeps UTF-8, and every store refuses
-    alike; ``ValueError`` for NaN or infinity)."""
-    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
-                what)
-
-
-def utf8(text: str, what: str = "a value") -> str:
-    """``text`` if it encodes as UTF-8; raises ``TypeError`` naming ``what`` otherwise (a
-    lone surrogate such as ``"\\ud800"``, which JSON allows and Redis cannot store)."""
-    try:
-        text.encode()
-    except UnicodeEncodeError as exc:
-        raise TypeError(f"{what} is not valid UTF-8 text ({exc.reason} at {exc.start}: "
-                        f"{text[max(0, exc.start - 10):exc.start + 10]!r})") from None
-    return text
-
-
-def serialise_snapshot(version: int, data: dict[str, Any]) -> str:
-    """The JSON text of a snapshot's ``data``, validated (``version`` must be an int >= 0).
-
-    Raises:
-        ValueError: a bad ``version``.
-        TypeError: ``data`` is not a dict or not JSON-serialisable.
+@runtime_checkable
+class EventStore(EventLog, RequestLog, Subscriptions, DueSchedule, GameIndex, SnapshotLog,
+                 Lifecycle, Protocol):
+    """Every duty of the event store: the union of :class:`EventLog`, :class:`RequestLog`,
+    :class:`Subscriptions`, :class:`DueSchedule`, :class:`GameIndex`, :class:`SnapshotLog`
+    and :class:`Lifecycle` (23 members), for callers that need all of them (the game
+    service). All methods are coroutines except ``subscribe`` (an async iterator),
+    ``subscriber_count`` and ``append_feed``.
     """
-    check_version("version", version)
-    if not isinstance(data, dict):
-        raise TypeError(f"snapshot data must be a dict, got {type(data).__name__}")
-    try:
-        return dumps(data)
-    except ValueError as exc:  # NaN / infinity
-        raise TypeError(f"snapshot data is not JSON-serialisable: {exc}") from exc
-
-
-def serialise_events(events: Sequence[dict[str, Any]],
-                     encode: Callable[[dict[str, Any]], str] | None = None
-                     ) -> list[tuple[str, str]]:
-    """``(type, text)`` for each event dict, validated; ``encode`` makes the text (default
-    :func:`dumps`, the JSON object; the Redis store passes ``rummy_store.codec.pack``).
-
-    Raises:
-        ValueError: an event has no non-empty string ``"type"``.
-        TypeError: an event is not a dict, not JSON-serialisable or not UTF-8 text (the
-            message names the event's index).
-    """
-    out = []
-    for i, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise TypeError(f"event {i} is a {type(event).__name__}, not a dict: {event!r}")
-        kind = event.get("type")
-        if not isinstance(kind, str) or not kind:
-            raise ValueError(f"event {i} has no string 'type': {event!r}")
-        try:
-            out.append((kind, (encode or dumps)(event)))
-        except ValueError as exc:  # NaN / infinity
-            raise TypeError(f"event {i} is not JSON-serialisable: {exc}") from exc
-        except TypeError as exc:
-            raise TypeError(f"event {i}: {exc}") from None
-    return out
-
-
-def request_digest(payload: Any) -> str:
-    """A stable hash of a request body for ``append(request_hash=...)``: the SHA-256 hex
-    digest of its canonical JSON (keys sorted). Raises ``TypeError`` if not encodable.
-
-    >>> request_digest({"b": 1, "a": [2]}) == request_digest({"a": [2], "b": 1})
-    True
-    """
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()

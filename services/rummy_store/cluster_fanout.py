@@ -1,4 +1,4 @@
-"""Live subscriptions on a Redis Cluster: :class:`ClusterStreamHub` (issue 15).
+"""Live subscriptions on a Redis Cluster: :class:`ClusterStreamHub`.
 
 The single-Redis :class:`~rummy_store.fanout.StreamHub` reads every subscribed game with one
 multi-key ``XREAD BLOCK``. A cluster refuses that: a multi-key command needs all its keys in
@@ -14,7 +14,9 @@ connection per watched game again, the problem the hub exists to avoid. So on a 
   the games it watches on that node.
 - **Reads by XRANGE.** A wake-up (or a subscription being confirmed) marks the game dirty;
   the hub's poller reads the game's new entries with ``XRANGE <key> (cursor +`` through the
-  cluster client (which follows ``MOVED``), at most :data:`POLL_CONCURRENCY` at once, and
+  cluster client (which follows ``MOVED``), each game's poll a task of its own, at most
+  :data:`POLL_CONCURRENCY` at once per node (so a node that hangs holds up the games of its
+  own shard only, until the client's socket timeout; the others are polled meanwhile), and
   queues them to the subscribers with :func:`rummy_store.fanout.deliver` (same cursors,
   overflow flag and back-pressure as the single-node hub).
 - **At-most-once messages, at-least-once delivery.** Pub/sub can lose a message (a dropped
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -59,7 +62,7 @@ RESYNC_S = 5.0
 """Default period of the safety poll of every watched game (seconds): the longest a lost
 wake-up can delay an event."""
 POLL_CONCURRENCY = 32
-"""``XRANGE`` calls of one hub in flight at once."""
+"""``XRANGE`` calls of one hub in flight at once per node."""
 _PAGE = 1000  # entries per XRANGE
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.05, 5.0  # seconds
 
@@ -197,7 +200,11 @@ class ClusterStreamHub:
         self._refresh = False
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._polls = asyncio.Semaphore(POLL_CONCURRENCY)
+        self._polling: dict[str, asyncio.Task[None]] = {}  # key -> its poll in flight
+        self._redo: set[str] = set()  # keys woken while their poll was in flight
+        self._unchecked: set[str] = set()  # keys to check for a rewind before their poll
+        self._backoff: dict[str, float] = {}  # key -> next back-off after a failed poll
+        self._node_polls: dict[str, asyncio.Semaphore] = {}  # node name -> its polls
         self.closed = False
         self.reads = 0
         """Number of ``XRANGE`` polls made (tests, diagnostics)."""
@@ -256,6 +263,9 @@ class ClusterStreamHub:
         self._stamps.pop(key, None)
         self._dirty.discard(key)
         self._unplaced.discard(key)
+        self._redo.discard(key)
+        self._unchecked.discard(key)
+        self._backoff.pop(key, None)
         owner = self._owner.pop(key, None)
         reader = self._readers.get(owner) if owner is not None else None
         if reader is not None:
@@ -282,7 +292,8 @@ class ClusterStreamHub:
         get nothing more. Idempotent."""
         self.closed = True
         self._wakeup.set()
-        tasks = [t for t in [self._task, *(r.task for r in self._readers.values())]
+        tasks = [t for t in [self._task, *(r.task for r in self._readers.values()),
+                             *self._polling.values()]
                  if t is not None and not t.done()]
         for task in tasks:
             task.cancel()
@@ -310,28 +321,17 @@ class ClusterStreamHub:
                 next_resync = loop.time() + self._resync_s
                 self._dirty.update(self._cursors)
                 self._regroup = True
+            if self.recovering:  # a failure (here, or a node's) sets it again
+                self.recovering = False
+                self._unchecked.update(self._cursors)  # each checked before its next poll
             try:
                 if self._unplaced or self._regroup:
                     await self._place()
-                if self.recovering:  # a failure (here, or a node's) sets it again
-                    self.recovering = False
-                    await rewind_check(self._client, self._cursors, self._stamps,
-                                       self._subs, self._decode)
-                batch, self._dirty = self._dirty, set()
-                if batch:
-                    results = await asyncio.gather(*(self._poll(k) for k in batch),
-                                                   return_exceptions=True)
-                    for result in results:
-                        if isinstance(result, asyncio.CancelledError):
-                            raise result
-                    failed = [r for r in results if isinstance(r, BaseException)]
-                    if failed:
-                        raise failed[0]
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - survive any Redis failure
                 delay = random.uniform(0, backoff)
-                log.warning("event stream hub: cluster poll failed (%s: %s); retrying in "
+                log.warning("event stream hub: cluster slot map failed (%s: %s); retrying in "
                             "%.2f s", type(exc).__name__, exc, delay)
                 self.recovering = True
                 self.request_regroup(refresh=True)
@@ -339,30 +339,73 @@ class ClusterStreamHub:
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             backoff = _BACKOFF_FIRST
+            batch, self._dirty = self._dirty, set()
+            for key in batch:
+                if key not in self._cursors:
+                    continue
+                if key in self._polling:  # polled again once the poll in flight ends
+                    self._redo.add(key)
+                    continue
+                task = loop.create_task(self._poll_one(key), name=f"{self.name}:poll")
+                self._polling[key] = task
+                task.add_done_callback(functools.partial(self._polled, key))
+
+    def _polled(self, key: str, task: asyncio.Task[None]) -> None:
+        """A poll of ``key`` ended: poll it again if it was woken meanwhile; after a
+        failure, again after a back-off of its own (the hub's other games go on), with the
+        slot map refreshed and every stream checked for a rewind before its next poll."""
+        if self._polling.get(key) is task:
+            del self._polling[key]
+        if task.cancelled() or self.closed:
+            return
+        exc = task.exception()
+        if exc is None:
+            self._backoff.pop(key, None)
+            if key in self._redo:
+                self._redo.discard(key)
+                self.mark_dirty(key)
+            return
+        self._redo.discard(key)
+        backoff = self._backoff.get(key, _BACKOFF_FIRST)
+        self._backoff[key] = min(backoff * 2, _BACKOFF_MAX)
+        delay = random.uniform(0, backoff)
+        (log.warning if backoff == _BACKOFF_FIRST else log.debug)(
+            "event stream hub: poll of %s failed (%s: %s); retrying in %.2f s", key,
+            type(exc).__name__, exc, delay)
+        self.recovering = True
+        self.request_regroup(refresh=True)
+        asyncio.get_running_loop().call_later(delay, self.mark_dirty, key)
+
+    async def _poll_one(self, key: str) -> None:
+        """Check ``key`` for a rewind if a failure asked for it, then poll it; at most
+        :data:`POLL_CONCURRENCY` of these run at once per node (a hung node holds up the
+        polls of its own games only)."""
+        node = self._owner.get(key, "")
+        async with self._node_polls.setdefault(node, asyncio.Semaphore(POLL_CONCURRENCY)):
+            if key in self._unchecked and key in self._cursors:
+                one = {key: self._cursors[key]}
+                await rewind_check(self._client, one, self._stamps, self._subs, self._decode)
+                self._unchecked.discard(key)
+                if key in self._cursors:
+                    self._cursors[key] = one[key]
+            await self._poll(key)
 
     async def _poll(self, key: str) -> None:
-        """Read ``key``'s entries past its cursor and deliver them; on failure the key stays
-        dirty (and the error is raised)."""
+        """Read ``key``'s entries past its cursor and deliver them (an error is raised; the
+        caller retries)."""
         task = asyncio.current_task()
-        try:
-            while key in self._cursors:
-                async with self._polls:
-                    try:
-                        self.reads += 1
-                        entries = await self._client.xrange(
-                            key, min=f"0-{self._cursors[key] + 1}", max="+", count=_PAGE) or []
-                    finally:
-                        # redis-py can swallow a cancellation inside a read
-                        if task is not None and task.cancelling():
-                            raise asyncio.CancelledError
-                deliver(key, entries, self._subs, self._cursors, self._decode,
-                        self._stamps)
-                if len(entries) < _PAGE:
-                    return
-        except BaseException:
-            if key in self._cursors:
-                self._dirty.add(key)
-            raise
+        while key in self._cursors:
+            try:
+                self.reads += 1
+                entries = await self._client.xrange(
+                    key, min=f"0-{self._cursors[key] + 1}", max="+", count=_PAGE) or []
+            finally:
+                # redis-py can swallow a cancellation inside a read
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError
+            deliver(key, entries, self._subs, self._cursors, self._decode, self._stamps)
+            if len(entries) < _PAGE:
+                return
 
     async def _place(self) -> None:
         """Give every unplaced key (every key, when regrouping) to the reader of the node

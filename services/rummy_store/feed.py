@@ -41,7 +41,9 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-__all__ = ["PING_INTERVAL", "AppendFeed", "feed_channel"]
+from rummy_store.checks import check_game_id
+
+__all__ = ["PING_INTERVAL", "AppendFeed", "feed_channel", "parse_notice"]
 
 log = logging.getLogger("rummy_store.feed")
 
@@ -56,7 +58,34 @@ def feed_channel(prefix: str) -> str:
 
 
 def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+_MAX_DIGITS = 18  # a version fits a signed 64-bit integer (Redis stream ids do)
+
+
+def parse_notice(data: bytes | str) -> tuple[str, int] | None:
+    """``(game_id, version)`` of a message the append script publishes, ``"<game id>
+    <version>"``, or ``None`` for anything else on the channel (which anyone allowed to
+    ``PUBLISH`` there may send): bytes that are not UTF-8, a game id the store refuses
+    (:func:`rummy_store.checks.check_game_id`), a version that is not 1 to 18 ASCII digits
+    (``"²"`` and ``"３"`` pass ``str.isdigit`` but are no version).
+
+    >>> parse_notice(b"g1 12"), parse_notice("g1 \\u00b2"), parse_notice(b"g1 \\xff")
+    (('g1', 12), None, None)
+    """
+    try:
+        text = data.decode() if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return None
+    game_id, _, version = text.partition(" ")
+    if not (version.isascii() and version.isdigit() and len(version) <= _MAX_DIGITS):
+        return None
+    try:
+        check_game_id(game_id)
+    except ValueError:
+        return None
+    return game_id, int(version)
 
 
 class AppendFeed:
@@ -131,6 +160,9 @@ class AppendFeed:
         kwargs["client_name"] = self._name
         # no silent reconnect inside redis-py: a lost connection must end the epoch here
         kwargs["retry"] = Retry(NoBackoff(), 0)
+        # bytes, decoded here: a message that is not UTF-8 must not fail the connection's
+        # reply parser (which would drop the connection, and the epoch with it)
+        kwargs["decode_responses"] = False
         one = aioredis.ConnectionPool(connection_class=pool.connection_class,
                                       max_connections=1, **kwargs)
         return aioredis.Redis(connection_pool=one)
@@ -158,6 +190,15 @@ class AppendFeed:
             await asyncio.sleep(random.uniform(0, backoff))
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
+    def _tell(self, game_id: str, version: int) -> None:
+        """Call every listener; one that raises is logged, and the others still hear."""
+        for listener in list(self._listeners):
+            try:
+                listener(game_id, version)
+            except Exception:  # noqa: BLE001 - a listener's bug must not drop the feed
+                log.exception("append feed %s: a listener failed on %s %d", self.channel,
+                              game_id, version)
+
     async def _listen(self, pubsub: Any) -> None:
         pinged = time.monotonic()
         while True:
@@ -170,14 +211,13 @@ class AppendFeed:
                     self.epoch += 1
                     self._subscribed = True
                 elif kind == "message":
-                    game_id, _, version = _s(message["data"]).partition(" ")
-                    if not game_id or not version.isdigit():  # not from the append script
-                        log.debug("append feed %s: ignored message %r", self.channel,
+                    notice = parse_notice(message["data"])
+                    if notice is None:  # not from the append script: dropped, nothing else
+                        log.debug("append feed %s: ignored message %.80r", self.channel,
                                   message["data"])
                         continue
                     self.notifications += 1
-                    for listener in self._listeners:
-                        listener(game_id, int(version))
+                    self._tell(*notice)
                 # "pong" (a reply to our ping) only refreshes _heard
             if now - pinged >= self._ping:
                 pinged = now

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rummy_store.base import (
+    AppendNotices,
     AppendResult,
     RequestIdReused,
     StoredEvent,
@@ -131,6 +132,10 @@ class MemoryEventStore:
     async def ping(self) -> None:
         return None
 
+    async def check_access(self) -> None:
+        """Nothing to check: the store is this process's memory."""
+        return None
+
     async def get_request(
         self, game_id: str, request_id: str, request_hash: str | None = None
     ) -> AppendResult | None:
@@ -192,6 +197,10 @@ class MemoryEventStore:
 
     def subscriber_count(self) -> int:
         return self._subscribers
+
+    def append_feed(self, listener: Callable[[str, int], None]) -> AppendNotices | None:
+        """None: one process holds the store, so a reader's cache has nothing to hear."""
+        return None
 
     async def schedule(self, game_id: str, delay: float, *, only_earlier: bool = False) -> None:
         check_game_id(game_id)

@@ -1,7 +1,9 @@
 """Synchronous helpers for the replay CLI and Celery workers (no event loop of their own).
 
-Each call opens a client, runs one coroutine with :func:`asyncio.run` and closes the client,
-so it is safe after a fork. Do not call these from inside a running event loop.
+Each call opens a store with :func:`rummy_store.factory.open_store` (every URL ``rummy
+serve`` takes: a single Redis, a Redis Cluster, ``memory://``), runs one coroutine with
+:func:`asyncio.run` and closes the store, so it is safe after a fork. Do not call these from
+inside a running event loop.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from rummy_store.base import AppendResult, EventStore, StoredEvent
-from rummy_store.memory import MemoryEventStore
+from rummy_store.factory import open_store
 
 __all__ = ["append_sync", "open_store", "read_all_sync", "run_sync", "with_store_sync"]
 
@@ -27,28 +29,15 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-def open_store(url: str | None = None, *, prefix: str = "rummy") -> EventStore:
-    """An event store for ``url``: ``redis://...`` / ``rediss://...`` / ``unix://...`` gives a
-    :class:`~rummy_store.redis_store.RedisEventStore` with key ``prefix``; ``None``, ``""`` or
-    ``"memory"`` gives a new :class:`~rummy_store.memory.MemoryEventStore`.
-
-    Raises:
-        ValueError: any other url.
-    """
-    if url in (None, "", "memory"):
-        return MemoryEventStore()
-    assert url is not None
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from rummy_store.redis_store import RedisEventStore
-
-        return RedisEventStore.from_url(url, prefix=prefix)
-    raise ValueError(f"unknown event store url {url!r}: use redis://host:port/db or 'memory'")
-
-
 def with_store_sync(
     url: str, fn: Callable[[EventStore], Awaitable[T]], *, prefix: str = "rummy"
 ) -> T:
-    """Open the store at ``url``, await ``fn(store)``, close the store; return the result."""
+    """Open the store at ``url`` (:func:`~rummy_store.factory.open_store`), await
+    ``fn(store)``, close the store; return the result.
+
+    Raises:
+        rummy_store.factory.UnknownStoreURL: a URL no backend takes; what ``fn`` raises.
+    """
 
     async def main() -> T:
         store = open_store(url, prefix=prefix)

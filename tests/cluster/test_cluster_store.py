@@ -15,7 +15,7 @@ from redis.asyncio.cluster import RedisCluster
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.server import create_server, make_store
-from rummy_store import RedisEventStore
+from rummy_store import RedisEventStore, StoreAccessDenied
 from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.contract._helpers import numbered, take
 from rummy_store.redis_store import cluster_client_from_url
@@ -240,3 +240,32 @@ def cluster_url_of(client: RedisCluster) -> str:
     """A ``redis://`` URL of one startup node of ``client`` (RedisCluster.from_url)."""
     node = next(iter(client.nodes_manager.startup_nodes.values()))
     return f"redis://{node.host}:{node.port}"
+
+
+# -- the store user's permissions on every node ------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_check_access_names_a_command_refused_on_a_cluster(cluster_url: str) -> None:
+    # each node keeps its own ACL: the user exists on every primary, without SPUBLISH (the
+    # cluster append script's wake-up); the check runs on every primary and names it
+    import redis as sync_redis
+
+    name, password = f"u{uuid.uuid4().hex[:10]}", "pw-cluster"
+    ports = [int(hp.rsplit(":", 1)[1]) for hp in cluster_url.split("://", 1)[1].split(",")]
+    for port in ports:
+        with sync_redis.Redis(port=port) as admin:
+            admin.execute_command("ACL", "SETUSER", name, "on", f">{password}", "~*", "&*",
+                                  "+@all", "-spublish")
+    url = cluster_url.replace("redis+cluster://", f"redis+cluster://{name}:{password}@")
+    store = RedisEventStore.from_url(url, prefix=f"rummytest:{uuid.uuid4().hex}")
+    try:
+        with pytest.raises(StoreAccessDenied) as info:
+            await store.check_access()
+        assert info.value.command.startswith("SPUBLISH rummytest:")
+        assert info.value.user == name
+    finally:
+        await store.close()
+        for port in ports:
+            with sync_redis.Redis(port=port) as admin:
+                admin.execute_command("ACL", "DELUSER", name)

@@ -20,7 +20,7 @@ from rummy_store import (
     open_store,
     read_all_sync,
 )
-from rummy_store.redis_store import _request_slot
+from rummy_store.redis_scripts import request_slot as _request_slot
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
 
