@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from rummy.cards import JOKER, decks_for, format_card, hand_points, parse_cards, physical
-from rummy.errors import IllegalMoveError, RummyError
+from rummy.decide import check_opening_action
+from rummy.errors import IllegalMoveError, NotationError, RummyError
 from rummy.melds import check_action, is_valid_meld, parse_meld, parse_table
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, score_round
@@ -20,9 +21,9 @@ from rummy.scoring import final_scores, score_round
 KINDS = ("meld", "action", "best_play", "round_score", "hand_value", "game_end")
 
 
-def _best_points(table: Any, hand: Any) -> int:
-    from rummy.solver import best_points  # the solver (issue 3)
-    return int(best_points(table, hand))
+def _best_points(table: Any, hand: Any, rules: RuleSet, opening: bool) -> int:
+    from rummy.solver import best_points
+    return int(best_points(table, hand, rules=rules, opening=opening))
 
 
 #: the type of each expected value of a case (``bool`` is not an ``int`` here)
@@ -69,7 +70,7 @@ def _supply(cards: Iterable[int], decks: int, where: str) -> str | None:
     return None
 
 
-def _impossible(case: dict[str, Any]) -> str | None:
+def _impossible(case: dict[str, Any], rules: RuleSet) -> str | None:
     """Why a well-formed case describes a position the rules never reach (a rule number
     that does not exist, an empty meld on the table before the action, more copies of a
     card than the decks hold, a game that has not ended), or ``None``. The cards are
@@ -105,7 +106,7 @@ def _impossible(case: dict[str, Any]) -> str | None:
                 if len(totals) != len(won):
                     return (f"{len(totals)} totals but {len(won)} rounds_won: one of each per "
                             "seat")
-                target = RuleSet().target_score
+                target = rules.target_score
                 if totals and all(type(t) is int for t in totals) and max(totals) < target:
                     return (f"no total reaches {target}: the game has not ended (R9.1), so "
                             "there are no final bonuses")
@@ -155,27 +156,67 @@ def _malformed(case: dict[str, Any]) -> str | None:
     return None
 
 
-def run_case(case: dict[str, Any]) -> tuple[bool, str]:
-    """Run one case. Returns ``(passed, message)``; the message explains a failure.
+def case_rules(case: dict[str, Any]) -> RuleSet:
+    """The rule set a case is played under: its ``rules`` object (docs/rules.md §11
+    variants, JSON-typed; the variants it leaves out at their defaults), or the default
+    rules.
 
-    A malformed case (missing fields, bad notation) fails with the error as message, and
-    so does a case on which the engine itself raises: one bad case never stops a run
-    (``rummy conformance`` goes on with the next one and always prints its summary).
+    Raises:
+        InvalidRuleSetError: ``rules`` is not an object, names an unknown variant, or gives
+            a value of the wrong type or out of range (the case is malformed: it is never
+            run under other rules).
+    """
+    if "rules" not in case:
+        return RuleSet()
+    return RuleSet.from_json(case["rules"], complete=False)
+
+
+def case_opening(case: dict[str, Any]) -> bool:
+    """Whether an ``action`` or ``best_play`` case is the acting seat's opening meld (R5.5
+    and the opening variants of §11): its ``opening`` field, else whether ``table`` is
+    empty.
+
+    Raises:
+        NotationError: ``opening`` is not ``true`` or ``false``.
+    """
+    if "opening" in case:
+        if not isinstance(case["opening"], bool):
+            raise NotationError(f"field 'opening' must be true or false, got "
+                                f"{case['opening']!r}")
+        return case["opening"]
+    return not case.get("table")
+
+
+def run_case(case: dict[str, Any]) -> tuple[bool, str]:
+    """Run one case under its rule set (:func:`case_rules`). Returns ``(passed,
+    message)``; the message explains a failure.
+
+    A malformed case (missing fields, bad notation, a ``rules`` object that names an
+    unknown variant or a value out of range, an ``opening`` that is not a boolean) fails
+    with the error as message, and so does a case on which the engine itself raises: one
+    bad case never stops a run (``rummy conformance`` goes on with the next one and always
+    prints its summary).
     """
     kind = case.get("kind")
-    problem = _malformed(case) or _impossible(case)
+    try:
+        rules = case_rules(case)
+        opening = case_opening(case) if kind in ("action", "best_play") else False
+    except RummyError as e:
+        return False, f"malformed case: {e}"
+    problem = _malformed(case) or _impossible(case, rules)
     if problem is not None:
         return False, f"malformed case: {problem}"
     try:
         if kind == "meld":
-            got = is_valid_meld(parse_meld(case["cards"]))
+            got = is_valid_meld(parse_meld(case["cards"]), rules.ace_high)
             return got == case["valid"], f"valid={got}, expected {case['valid']}"
         if kind == "action":
             table = parse_table(case["table"])
             hand = parse_cards(case["hand"])
             new = parse_table(case["new_table"])
             try:
-                check_action(table, hand, new)
+                added = check_action(table, hand, new, rules=rules)
+                check_opening_action(rules, table, new, added, opening=opening)
                 valid, rule = True, None
             except IllegalMoveError as e:
                 valid, rule = False, e.rule
@@ -185,7 +226,8 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
                 return False, f"rejected for {rule}, expected {case['rule']}"
             return True, ""
         if kind == "best_play":
-            points = _best_points(parse_table(case["table"]), parse_cards(case["hand"]))
+            points = _best_points(parse_table(case["table"]), parse_cards(case["hand"]),
+                                  rules, opening)
             return points == case["best_points"], \
                 f"best_points={points}, expected {case['best_points']}"
         if kind == "round_score":
@@ -194,14 +236,14 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
                 return False, "malformed case: a round has 2 to 5 hands (R1.1)"
             if not (k is None or (type(k) is int and 0 <= k < len(case["hands"]))):
                 return False, f"malformed case: knocker {k!r} is not a seat of the hands"
-            r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], RuleSet())
+            r = score_round([parse_cards(h) for h in case["hands"]], case["knocker"], rules)
             ok = list(r.scores) == case["scores"] and list(r.winners) == case["winners"]
             return ok, f"scores={list(r.scores)} winners={list(r.winners)}, expected " \
                        f"scores={case['scores']} winners={case['winners']}"
         if kind == "hand_value":
             hand = parse_cards(case["hand"])
             pts = hand_points(hand)
-            may = pts <= RuleSet().knock_threshold
+            may = pts <= rules.knock_threshold
             ok = pts == case["points"] and may == case["may_knock"]
             return ok, f"points={pts} may_knock={may}, expected {case['points']} " \
                        f"{case['may_knock']}"
@@ -210,7 +252,7 @@ def run_case(case: dict[str, Any]) -> tuple[bool, str]:
                 return False, "malformed case: totals and rounds_won must be integers >= 0"
             if not 2 <= len(case["totals"]) <= 5:
                 return False, "malformed case: a game has 2 to 5 players (R1.1)"
-            g = final_scores(case["totals"], case["rounds_won"], RuleSet())
+            g = final_scores(case["totals"], case["rounds_won"], rules)
             ok = list(g.final) == case["final"] and list(g.winners) == case["winners"]
             return ok, f"final={list(g.final)} winners={list(g.winners)}, expected " \
                        f"final={case['final']} winners={case['winners']}"

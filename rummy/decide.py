@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from rummy.cards import POINTS, decks_for, format_card, physical, shuffled_deck
+from rummy.cards import POINTS, decks_for, format_card, hand_points, physical, shuffled_deck
 from rummy.commands import (
     Command,
     CreateGame,
@@ -47,7 +47,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import _HANDLERS, evolve
-from rummy.melds import canonical_table, check_action
+from rummy.melds import Table, canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
 from rummy.state import (
@@ -163,11 +163,14 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                 raise IllegalMoveError("R3.4", "at most one meld action per turn")
             raise _phase_error(s, "meld")
         hand = s.hands[cmd.seat]
-        added = check_action(s.table, hand, cmd.table, table_is_legal=True)  # I2
+        added = check_action(s.table, hand, cmd.table, table_is_legal=True,  # I2
+                             rules=s.rules)
         check_opening(s, cmd, added)
         return [Melded(cmd.seat, added, canonical_table(cmd.table, s.table))]
     if isinstance(cmd, Knock):
         s = _check_seat(state, cmd.seat)
+        if s.rules.knock_timing == "start":
+            return [_knock_at_start(s, cmd.seat)]
         if s.phase != KNOCK_OR_END:
             points = sum(POINTS[c] for c in s.hands[cmd.seat])
             if s.phase in (DRAW, MELD_OR_PASS):
@@ -208,35 +211,72 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
     raise NotationError(f"unknown command {cmd!r}")
 
 
-def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
-    """The opening variants of R5.5 as docs/rules.md §11 defines them (no-ops by default).
+def _knock_at_start(s: GameState, seat: int) -> Knocked:
+    """A knock under the §11 variant ``knock_timing="start"``: only at the start of the
+    seat's own turn, before its first draw (or, in a final turn of R8.2, before it melds or
+    passes), with a hand worth at most ``knock_threshold`` points (R6.1 as the variant
+    words it).
 
-    * ``opening_meld_per_player``: a seat's first meld action of the round must contain at
-      least one complete legal meld made only of cards from that seat's hand; the same
-      action may also lay off and rearrange. Copies being interchangeable (R1.3), a new
-      meld qualifies when its physical cards (a joker as a joker) are all among the cards
-      the action adds.
-    * ``opening_meld_min_points``: the opening action (the round's first, or each seat's
-      first with the variant above) adds at least this many points (R1.5), counting every
-      card it adds, jokers at 25.
+    Raises:
+        IllegalMoveError: ``R6.1``, saying which condition failed.
+    """
+    points = sum(POINTS[c] for c in s.hands[seat])
+    if s.draws or s.phase not in (DRAW, MELD_OR_PASS):
+        raise IllegalMoveError("R6.1", "under the variant knock_timing=start a player may knock "
+                               "only at the start of their own turn, before the first draw")
+    if points > s.rules.knock_threshold:
+        raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
+                               f"{s.rules.knock_threshold} or fewer")
+    return Knocked(seat, points)
+
+
+def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
+    """The opening variants of R5.5 as docs/rules.md §11 defines them (no-ops by default),
+    for ``cmd`` in ``s``: :func:`check_opening_action` with the action counted as an opening
+    when it is the round's first (an empty table) or, under ``opening_meld_per_player``,
+    the seat's first of the round.
 
     Raises:
         IllegalMoveError: ``R5.5``, saying which requirement failed.
     """
     rules = s.rules
-    per_player = rules.opening_meld_per_player and not s.opened[cmd.seat]
-    if per_player and s.table:  # on an empty table every meld is from the hand
+    opening = not s.table or (rules.opening_meld_per_player and not s.opened[cmd.seat])
+    check_opening_action(rules, s.table, cmd.table, added, opening=opening)
+
+
+def check_opening_action(rules: RuleSet, table: Table, new_table: Table,
+                         added: tuple[int, ...], *, opening: bool) -> None:
+    """The opening variants of R5.5 (§11) for one meld action from ``table`` to
+    ``new_table`` adding ``added`` (hand cards); nothing to check unless ``opening``.
+
+    * ``opening_meld_per_player``: a seat's first meld action of the round must contain at
+      least one complete legal meld made only of cards from that seat's hand, standing as
+      a meld of the new table (§11 clarification); the same action may also lay off and
+      rearrange. Copies being interchangeable (R1.3), a new meld qualifies when its
+      physical cards (a joker as a joker) are all among the cards the action adds. On an
+      empty table every meld is from the hand.
+    * ``opening_meld_min_points``: the opening action adds at least this many points
+      (R1.5), counting every card it adds, jokers at 25.
+
+    Raises:
+        IllegalMoveError: ``R5.5``, saying which requirement failed.
+    """
+    if not opening:
+        return
+    per_player = rules.opening_meld_per_player and bool(table)
+    if per_player:
         pool = Counter(added)
-        if not any(not (Counter(map(physical, m)) - pool) for m in cmd.table):
+        if not any(not (Counter(map(physical, m)) - pool) for m in new_table):
             raise IllegalMoveError(
                 "R5.5", "a seat's first meld action of the round (variant "
                 "opening_meld_per_player) must contain at least one complete meld made only "
                 "of cards from the hand; no meld of the new table is made only of cards this "
                 "action adds")
-    if (per_player or not s.table) and rules.opening_meld_min_points:
-        points = sum(POINTS[c] for c in added)
+    if rules.opening_meld_min_points:
+        points = hand_points(added)
         if points < rules.opening_meld_min_points:
-            which = "opening meld action" if per_player else "first meld of the round"
+            which = ("opening meld action" if rules.opening_meld_per_player
+                     else "first meld of the round")
             raise IllegalMoveError(
                 "R5.5", f"the {which} adds {points} points; it must add at least "
                 f"{rules.opening_meld_min_points} (variant opening_meld_min_points)")

@@ -149,12 +149,17 @@ class GameStarted:
     """
 
     TYPE: ClassVar[str] = "GameStarted"
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     VARIANTS: ClassVar[Mapping[int, frozenset[str]]] = MappingProxyType({
         1: frozenset({"target_score", "knock_threshold", "hand_size", "max_draws_per_turn",
                       "undercut_bonus", "going_out_bonus", "game_bonus", "round_bonus",
                       "round_bonus_for_all", "opening_meld_per_player",
                       "opening_meld_min_points"}),
+        2: frozenset({"target_score", "knock_threshold", "hand_size", "max_draws_per_turn",
+                      "undercut_bonus", "going_out_bonus", "game_bonus", "round_bonus",
+                      "round_bonus_for_all", "opening_meld_per_player",
+                      "opening_meld_min_points", "knock_timing", "joker_release",
+                      "joker_moves", "ace_high"}),
     })
     ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
         "players": INT, "rules": RULES, "dealer": INT, "seed": optional(INT), "names": STRS,
@@ -355,33 +360,50 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 ``"v"`` included); pure, and must not change its argument."""
 
 
-def variant_added(version: int, variant: str, value: int | bool) -> Upcaster:
+def variant_added(version: int, variant: str, value: int | bool | str) -> Upcaster:
     """The upcaster of ``GameStarted`` ``version`` -> ``version + 1`` when that version adds
     the rule variant ``variant``: the recorded rule set gets ``variant: value``, ``value``
     being the rule every older game was played under (the new variant's default when it is
     added; written here as a literal, so that a later change of the default does not change
-    old games, I4).
+    old games, I4). :func:`variants_added` is the same for several variants at once.
 
     The upcaster raises ``NotationError`` for a record of ``version`` that already names
     ``variant`` (it cannot have been written by that version); a record whose ``rules`` is
     not an object is passed on for the strict read to name the fault.
     """
+    return variants_added(version, {variant: value})
+
+
+def variants_added(version: int, values: Mapping[str, int | bool | str]) -> Upcaster:
+    """:func:`variant_added` for a version that adds several variants: each of ``values``
+    (``{variant: the rule older games were played under}``) is filled in.
+
+    Raises (from the upcaster): ``NotationError`` for a record of ``version`` that already
+    names one of them.
+    """
+    added = dict(values)
+
     def upcast(data: dict[str, Any]) -> dict[str, Any]:
         rules = data.get("rules")
         if not isinstance(rules, dict):
             return {**data, "v": version + 1}
-        if variant in rules:
-            raise NotationError(f"GameStarted v{version} names the rule variant {variant!r}, "
+        clash = sorted(set(added) & set(rules))
+        if clash:
+            raise NotationError(f"GameStarted v{version} names the rule variant {clash[0]!r}, "
                                 f"which version {version + 1} added")
-        return {**data, "v": version + 1, "rules": {**rules, variant: value}}
-    upcast.__qualname__ = f"variant_added({version}, {variant!r}, {value!r})"
+        return {**data, "v": version + 1, "rules": {**rules, **added}}
+    upcast.__qualname__ = f"variants_added({version}, {added!r})"
     return upcast
 
 
-#: the upcasters of every event type, ``(TYPE, n) -> upcaster of vn to vn+1``; none yet:
-#: every event is at version 1 (see the module docstring for the policy, and
-#: :func:`variant_added` for the upcaster of a new rule variant)
-UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType({})
+#: the upcasters of every event type, ``(TYPE, n) -> upcaster of vn to vn+1`` (see the module
+#: docstring for the policy, and :func:`variant_added` for the upcaster of a new rule
+#: variant). ``GameStarted`` v2 added the option variants of docs/rules.md §11; every game
+#: recorded before them was played under their defaults.
+UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType({
+    ("GameStarted", 1): variants_added(1, {"knock_timing": "end", "joker_release": "table",
+                                           "joker_moves": "free", "ace_high": True}),
+})
 
 
 def variant_problems(started: type = GameStarted, rules: type = RuleSet,

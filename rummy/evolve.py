@@ -48,7 +48,10 @@ _new_state = tuple.__new__
 
 
 def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
-    """R3.5/R6.1: a turn is over; the seat may knock iff its hand is worth <= threshold."""
+    """R3.5/R6.1: a turn is over; the seat may knock iff its hand is worth <= threshold
+    (never after a turn under the §11 variant ``knock_timing="start"``)."""
+    if state.rules.knock_timing == "start":
+        return TURN_OVER
     points = 0
     for c in hand:
         points += POINTS[c]

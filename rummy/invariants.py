@@ -69,7 +69,7 @@ def check_invariants(state: GameState) -> list[str]:
         problems.append(f"I1: cards not conserved (extra {sorted(extra)}, missing "
                         f"{sorted(missing)})")
     for m in state.table:  # I2
-        if not is_valid_meld(m):
+        if not is_valid_meld(m, state.rules.ace_high):
             problems.append(f"I2: illegal meld on the table: {table_text([m])}")
     for seat in range(state.players):  # I3
         v = view(state, seat)
@@ -153,7 +153,7 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
     elif isinstance(e, Melded):
         _expect(phase == MELD_OR_PASS, i, f"cannot meld in phase {phase} (R3.3, R3.4)")
         try:
-            added = check_action(state.table, state.hands[e.seat], e.table)
+            added = check_action(state.table, state.hands[e.seat], e.table, rules=state.rules)
         except RummyError as err:
             raise ReplayError(i, f"illegal meld action: {err}") from None
         _expect(tuple(sorted(added)) == tuple(sorted(e.cards)), i, "the cards from the hand do "
@@ -163,8 +163,15 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         except RummyError as err:
             raise ReplayError(i, f"illegal meld action: {err}") from None
     elif isinstance(e, Knocked):
-        _expect(phase == KNOCK_OR_END, i, "a knock only after the turn is over (R6.1)")
         worth = hand_points(state.hands[e.seat])
+        if state.rules.knock_timing == "start":
+            _expect(phase in (DRAW, MELD_OR_PASS) and state.draws == 0, i, "a knock only at "
+                    "the start of the turn, before the first draw (R6.1, variant "
+                    "knock_timing=start)")
+            _expect(worth <= state.rules.knock_threshold, i, f"a knock with a hand worth "
+                    f"{worth} points, over the threshold (R6.1)")
+        else:
+            _expect(phase == KNOCK_OR_END, i, "a knock only after the turn is over (R6.1)")
         _expect(e.points == worth, i, f"a knock with {e.points} points; the hand is worth "
                 f"{worth} (R6.1, R1.5)")
     elif isinstance(e, TurnEnded):

@@ -35,6 +35,7 @@ from rummy.cards import (
     physical,
 )
 from rummy.errors import IllegalMoveError, NotationError
+from rummy.rules import RuleSet
 
 Meld = tuple[int, ...]
 Table = tuple[Meld, ...]
@@ -54,16 +55,19 @@ _GUARD = sum(1 << (_FIELD * i + _FIELD - 1) for i in range(53))
 _FMASK = (1 << _FIELD) - 1
 
 
-def _build_valid() -> dict[int, int]:
+def _build_valid(ace_high: bool = True) -> dict[int, int]:
+    """Every legal meld's effective-card mask -> its number of cards (R4.2, R4.3); without
+    ``ace_high`` (§11 variant ``ace_high=false``) no sequence reaches the high ace."""
     valid: dict[int, int] = {}
+    top = 14 if ace_high else 13
     for r in range(13):  # groups, R4.2: 3 or 4 distinct suits of one rank
         for mask_suits in range(16):
             n = bin(mask_suits).count("1")
             if n >= 3:
                 valid[sum(1 << (s * 13 + r) for s in range(4) if mask_suits >> s & 1)] = n
     for s in range(4):  # sequences, R4.3: positions 0..13 where 13 is the high ace
-        for start in range(14):
-            for end in range(start + 2, 14):
+        for start in range(top):
+            for end in range(start + 2, top):
                 length = end - start + 1
                 if length > 13:
                     continue
@@ -74,6 +78,13 @@ def _build_valid() -> dict[int, int]:
 
 #: mask of every legal meld (as effective cards) -> its number of cards.
 VALID_MELDS: dict[int, int] = _build_valid()
+#: the same under the §11 variant ``ace_high=false`` (the ace is low only: no Q-K-A).
+VALID_MELDS_ACE_LOW: dict[int, int] = _build_valid(ace_high=False)
+
+
+def valid_melds(ace_high: bool = True) -> dict[int, int]:
+    """:data:`VALID_MELDS`, or :data:`VALID_MELDS_ACE_LOW` when ``ace_high`` is false."""
+    return VALID_MELDS if ace_high else VALID_MELDS_ACE_LOW
 _GROUP_MASKS = frozenset(
     m for m in VALID_MELDS if len({i % 13 for i in range(52) if m >> i & 1}) == 1
 )
@@ -84,18 +95,23 @@ def meld_mask(meld: Iterable[int]) -> int:
     return sum(map(EFF_BIT.__getitem__, meld))
 
 
-def is_valid_meld(meld: Sequence[int]) -> bool:
-    """True iff ``meld`` (table cards) is a legal group or sequence (R4.1–R4.4)."""
-    return VALID_MELDS.get(sum(map(EFF_BIT.__getitem__, meld))) == len(meld)
+def is_valid_meld(meld: Sequence[int], ace_high: bool = True) -> bool:
+    """True iff ``meld`` (table cards) is a legal group or sequence (R4.1–R4.4); with
+    ``ace_high=False`` (§11 variant) no sequence may hold a high ace."""
+    return valid_melds(ace_high).get(sum(map(EFF_BIT.__getitem__, meld))) == len(meld)
 
 
-def meld_problem(meld: Sequence[int]) -> tuple[str, str] | None:
+def meld_problem(meld: Sequence[int], ace_high: bool = True) -> tuple[str, str] | None:
     """Why a meld is not legal, as ``(rule, message)``; ``None`` if it is legal.
 
     Slower than :func:`is_valid_meld`; used to explain a rejection.
     """
-    if is_valid_meld(meld):
+    if is_valid_meld(meld, ace_high):
         return None
+    if not ace_high and is_valid_meld(meld):
+        text = " ".join(format_card(c) for c in meld)
+        return "R4.3", (f"[{text}] is not a sequence under the variant ace_high=false: the "
+                        "ace is low only (A-2-3), never high (Q-K-A)")
     if JOKER in meld:
         return "R1.4", "a joker on the table must declare its card"
     text = " ".join(format_card(c) for c in meld)
@@ -335,6 +351,7 @@ def check_action(
     new_table: Sequence[Sequence[int]],
     *,
     table_is_legal: bool = False,
+    rules: RuleSet | None = None,
 ) -> tuple[int, ...]:
     """Validate one meld action (R5.1–R5.9) and return the cards it takes from the hand.
 
@@ -350,20 +367,26 @@ def check_action(
             True; with an illegal ``table`` the answer is then undefined.
         hand: the acting player's hand (cards 0..52, ``JOKER`` for a joker).
         new_table: the proposed whole new table (table cards; every joker declared).
+        rules: the game's rule set; ``None`` for the default rules. Three §11 variants
+            change the check: ``ace_high`` (R4.3 inside R5.3), ``joker_release`` (R5.8:
+            with ``"hand"`` only real cards the action adds free jokers) and
+            ``joker_moves`` (R5.7: with ``"locked"`` no joker is freed and a table meld
+            holding a joker stays whole).
 
     Returns:
         The hand cards the action adds to the table, ascending (jokers as ``JOKER``).
 
     Raises:
         IllegalMoveError: with the first rule broken, checked in the order R5.2, R5.1,
-            R5.4, R5.3, R5.8 (tests/conformance/cases/README.md). Nothing is changed.
+            R5.4, R5.3, R5.7 (``joker_moves="locked"`` only), R5.8
+            (tests/conformance/cases/README.md). Nothing is changed.
         NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
     """
     check_table_value(new_table, jokers=False)
     n_new = sum(map(len, new_table))
     n_old = sum(map(len, table))
     if n_new > n_old + len(hand) or n_new >= 128 or n_old >= 128:
-        return check_action_slow(table, hand, new_table)  # an 8-bit field could overflow
+        return check_action_slow(table, hand, new_table, rules=rules)  # 8-bit fields
     # With a table known to be legal (I2, the engine's), melds that stand unchanged on both
     # tables cancel out of every check (R5.2/R5.4 count cards, R5.8 compares declarations,
     # and a meld of the legal old table is legal): only the melds that differ are summed.
@@ -408,33 +431,72 @@ def check_action(
         for c, n in sorted(Counter(unpack(added)).items()):
             if n > hand_count[c]:
                 raise IllegalMoveError("R5.4", _not_in_hand(c, n, hand_count[c]))
-    valid = VALID_MELDS.get
+    ace_high = rules is None or rules.ace_high
+    valid = valid_melds(ace_high).get
     for m, sm in zip(changed, sums, strict=True):
         if valid(sm & _LOW) != len(m):
-            rule_msg = meld_problem(m)
+            rule_msg = meld_problem(m, ace_high)
             assert rule_msg is not None
             raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
                                    f"{rule_msg[1]} ({rule_msg[0]})", meld=format_meld(m))
     old_j = old_all >> _JSHIFT
     if old_j:  # R5.7/R5.8: declared jokers that lost their declaration need the real card
+        if rules is not None and rules.joker_moves == "locked":
+            _check_locked(table, new_table)
+        by_hand = rules is not None and rules.joker_release == "hand"
         new_j = new_all >> _JSHIFT
         while old_j:
             low = (old_j & -old_j).bit_length() - 1
             card = low // _FIELD
             moved = _field(old_j, card) - _field(new_j, card)
-            if moved > 0 and moved > sum(m.count(card) for m in new_table):
-                tj = TABLE_JOKER_BASE + card
-                raise IllegalMoveError(
-                    "R5.8", f"the joker {format_card(tj)} may change its declared card only "
-                    f"when the real {format_card(card)} replaces it on the table")
+            if moved > 0:
+                real = _field(added, card) if by_hand else \
+                    sum(m.count(card) for m in new_table)
+                if moved > real:
+                    raise _release_error(card, by_hand)
             old_j &= ~(_FMASK << (card * _FIELD))
     return tuple(unpack(added))
+
+
+def _release_error(card: int, by_hand: bool) -> IllegalMoveError:
+    """The R5.8 refusal of a joker declared ``card`` that changed its declaration."""
+    tj = TABLE_JOKER_BASE + card
+    if by_hand:
+        return IllegalMoveError(
+            "R5.8", f"the joker {format_card(tj)} may change its declared card only when this "
+            f"action adds the real {format_card(card)} from the hand (variant "
+            "joker_release=hand)")
+    return IllegalMoveError(
+        "R5.8", f"the joker {format_card(tj)} may change its declared card only when the "
+        f"real {format_card(card)} replaces it on the table")
+
+
+def _check_locked(table: Sequence[Sequence[int]], new_table: Sequence[Sequence[int]]) -> None:
+    """§11 variant ``joker_moves="locked"`` (R5.7): every meld of ``table`` that holds a
+    table joker has all of its cards (jokers with their declarations) inside one meld of
+    ``new_table``; so no joker is freed and such a meld only grows or joins another.
+
+    Raises:
+        IllegalMoveError: ``R5.7``, naming the first meld that was broken up.
+    """
+    new_counts = [Counter(m) for m in new_table]
+    for m in table:
+        if not any(c >= TABLE_JOKER_BASE for c in m):
+            continue
+        need = Counter(m)
+        if not any(not (need - have) for have in new_counts):
+            raise IllegalMoveError(
+                "R5.7", f"[{' '.join(format_card(c) for c in m)}] holds a joker, so it must "
+                "stay whole, its jokers keeping their cards (variant joker_moves=locked); "
+                "cards may be added to it, none may leave it", meld=format_meld(m))
 
 
 def check_action_slow(
     table: Sequence[Sequence[int]],
     hand: Sequence[int],
     new_table: Sequence[Sequence[int]],
+    *,
+    rules: RuleSet | None = None,
 ) -> tuple[int, ...]:
     """Reference implementation of :func:`check_action` with plain counters.
 
@@ -456,19 +518,22 @@ def check_action_slow(
     for card in sorted(added):
         if added[card] > hand_c[card]:
             raise IllegalMoveError("R5.4", _not_in_hand(card, added[card], hand_c[card]))
+    ace_high = rules is None or rules.ace_high
     for m in new_table:
-        problem = meld_problem(m)
+        problem = meld_problem(m, ace_high)
         if problem is not None:
             raise IllegalMoveError("R5.3", f"every card on the table must be in a legal meld: "
                                    f"{problem[1]} ({problem[0]})", meld=format_meld(m))
     before = Counter(c for m in table for c in m if c >= TABLE_JOKER_BASE)
+    if before and rules is not None and rules.joker_moves == "locked":
+        _check_locked(table, new_table)
     after = Counter(c for m in new_table for c in m if c >= TABLE_JOKER_BASE)
-    real_after = Counter(c for m in new_table for c in m if c < JOKER)
+    by_hand = rules is not None and rules.joker_release == "hand"
+    real = added if by_hand else Counter(c for m in new_table for c in m if c < JOKER)
     for tj in sorted(before):
         changed = max(0, before[tj] - after[tj])
-        if changed > real_after[tj - TABLE_JOKER_BASE]:
-            raise IllegalMoveError("R5.8", f"the joker {format_card(tj)} may change its declared "
-                                   "card only when the real card replaces it on the table")
+        if changed > real[tj - TABLE_JOKER_BASE]:
+            raise _release_error(tj - TABLE_JOKER_BASE, by_hand)
     return tuple(sorted(added.elements()))
 
 

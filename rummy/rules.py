@@ -17,9 +17,8 @@ from rummy.errors import InvalidRuleSetError
 _INTEGER = re.compile(r"[+-]?[0-9]{1,9}")  #: an integer variant written as text (ASCII)
 
 #: (minimum, maximum) of each integer variant (docs/rules.md §11 "Ranges"); booleans are listed
-#: with ``None``. ``opening_meld_min_points``, for which §11 gives no range, is capped at 500
-#: points: no hand of 20 cards plus 10 draws is worth more.
-_RANGES: dict[str, tuple[int, int] | None] = {
+#: with ``None``, the option variants with the tuple of their values (strings).
+_RANGES: dict[str, tuple[int, int] | tuple[str, ...] | None] = {
     "target_score": (1, 100_000),
     "knock_threshold": (0, 1000),
     "hand_size": (1, 20),
@@ -30,8 +29,21 @@ _RANGES: dict[str, tuple[int, int] | None] = {
     "round_bonus": (0, 10_000),
     "round_bonus_for_all": None,
     "opening_meld_per_player": None,
-    "opening_meld_min_points": (0, 500),
+    "opening_meld_min_points": (0, 1000),
+    "knock_timing": ("end", "start"),
+    "joker_release": ("table", "hand"),
+    "joker_moves": ("free", "locked"),
+    "ace_high": None,
 }
+
+
+def _kind(rng: tuple[int, int] | tuple[str, ...] | None) -> str:
+    """How §11 words a variant's allowed values, for error messages."""
+    if rng is None:
+        return "true or false"
+    if isinstance(rng[0], str):
+        return "one of " + ", ".join(repr(v) for v in rng)
+    return f"an integer in {rng[0]}..{rng[1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +67,13 @@ class RuleSet:
         opening_meld_min_points: the opening meld action (the round's first, or each
             player's first with ``opening_meld_per_player``) must add at least this many
             points (R1.5), counting every card the action adds, jokers at 25 (§11).
+        knock_timing: ``"end"`` (R6.1: knock after the turn is over) or ``"start"`` (knock
+            only at the start of one's own turn, before the first draw; never after a turn).
+        joker_release: ``"table"`` (R5.8: the real card may come from the table or the hand)
+            or ``"hand"`` (only real cards the action adds from the hand free jokers).
+        joker_moves: ``"free"`` (R5.7) or ``"locked"``: no table joker is ever freed, and a
+            table meld holding a joker stays whole (cards may be added to it, none leave).
+        ace_high: ``True`` (R4.3: Q-K-A is a sequence) or ``False`` (the ace is low only).
 
     A new variant changes the recorded ``GameStarted`` (docs/events.md, "How to add a
     variant": a schema version and an upcaster; a test fails without them).
@@ -79,6 +98,10 @@ class RuleSet:
     round_bonus_for_all: bool = False
     opening_meld_per_player: bool = False
     opening_meld_min_points: int = 0
+    knock_timing: str = "end"
+    joker_release: str = "table"
+    joker_moves: str = "free"
+    ace_high: bool = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> RuleSet:
         # an unknown keyword is an unknown variant (R11), not a TypeError of the dataclass
@@ -98,12 +121,23 @@ class RuleSet:
                 if not isinstance(value, bool):
                     raise InvalidRuleSetError(f"rule variant {name} must be true or false, "
                                               f"got {value!r} (R11)")
+            elif isinstance(rng[0], str):
+                if not isinstance(value, str) or value not in rng:
+                    raise InvalidRuleSetError(f"rule variant {name} must be {_kind(rng)}, "
+                                              f"got {value!r} (R11)")
             elif isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidRuleSetError(f"rule variant {name} must be an integer in "
                                           f"{rng[0]}..{rng[1]}, got {value!r} (R11)")
             elif not rng[0] <= value <= rng[1]:
                 raise InvalidRuleSetError(f"rule variant {name}={value} is out of range "
                                           f"{rng[0]}..{rng[1]} (R11)")
+
+    @property
+    def restricts_melds(self) -> bool:
+        """Whether a §11 option variant removes meld actions that the default rules allow
+        (``ace_high=False``, ``joker_release="hand"``, ``joker_moves="locked"``)."""
+        return not self.ace_high or self.joker_release != "table" or \
+            self.joker_moves != "free"
 
     def to_dict(self) -> dict[str, Any]:
         """Every variant with its value (JSON-ready)."""
@@ -142,7 +176,9 @@ class RuleSet:
             rng = _RANGES[key]
             if isinstance(raw, str):
                 text = raw.strip()
-                if rng is None:
+                if rng is not None and isinstance(rng[0], str):
+                    raw = text
+                elif rng is None:
                     if text.lower() not in ("true", "false"):
                         raise InvalidRuleSetError(f"rule variant {key} must be true or false, "
                                                   f"got {raw!r} (R11)")
@@ -181,11 +217,11 @@ class RuleSet:
             raise InvalidRuleSetError(f"rule variants missing: {', '.join(missing)}; a "
                                       f"recorded rule set names every variant (R11)")
         for key, value in variants.items():
-            if key in _RANGES and isinstance(value, str):
-                rng = _RANGES[key]
-                kind = ("true or false" if rng is None
-                        else f"an integer in {rng[0]}..{rng[1]}")
-                raise InvalidRuleSetError(f"rule variant {key} must be {kind}, got the "
+            if key not in _RANGES:
+                continue  # from_dict names the unknown variant
+            rng = _RANGES[key]
+            if isinstance(value, str) and (rng is None or not isinstance(rng[0], str)):
+                raise InvalidRuleSetError(f"rule variant {key} must be {_kind(rng)}, got the "
                                           f"string {value!r} (R11)")
         return cls.from_dict(variants)  # unknown variants, types and ranges
 
@@ -207,7 +243,8 @@ class RuleSet:
 
 
 def parse_rule_pairs(pairs: Sequence[str], what: str = "--rules") -> dict[str, str]:
-    """``{variant: value}`` from ``variant=value`` strings (a command line's ``--rules``);
+    """``{variant: value}`` from ``variant=value`` strings (a command line's ``--rules``),
+    several pairs in one string separated by commas (``knock_timing=start,ace_high=false``);
     the values stay strings for :meth:`RuleSet.from_dict` to check.
 
     Raises:
@@ -215,7 +252,14 @@ def parse_rule_pairs(pairs: Sequence[str], what: str = "--rules") -> dict[str, s
             same value: one value per variant); ``what`` names the option (R11).
     """
     out: dict[str, str] = {}
-    for p in pairs:
+    split: list[str] = []
+    for p in pairs:  # "a=1,b=2" is two pairs; a comma inside a value stays (refused later)
+        for part in p.split(","):
+            if "=" in part or not split:
+                split.append(part)
+            else:
+                split[-1] += "," + part
+    for p in split:
         if "=" not in p:
             raise InvalidRuleSetError(f"{what} takes variant=value pairs, got {p!r} (R11)")
         k, v = p.split("=", 1)

@@ -78,8 +78,17 @@ class PlayerView(NamedTuple):
 
 
 def legal_action_kinds(state: GameState) -> tuple[str, ...]:
-    """Kinds of command the seat to act may send in ``state`` (empty once the game is over)."""
+    """Kinds of command the seat to act may send in ``state`` (empty once the game is over).
+
+    The phase's usual command comes first; under the §11 variant ``knock_timing="start"``
+    ``"knock"`` is added at the start of a turn whose hand may knock (R6.1 as the variant
+    words it)."""
     phase = state.phase
+    if state.rules.knock_timing == "start" and state.draws == 0 and \
+            phase in (DRAW, MELD_OR_PASS) and \
+            sum(POINTS[c] for c in state.hands[state.turn]) <= state.rules.knock_threshold:
+        # §11 knock_timing="start": a knock at the start of the turn, before the first draw
+        return ("draw", "knock") if phase == DRAW else ("meld", "pass", "knock")
     if phase == DRAW:
         return ("draw",)
     if phase == MELD_OR_PASS:

@@ -11,6 +11,8 @@ import random
 from typing import Protocol
 
 from rummy.commands import Command
+from rummy.errors import IllegalMoveError
+from rummy.melds import Table, check_action
 from rummy.views import PlayerView
 
 
@@ -30,6 +32,23 @@ class Bot(Protocol):
         the simulator treats an illegal one as a bug.
         """
         ...
+
+
+def legal_for(view: PlayerView, new_table: Table) -> bool:
+    """Whether ``new_table`` is a legal meld action for the viewer under the game's rule
+    set (``check_action`` with the §11 variants, and the opening variants of R5.5). Bots
+    whose plans are built for the default meld rules call it under a rule set that
+    ``restricts_melds``."""
+    from rummy.decide import check_opening_action
+    rules = view.rules
+    seat = view.seat if view.seat is not None else view.turn
+    try:
+        added = check_action(view.table, view.hand, new_table, rules=rules)
+        opening = not view.table or (rules.opening_meld_per_player and not view.opened[seat])
+        check_opening_action(rules, view.table, new_table, added, opening=opening)
+    except IllegalMoveError:
+        return False
+    return True
 
 
 class BotBase:

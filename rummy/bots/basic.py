@@ -4,7 +4,7 @@ table melds, without deeper manipulation; knocks whenever allowed (issue 2, item
 from __future__ import annotations
 
 from rummy.bots._melding import form_hand_melds, joker_melds, lay_off
-from rummy.bots.base import BotBase
+from rummy.bots.base import BotBase, legal_for
 from rummy.cards import POINTS
 from rummy.commands import Command, Draw, Knock, Meld, Pass
 from rummy.views import PlayerView
@@ -21,12 +21,15 @@ class BasicBot(BotBase):
     def act(self, view: PlayerView) -> Command:
         """See :class:`rummy.bots.base.Bot`."""
         seat = view.turn
+        if "knock" in view.actions:
+            return Knock(seat)
         kind = view.actions[0]
         if kind == "draw":
             return Draw(seat)
-        if kind == "knock":
-            return Knock(seat)
         new_table = self.plan(view)
+        if new_table is not None and view.rules.restricts_melds and \
+                not legal_for(view, new_table):
+            new_table = None  # a plan of the default rules that a §11 variant forbids
         return Meld(seat, new_table) if new_table is not None else Pass(seat)
 
     @staticmethod

@@ -41,12 +41,13 @@ def plan_play(view: PlayerView, *, keep: tuple[int, ...] = (),
     seat = view.seat if view.seat is not None else view.turn
     opening = rules.opening_meld_per_player and not view.opened[seat]
     if opening or (not view.table and rules.opening_meld_min_points):
-        play = best_play((), hand, keep=keep, node_limit=node_limit, objective=objective)
+        play = best_play((), hand, keep=keep, node_limit=node_limit, objective=objective,
+                         rules=rules)
         if play is None or play.points < rules.opening_meld_min_points:
             return None
         return tuple(view.table) + play.table, play
     play = best_play(view.table, hand, keep=keep, node_limit=node_limit,
-                     objective=objective)
+                     objective=objective, rules=rules)
     if play is None:
         return None
     return play.table, play
@@ -67,10 +68,12 @@ class GreedyBot(BotBase):
         """See :class:`rummy.bots.base.Bot`."""
         seat = view.turn
         kinds = view.actions
+        if "knock" in kinds and self.knock_now(view):
+            return Knock(seat)
         if "draw" in kinds:
             return Draw(seat)
-        if "knock" in kinds:
-            return Knock(seat) if self.knock_now(view) else EndTurn(seat)
+        if "end_turn" in kinds:
+            return EndTurn(seat)
         return self.meld_or_pass(view)
 
     def meld_or_pass(self, view: PlayerView) -> Command:

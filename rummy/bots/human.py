@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+from rummy.bots.base import legal_for
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import BOT_NODE_LIMIT, GreedyBot, plan_play
 from rummy.cards import JOKER, POINTS
@@ -68,7 +69,7 @@ def candidates(view: PlayerView) -> list[tuple[Table | None, int, bool]]:
     if not opening and view.table:
         # the opening minimum (R5.5) binds only a seat's opening or the first meld on an
         # empty table, neither of which is this case
-        own = best_play((), view.hand, node_limit=BOT_NODE_LIMIT)
+        own = best_play((), view.hand, node_limit=BOT_NODE_LIMIT, rules=view.rules)
         if own is not None:
             plain.append((tuple(view.table) + own.table, own.points))
     simple = BasicBot.plan(view)
@@ -119,6 +120,8 @@ class HumanBot(GreedyBot):
         """See :meth:`rummy.bots.greedy.GreedyBot.meld_or_pass`: the softmax choice."""
         seat = view.turn
         options = candidates(view)
+        if view.rules.restricts_melds:  # plans of the default rules a §11 variant forbids
+            options = [o for o in options if o[0] is None or legal_for(view, o[0])]
         if len(options) == 1:  # nothing to meld
             return Pass(seat)
         missed = self.rng.random() < MISS

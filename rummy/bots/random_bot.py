@@ -14,7 +14,7 @@ from functools import lru_cache, reduce
 from operator import or_
 
 from rummy.bots._melding import _TRIPLES, lay_off
-from rummy.bots.base import BotBase
+from rummy.bots.base import BotBase, legal_for
 from rummy.cards import JOKER, TABLE_JOKER_BASE
 from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
 from rummy.melds import EFF_BIT, VALID_MELDS
@@ -159,6 +159,8 @@ class RandomBot(BotBase):
         """See :class:`rummy.bots.base.Bot`."""
         seat = view.turn
         actions = view.actions
+        if "knock" in actions and actions[0] != "knock" and self.rng.random() < 0.5:
+            return Knock(seat)  # knock_timing=start (§11): a knock at the turn's start
         if actions[0] == "draw":
             return _DRAW[seat] if 0 <= seat < 5 else Draw(seat)
         if actions[0] == "knock":
@@ -168,7 +170,10 @@ class RandomBot(BotBase):
         options = self.candidates(view)
         if not options:
             return _PASS[seat] if 0 <= seat < 5 else Pass(seat)
-        return Meld(seat, self.rng.choice(options))
+        choice = self.rng.choice(options)
+        if view.rules.restricts_melds and not legal_for(view, choice):
+            return Pass(seat)  # a candidate of the default rules that a §11 variant forbids
+        return Meld(seat, choice)
 
     @staticmethod
     def candidates(view: PlayerView) -> Sequence[Table]:

@@ -151,6 +151,9 @@ def candidates(v: PlayerView) -> list[Command]:
     """
     seat = v.turn
     kinds = v.actions
+    if "knock" in kinds and "end_turn" not in kinds:  # knock_timing=start (§11)
+        rest = candidates(v._replace(actions=tuple(k for k in kinds if k != "knock")))
+        return [Knock(seat), *rest] if should_knock(v) else [*rest, Knock(seat)]
     if "draw" in kinds:
         return [Draw(seat)]
     if "knock" in kinds:

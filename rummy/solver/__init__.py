@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import mul
 from typing import NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
-from rummy.melds import Meld, Table, canonical_meld, table_text
+from rummy.errors import IllegalMoveError
+from rummy.melds import Meld, Table, canonical_meld, check_action, table_text
+from rummy.rules import RuleSet
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
 
@@ -147,13 +149,15 @@ def best_play(
     objective: str = "points",
     node_limit: int | None = None,
     backend: str = "auto",
+    rules: RuleSet | None = None,
+    opening: bool = False,
 ) -> Play | None:
     """The best legal meld action (R5) of ``hand`` on ``table``, or ``None``: the play of
     :func:`solve` (same arguments, same errors). With a ``node_limit`` that stops the search
     before any play is found, ``None`` does not prove that there is none; :func:`solve`
     tells the two apart."""
     return solve(table, hand, keep=keep, objective=objective, node_limit=node_limit,
-                 backend=backend).play
+                 backend=backend, rules=rules, opening=opening).play
 
 
 def solve(
@@ -164,6 +168,8 @@ def solve(
     objective: str = "points",
     node_limit: int | None = None,
     backend: str = "auto",
+    rules: RuleSet | None = None,
+    opening: bool = False,
 ) -> Solution:
     """The best legal meld action (R5) of ``hand`` on ``table``, and whether it is proven.
 
@@ -187,6 +193,15 @@ def solve(
             usable, else the pure one), ``"pure"`` (the reference,
             :mod:`rummy.solver.search`) or ``"compiled"`` (:mod:`rummy.solver.compiled`;
             ValueError without numba). Both return the same play, node for node.
+        rules: the game's rule set (``None``: the default rules). The §11 variants that
+            restrict the meld action are applied: ``joker_release="hand"`` and the opening
+            minimum (``opening_meld_min_points``, when ``opening``) exactly inside the
+            search; ``ace_high=False``, ``joker_moves="locked"`` and
+            ``opening_meld_per_player`` (when ``opening`` on a non-empty table) by checking
+            the unrestricted best play, which is then the best (each only removes plays),
+            and otherwise falling back to the best legal play of the hand's own new melds
+            beside the table, with ``optimal=False``.
+        opening: the action is the seat's opening meld (R5.5 and the opening variants).
 
     Returns:
         A :class:`Solution`: ``play`` is a :class:`Play` that passes ``check_action(table,
@@ -218,15 +233,105 @@ def solve(
                          "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
     if backend == "auto":
         backend = "compiled" if compiled.usable() else "pure"
+    if rules is not None and _restricts(rules, opening):
+        return _solve_under(rules, opening, table_t, hand_t, keep_t, objective, node_limit,
+                            backend)
+    return _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, False)
+
+
+def _restricts(rules: RuleSet, opening: bool) -> bool:
+    """Whether ``rules`` has a §11 variant that removes meld actions (for an opening
+    action, the opening variants count too)."""
+    return (rules.restricts_melds
+            or (opening and (rules.opening_meld_per_player
+                             or rules.opening_meld_min_points > 0)))
+
+
+def _solve_checked(table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
+                   keep_t: tuple[int, ...], objective: str, node_limit: int | None,
+                   backend: str, by_hand: bool) -> Solution:
+    """:func:`solve` on checked inputs with a resolved backend; ``by_hand``: jokers are
+    freed only by real cards from the hand (§11 ``joker_release="hand"``)."""
     if backend == "compiled":
         try:
             return _race(table_t, hand_t, keep_t, objective, node_limit,
-                         compiled.CompiledSearch)
+                         compiled.CompiledSearch, by_hand)
         except (compiled.Overflow, OSError):
             # a step with more moves than the compiled buffer, or numba could not write
             # its cache: the reference search gives the same answer
             pass
-    return _race(table_t, hand_t, keep_t, objective, node_limit, Search)
+    return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand)
+
+
+def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
+                 hand_t: tuple[int, ...], keep_t: tuple[int, ...], objective: str,
+                 node_limit: int | None, backend: str) -> Solution:
+    """:func:`solve` under a rule set with §11 variants (see its ``rules`` argument)."""
+    by_hand = rules.joker_release == "hand"
+    sol = _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, by_hand)
+    if sol.play is not None and not _legal_under(rules, opening, table_t, hand_t, sol.play):
+        sol = Solution(_fallback(rules, opening, table_t, hand_t, keep_t, objective,
+                                 node_limit, backend), False)
+    if opening and sol.play is not None and sol.play.points < rules.opening_meld_min_points:
+        # the best play is below the opening minimum, so every play is (exact when the best
+        # play was proven)
+        sol = Solution(None, sol.optimal)
+    return sol
+
+
+def _fallback(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
+              hand_t: tuple[int, ...], keep_t: tuple[int, ...], objective: str,
+              node_limit: int | None, backend: str) -> Play | None:
+    """The best legal play among restricted searches, when the unrestricted best play
+    breaks a variant the search checks rather than models: with ``joker_moves="locked"``
+    the melds holding a joker stand aside unchanged while the rest is searched; with
+    ``ace_high=False`` the hand's aces stay in the hand; and the hand's own new melds
+    beside the unchanged table. Legal, not proven best (``None``: none of them is legal)."""
+    by_hand = rules.joker_release == "hand"
+    aces = tuple(c for c in hand_t if c < 52 and c % 13 == 0)
+    keeps = [keep_t] + ([keep_t + aces] if not rules.ace_high and aces else [])
+    aside: list[tuple[int, ...]] = []
+    rest = table_t
+    if rules.joker_moves == "locked":
+        aside = [m for m in table_t if any(c >= TABLE_JOKER_BASE for c in m)]
+        rest = [m for m in table_t if not any(c >= TABLE_JOKER_BASE for c in m)]
+    tries: list[tuple[list[tuple[int, ...]], list[tuple[int, ...]], tuple[int, ...]]] = []
+    for keep in keeps:
+        if aside:
+            tries.append((rest, aside, keep))
+        if keep is not keep_t:
+            tries.append((table_t, [], keep))
+        tries.append(([], table_t, keep))  # the hand's own melds beside the table
+    best: Play | None = None
+    for searched, kept, keep in tries:
+        try:
+            own = _solve_checked(searched, hand_t, keep, objective, node_limit, backend,
+                                 by_hand).play
+        except ValueError:
+            continue
+        if own is None or (best is not None and own.points <= best.points):
+            continue
+        table = tuple(sorted(tuple(m) for m in kept) + list(own.table))
+        play = Play(table=table, cards=own.cards, points=own.points, optimal=False)
+        if _legal_under(rules, opening, table_t, hand_t, play):
+            best = play
+    return best
+
+
+def _legal_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
+                 hand_t: tuple[int, ...], play: Play) -> bool:
+    """Whether ``play`` is a legal meld action under ``rules`` (check_action with the
+    variants, and the hand-only meld of ``opening_meld_per_player`` when ``opening``; not
+    the opening minimum)."""
+    from rummy.decide import check_opening_action  # the rules of R5.5's variants
+    try:
+        added = check_action(table_t, hand_t, play.table, rules=rules)
+        # the opening minimum is applied exactly by the caller, after this check
+        check_opening_action(replace(rules, opening_meld_min_points=0), tuple(table_t),
+                             play.table, added, opening=opening)
+    except IllegalMoveError:
+        return False
+    return True
 
 
 def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
@@ -273,7 +378,8 @@ def _mirrored(c: int) -> int:
 
 def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
           objective: str, node_limit: int | None,
-          engine: type[Search] | type[compiled.CompiledSearch]) -> Solution:
+          engine: type[Search] | type[compiled.CompiledSearch],
+          by_hand: bool = False) -> Solution:
     """:func:`_best_play` on the position or on its mirror image, whichever finishes first.
 
     The search sweeps the line from the low ace up; on some positions (two freed table
@@ -284,10 +390,11 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
     searched, under that limit.
     """
     if node_limit is not None:
-        return _best_play(table, hand, keep, objective, node_limit, engine)
+        return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand)
     for mirror, budget in _RACE:
         try:
-            return _best_play(table, hand, keep, objective, None, engine, mirror, budget)
+            return _best_play(table, hand, keep, objective, None, engine, mirror, budget,
+                              by_hand)
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
@@ -296,10 +403,13 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
 def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
                objective: str, node_limit: int | None,
                engine: type[Search] | type[compiled.CompiledSearch],
-               mirror: bool = False, abort: int | None = None) -> Solution:
+               mirror: bool = False, abort: int | None = None,
+               by_hand: bool = False) -> Solution:
     """:func:`solve` with the search class ``engine``, on inputs already checked by
     :func:`_check_cards`; with ``mirror``, on the mirror image of the position (the play
-    is mapped back); with ``abort``, raises :class:`Aborted` after that many states."""
+    is mapped back); with ``abort``, raises :class:`Aborted` after that many states; with
+    ``by_hand``, a table joker is freed only by a real card from the hand (§11
+    ``joker_release="hand"``: the table's own copies free none)."""
     cost, wcost = _cost_vectors(objective)
     if mirror:
         table = [tuple(_mirrored(c) for c in m) for m in table]
@@ -332,7 +442,8 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     phases: list[tuple[dict[int, int], bool]] = []
     if before or hand_jokers:
         phases.append(({}, False))
-    phases += [(freed, True) for freed in _joker_options(real_table, before, real_hand)]
+    releasing = Counter() if by_hand else real_table  # the real cards that free jokers
+    phases += [(freed, True) for freed in _joker_options(releasing, before, real_hand)]
     for freed, fill in phases:
         if not best_left:
             break  # every hand card is played: nothing can be better
@@ -347,7 +458,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         for c, k in real_hand.items():
             opt[c] += k
         for c, f in freed.items():
-            forced = max(0, f - real_table[c])
+            forced = max(0, f - releasing[c])
             mand[c] += forced
             opt[c] -= forced
         wm = sum(freed.values())
@@ -587,11 +698,22 @@ def _cut_groups(cards: list[list[int]]) -> list[list[int]]:
     return groups
 
 
-def best_points(table: Iterable[Iterable[int]], hand: Iterable[int]) -> int:
+def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
+                rules: RuleSet | None = None, opening: bool = False) -> int:
     """The ``best_play`` conformance value: the largest R1.5 points one legal meld action
-    adds to ``table`` from ``hand``; 0 when no legal meld action exists."""
-    play = best_play(table, hand)
-    return play.points if play is not None else 0
+    adds to ``table`` from ``hand`` under ``rules`` (``opening``: the seat's opening meld);
+    0 when no legal meld action exists.
+
+    Raises:
+        ValueError: as :func:`solve`, and when the search cannot prove the value under
+            ``rules`` (a variant it checks rather than models, whose unrestricted best play
+            breaks it: see :func:`solve`'s ``rules``).
+    """
+    sol = solve(table, hand, rules=rules, opening=opening)
+    if not sol.optimal:
+        raise ValueError("the solver cannot prove the best play under these rule variants "
+                         f"({', '.join(f'{k}={v}' for k, v in (rules or RuleSet()).changed().items())})")
+    return sol.play.points if sol.play is not None else 0
 
 
 def format_play(play: Play) -> str:

@@ -16,7 +16,11 @@ def test_golden_playthrough(name, bots, seed, variants):
     states = list(verify_log(events))
     assert states[-1].is_over
     fresh = render(bots, seed, variants)
-    if fresh != stored:  # show the first differing event, not a wall of text
-        for i, (a, b) in enumerate(zip(stored.splitlines(), fresh.splitlines(), strict=False)):
-            assert a == b, f"{name}: event {i + 1} differs (run `make golden` if intended)"
-        assert len(stored.splitlines()) == len(fresh.splitlines()), f"{name}: length differs"
+    # The stored logs were written by earlier releases: their GameStarted is upcast when
+    # read (docs/events.md), so the first event is compared as read, every other one byte
+    # for byte.
+    fresh_lines, stored_lines = fresh.splitlines(), stored.splitlines()
+    assert loads(fresh_lines[0]) == events[0], f"{name}: GameStarted differs"
+    for i, (a, b) in enumerate(zip(stored_lines[1:], fresh_lines[1:], strict=False), 2):
+        assert a == b, f"{name}: event {i} differs (run `make golden` if intended)"
+    assert len(stored_lines) == len(fresh_lines), f"{name}: length differs"

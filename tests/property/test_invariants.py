@@ -20,7 +20,12 @@ games = st.tuples(
     st.lists(st.sampled_from(["random", "basic"]), min_size=5, max_size=5),
     st.sampled_from([{}, {"knock_threshold": 10}, {"max_draws_per_turn": 1},
                      {"target_score": 60}, {"opening_meld_per_player": True,
-                                            "opening_meld_min_points": 20}]),
+                                            "opening_meld_min_points": 20},
+                     {"knock_timing": "start", "knock_threshold": 10},
+                     {"joker_release": "hand"}, {"joker_moves": "locked"},
+                     {"ace_high": False},
+                     {"knock_timing": "start", "joker_release": "hand",
+                      "joker_moves": "locked", "ace_high": False}]),
 )
 def _play(game, target_score):
     """Play one hypothesis-drawn game: (final state, event log, state after each command)."""

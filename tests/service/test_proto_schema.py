@@ -46,11 +46,12 @@ def _scalar(fd: FieldDescriptor) -> str:
 
 def variant_mismatches(rules: type, message: Descriptor) -> list[str]:
     """Why the proto ``RuleSet`` message does not carry every variant of ``rules`` with
-    its type (an ``int`` variant as an integer field, a ``bool`` one as ``bool``)."""
+    its type (an ``int`` variant as an integer field, a ``bool`` one as ``bool``, an option
+    variant, ``str``, as ``string``)."""
     problems = []
     by_name = message.fields_by_name
     for f in fields(rules):
-        want = "bool" if f.type in (bool, "bool") else "int"
+        want = {bool: "bool", "bool": "bool", str: "str", "str": "str"}.get(f.type, "int")
         if f.name not in by_name:
             problems.append(f"variant {f.name} is not in proto message {message.name}")
         elif _scalar(by_name[f.name]) != want:

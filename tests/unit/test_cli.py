@@ -185,7 +185,7 @@ def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path
     import rummy.conformance
     from rummy_cli.main import main
 
-    def boom(table, hand):
+    def boom(table, hand, rules, opening):
         raise RuntimeError("no room to park a wildcard")
 
     monkeypatch.setattr(rummy.conformance, "_best_points", boom)

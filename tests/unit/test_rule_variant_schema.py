@@ -44,6 +44,9 @@ from rummy.rules import RuleSet
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "game_started_v1.jsonl"
 GOLDEN = sorted((Path(__file__).parents[1] / "golden").glob("*.jsonl"))
 V1 = GameStarted.VARIANTS[1]
+NOW = GameStarted.VERSION  #: today's GameStarted version; the simulated release is NOW + 1
+CUR = GameStarted.VARIANTS[NOW]
+TODAY = RuleSet().to_dict()  #: every variant of today's release, at its default
 
 
 def _records() -> list[dict[str, Any]]:
@@ -97,7 +100,8 @@ def release_v2(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_variant_added_without_a_game_started_version_fails_the_check() -> None:
     problems = variant_problems(rules=RuleSetV2)
     assert len(problems) == 1
-    assert "RuleSet has variants ['doubles_bonus'] not declared by GameStarted v1" in problems[0]
+    assert (f"RuleSet has variants ['doubles_bonus'] not declared by GameStarted v{NOW}"
+            in problems[0])
     assert "bump GameStarted.VERSION" in problems[0]
 
 
@@ -105,15 +109,15 @@ def test_a_variant_added_without_a_game_started_version_fails_the_check() -> Non
 class StartedBumpedOnly(GameStarted):
     """Version bumped and the set declared, but no upcaster registered."""
 
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = NOW + 1
     VARIANTS: ClassVar[Mapping[int, frozenset[str]]] = MappingProxyType(
-        {1: V1, 2: V1 | {"doubles_bonus"}})
+        {**GameStarted.VARIANTS, NOW + 1: CUR | {"doubles_bonus"}})
 
 
 def test_a_bump_without_its_upcaster_fails_the_check() -> None:
     assert variant_problems(StartedBumpedOnly, RuleSetV2, UPCASTERS) == [
-        "no upcaster of GameStarted v1 to v2"]
-    wrong = {("GameStarted", 1): variant_added(1, "double_bonus", 0)}  # a typo
+        f"no upcaster of GameStarted v{NOW} to v{NOW + 1}"]
+    wrong = {**UPCASTERS, ("GameStarted", NOW): variant_added(NOW, "double_bonus", 0)}  # typo
     problems = variant_problems(StartedBumpedOnly, RuleSetV2, wrong)
     assert len(problems) == 1 and "gives variants" in problems[0]
 
@@ -129,17 +133,17 @@ def _rules_v2(name: str, raw: Any) -> RuleSetV2:
 
 @dataclass(frozen=True, slots=True)
 class GameStartedV2(GameStarted):
-    """``GameStarted`` of the later release: version 2 records ``doubles_bonus``."""
+    """``GameStarted`` of the later release: version NOW + 1 records ``doubles_bonus``."""
 
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = NOW + 1
     VARIANTS: ClassVar[Mapping[int, frozenset[str]]] = MappingProxyType(
-        {1: V1, 2: V1 | {"doubles_bonus"}})
+        {**GameStarted.VARIANTS, NOW + 1: CUR | {"doubles_bonus"}})
     ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType(
         {**GameStarted.ENCODING, "rules": FieldCodec(RuleSetV2.to_dict, _rules_v2)})
 
 
 V2_TYPES = {**EVENT_TYPES, "GameStarted": GameStartedV2}
-V2_UPCASTERS = {**UPCASTERS, ("GameStarted", 1): variant_added(1, "doubles_bonus", 0)}
+V2_UPCASTERS = {**UPCASTERS, ("GameStarted", NOW): variant_added(NOW, "doubles_bonus", 0)}
 
 
 def test_the_documented_bump_passes_the_check() -> None:
@@ -166,7 +170,8 @@ def test_every_old_record_reads_with_the_new_variant_at_its_default(
 
 def test_the_later_release_stays_strict(monkeypatch: pytest.MonkeyPatch) -> None:
     release_v2(monkeypatch)
-    v2 = {**_records()[0], "v": 2}
+    v2 = {**_records()[0], "v": NOW + 1}
+    v2["rules"] = {**TODAY, **v2["rules"]}  # every variant of today's release
     with pytest.raises(NotationError, match="rule variants missing: doubles_bonus"):
         decode(v2, V2_TYPES, V2_UPCASTERS)  # v2 must name the new variant
     v2["rules"] = {**v2["rules"], "doubles_bonus": 4}
@@ -174,7 +179,7 @@ def test_the_later_release_stays_strict(monkeypatch: pytest.MonkeyPatch) -> None
     v1_ahead = _records()[0]
     v1_ahead["rules"] = {**v1_ahead["rules"], "doubles_bonus": 4}
     with pytest.raises(NotationError, match="names the rule variant 'doubles_bonus', which "
-                                            "version 2 added"):
+                                            f"version {NOW + 1} added"):
         decode(v1_ahead, V2_TYPES, V2_UPCASTERS)
     v1_short = _records()[0]
     del v1_short["rules"]["hand_size"]

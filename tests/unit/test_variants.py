@@ -27,7 +27,7 @@ from tests.unit.test_engine import new_game, with_hands
     {"knock_threshold": -3}, {"round_bonus_for_all": "yes"}, {"max_draws_per_turn": 99},
     {"target_score": 100_001}, {"knock_threshold": 1001}, {"hand_size": 21},
     {"undercut_bonus": 10_001}, {"game_bonus": -1}, {"opening_meld_per_player": 1},
-    {"target_score": 150.0}, {"hand_size": True}, {"opening_meld_min_points": 501},
+    {"target_score": 150.0}, {"hand_size": True}, {"opening_meld_min_points": 1001},
 ])
 def test_r11_out_of_range_refused_by_the_constructor(variants):
     # issue 10: these all used to start games when made with RuleSet(...)
@@ -166,8 +166,8 @@ def test_min_points_applies_to_the_rounds_first_meld_only_by_default():
 def test_r11_unknown_keyword_is_an_invalid_rule_set():
     with pytest.raises(InvalidRuleSetError, match="unknown rule variant 'bogus'"):
         RuleSet(bogus=1)
-    with pytest.raises(InvalidRuleSetError, match="11 variants, got 12 values"):
-        RuleSet(*range(12))
+    with pytest.raises(InvalidRuleSetError, match="15 variants, got 16 values"):
+        RuleSet(*range(16))
 
 
 @pytest.mark.parametrize("changes, message", [
