@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from billiard.exceptions import TimeLimitExceeded
 from rummy_worker.batches import BatchSpec, UnknownBatch, batch_report
 from rummy_worker.chunks import compute_chunk
-
-from billiard.exceptions import TimeLimitExceeded
 
 from rummy.balance import BalanceReport
 from rummy.simulate import run_games

@@ -20,11 +20,16 @@ Celery uses this transport for ``redis://`` and ``rediss://`` brokers
 from __future__ import annotations
 
 import logging
+from queue import Empty
 from typing import Any
 
+import redis
 from kombu.transport import redis as kombu_redis
-from kombu.utils.encoding import bytes_to_str
-from kombu.utils.json import loads
+from kombu.utils import encoding as _encoding
+from kombu.utils import json as _json
+
+bytes_to_str: Any = _encoding.bytes_to_str  # kombu's helpers, untyped
+loads: Any = _json.loads
 
 log = logging.getLogger("rummy_worker")
 
@@ -85,7 +90,8 @@ class Channel(kombu_redis.Channel):
         problem = _problem(payload)
         if problem is None:
             try:  # what kombu does with it first: decode the body, read the properties
-                self.Message(payload, channel=self)
+                make: Any = self.Message
+                make(payload, channel=self)
             except Exception as exc:  # noqa: BLE001
                 problem = f"{type(exc).__name__}: {exc}"
         if problem is not None:
@@ -96,10 +102,11 @@ class Channel(kombu_redis.Channel):
     def _wrong_types(self) -> None:
         """Rename the keys of this channel's queues that are not lists (BRPOP fails on
         them) to ``<key>.malformed``."""
+        me: Any = self
         with self.conn_or_acquire() as client:
             for queue in list(self.active_queues):
                 for pri in self.priority_steps:
-                    key = self._full(self._q_for_pri(queue, pri))
+                    key = self._full(me._q_for_pri(queue, pri))
                     kind = bytes_to_str(client.type(key))
                     if kind not in ("list", "none"):
                         log.error("queue %s: key %r is a %s, not a list; renamed to %r",
@@ -115,41 +122,42 @@ class Channel(kombu_redis.Channel):
             except self.connection_errors:
                 self.client.connection.disconnect()
                 raise
-            except kombu_redis.redis.exceptions.ResponseError as exc:
+            except redis.exceptions.ResponseError as exc:
                 if "WRONGTYPE" not in str(exc):
                     raise
                 self._wrong_types()
-                raise kombu_redis.Empty() from None
+                raise Empty() from None
             if not dest__item:
-                raise kombu_redis.Empty()
+                raise Empty()
             dest, item = dest__item
             dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(dest)
             payload = self._message(dest, item)
             if payload is None:
-                raise kombu_redis.Empty()
+                raise Empty()
             self.connection._deliver(payload, dest)
             return True
         finally:
-            self._in_poll = None
+            self._in_poll = None  # type: ignore[assignment]
             flush = getattr(self, "_flush_brpop_reauth", None)  # kombu >= 5.6
             if flush is not None:
                 flush()
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: Any, timeout: Any = None) -> Any:
         """kombu's ``_get`` (a polling read), skipping malformed entries."""
+        me: Any = self
         with self.conn_or_acquire() as client:
             for pri in self.priority_steps:
                 while True:
-                    item = client.rpop(self._q_for_pri(queue, pri))
+                    item = client.rpop(me._q_for_pri(queue, pri))
                     if not item:
                         break
                     payload = self._message(queue, item)
                     if payload is not None:
-                        self._maybe_update_queues_expire(client, queue)
+                        me._maybe_update_queues_expire(client, queue)
                         return payload
-            self._maybe_update_queues_expire(client, queue)
-            raise kombu_redis.Empty()
+            me._maybe_update_queues_expire(client, queue)
+            raise Empty()
 
 
 class Transport(kombu_redis.Transport):
