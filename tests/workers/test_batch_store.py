@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from billiard.exceptions import TimeLimitExceeded
 from rummy_worker.batches import BatchSpec, UnknownBatch, batch_report
@@ -210,3 +212,69 @@ def test_a_batch_spec_takes_json_types(changes, message) -> None:
 
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(SPEC, **changes).validate()
+
+
+# -- where a chunk is: queued, leased, stored, failed; sweeps send only lost chunks ------
+
+
+def test_a_failed_chunk_is_retried_after_its_back_off_and_given_up(store) -> None:
+    from rummy_worker.batches import RetryPolicy
+
+    retry = RetryPolicy(max_failures=3, backoff=0.3)
+    bid = store.create(SPEC)
+    for i in (1, 2, 3):
+        store.put_chunk(bid, i, compute_chunk(SPEC, i))
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # never failed
+    assert store.record_failure(bid, 0, "ValueError: boom") == 1
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # in its back-off
+    time.sleep(0.35)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == [0]
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # claimed: marked
+    store.receive(bid, 0, 60)
+    store.drop_lease(bid, 0)
+    assert store.record_failure(bid, 0, "ValueError: boom") == 2
+    time.sleep(0.35)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # 0.6 s now
+    time.sleep(0.3)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == [0]
+    store.receive(bid, 0, 60)
+    store.drop_lease(bid, 0)
+    assert store.record_failure(bid, 0, "ValueError: boom") == 3
+    st = store.status(bid, 3)
+    assert (st.given_up, st.attempts, st.failed, st.complete) == ((0,), {0: 3}, True, False)
+    time.sleep(1.3)
+    assert store.claim_unmarked(bid, patience=0, retry=retry) == []  # given up for good
+    store.take_lease(bid, 0, -1)  # a lapsed lease does not bring it back either
+    assert store.claim_stalled(bid, retry) == []
+    store.reset_failures(bid, [0])  # `rummy batch resume`
+    assert store.status(bid, 3).given_up == ()
+
+
+def test_a_sweep_resends_queued_chunks_only_when_the_broker_lost_them(
+        celery_app, store, monkeypatch) -> None:
+    from rummy_worker import config, tasks
+
+    monkeypatch.setattr(tasks, "state_client", lambda: store.r)
+    monkeypatch.setattr(config, "sweep_interval", lambda: 0.2)
+    bid = store.create(SPEC)
+    store.set_queue(bid, f"{store.prefix}-never-consumed")
+    store.mark_queued(bid, [0, 1, 2, 3])
+    store.r.hset(store._queued(bid), mapping={str(i): repr(time.time() - 60)
+                                              for i in range(4)})
+    sweeper = tasks.Sweeper()
+    sent = []
+    for _ in range(3):  # the broker holds all four: waiting, never lost
+        sent += sweeper.heal(store, grace=1, queue_size=lambda q: 4)
+        time.sleep(0.25)
+    store.receive(bid, 3, 60)  # a worker took chunk 3
+    for _ in range(3):
+        sent += sweeper.heal(store, grace=1, queue_size=lambda q: 3)
+        time.sleep(0.25)
+    assert sent == []
+    # the broker restarted empty: the first sweep suspects, the next one sends
+    assert sweeper.heal(store, grace=1, queue_size=lambda q: 0) == []
+    store.receive(bid, 2, 60)  # taken meanwhile: no longer a suspect
+    time.sleep(0.25)
+    assert sorted(sweeper.heal(store, grace=1, queue_size=lambda q: 0)) == [(bid, 0), (bid, 1)]
+    assert set(store.queued_marks(bid)) == {0, 1}  # sent again, marked anew
+    assert sweeper.heal(store, grace=1, queue_size=lambda q: 0) == []  # marks are young
