@@ -101,7 +101,8 @@ def test_a_malformed_broker_entry_is_parked_and_the_worker_goes_on(
     decode, 2 MB of brackets) and a key of the wrong type on a priority queue's name: the
     worker logs and parks each one and goes on consuming: a batch sent after them
     completes, equal to the local simulation. Before: `Unrecoverable error:
-    JSONDecodeError` and the worker exited."""
+    JSONDecodeError` and the worker exited. Then forged tasks for a chunk of that finished
+    batch (an extra key; an 8 MB spec) are refused and write nothing into it."""
     from rummy_worker.tasks import submit
 
     w = start_worker(queue, concurrency=1, rummy=True,
@@ -118,12 +119,25 @@ def test_a_malformed_broker_entry_is_parked_and_the_worker_goes_on(
     wait_complete(store, bid, timeout=90, workers=[w])
     assert w.proc.poll() is None, w.output()[-3000:]
     assert batch_report(*store.merged(bid)) == _local(spec)
+    # forged tasks for a chunk of the finished batch: an extra key, 8 MB of it
+    from rummy_worker.tasks import run_chunk
+
+    before = {k: rclient.dump(k) for k in rclient.scan_iter(match=f"{store.prefix}:*")}
+    run_chunk.apply_async((bid, 1, {**spec.to_dict(), "extra": 1}, store.prefix),
+                          queue=queue)
+    run_chunk.apply_async((bid, 1, {**spec.to_dict(), "extra": "x" * (8 << 20)},
+                           store.prefix), queue=queue)
+    _wait_for(lambda: "differs from the batch's submitted spec" in w.output()
+              and w.output().count("dropped a malformed entry") == len(MALFORMED), 60,
+              "the forged tasks refused")
+    assert {k: rclient.dump(k) for k in rclient.scan_iter(match=f"{store.prefix}:*")} \
+        == before  # nothing written: no failure note on the finished batch
     # a well-formed envelope whose body is not JSON is Celery's to refuse (logged, acked)
     parked = redis.Redis.from_url(REDIS_URL).lrange(f"{key}.malformed", 0, -1)
-    assert len(parked) == len(MALFORMED) - 1
+    assert len(parked) == len(MALFORMED)  # the 8 MB task is parked, undecoded
     assert rclient.type(f"{key}\x06\x163.malformed") == "string"
     out = w.output()
-    assert out.count("dropped a malformed entry") == len(MALFORMED) - 1
+    assert out.count("dropped a malformed entry") == len(MALFORMED)
     assert "Can't decode message body" in out
     assert "Unrecoverable error" not in out
 
