@@ -208,7 +208,7 @@ def _amqp_length(queue: str) -> int:
     not _amqp_up(), reason="no RabbitMQ on 127.0.0.1:5672"))])
 def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
         celery_app, store, queue, start_worker, rclient, broker) -> None:
-    """Chunks that take over 3 leases each (lease 1 s, chunks of 300 games) on one worker
+    """Chunks that take over 3 leases each (lease 2 s, chunks of 600 games) on one worker
     process: the last ones wait in the queue many leases long. Nothing is sent again:
     every chunk is received and computed exactly once, the queue never holds more
     messages than the batch has chunks, and no sweep reports a lost chunk (it re-sent
@@ -216,22 +216,23 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
     RabbitMQ)."""
     from rummy_worker.tasks import heal, submit
 
-    env = {"RUMMY_CHUNK_LEASE": "1", "RUMMY_SWEEP_INTERVAL": "0.5",
+    lease = 2.0
+    env = {"RUMMY_CHUNK_LEASE": str(lease), "RUMMY_SWEEP_INTERVAL": "0.5",
            "RUMMY_VISIBILITY_TIMEOUT": "3600", "RUMMY_KEY_PREFIX": store.prefix}
     if broker == "amqp":
         env["RUMMY_BROKER_URL"] = AMQP_URL
     w = start_worker(queue, concurrency=1, env=env)
     _wait_ready(w)
-    spec = BatchSpec(games=1800, bots=BOTS, seed=23, chunk_size=300)
+    spec = BatchSpec(games=3000, bots=BOTS, seed=23, chunk_size=600)
     if broker == "redis":
         bid = submit(spec, store=store, queue=queue)
         key = f"{BROKER_PREFIX}{queue}"
         length = lambda: rclient.llen(key)  # noqa: E731
     else:
         bid = subprocess.run(
-            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "1800",
+            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "3000",
              "--players", "2", "--bots", "random,random", "--seed", "23", "--chunk-size",
-             "300", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
+             "600", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
             text=True, timeout=120, check=True).stdout.strip()
         assert store.spec(bid) == spec
         length = lambda: _amqp_length(queue)  # noqa: E731
@@ -243,11 +244,11 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
             assert time.monotonic() < deadline, w.output()[-3000:]
             longest = max(longest, length())
             if broker == "redis":  # a waiting `batch status --wait` sweeps too
-                sent_by_us += heal(store, grace=1.0)
+                sent_by_us += heal(store, grace=lease)
             time.sleep(0.25)
         meta = rclient.hgetall(f"{store.prefix}:batch:{{{bid}}}")
         mean = float(meta["busy_seconds"]) / int(meta["timed"])
-        assert mean >= 3 * 1.0, f"chunks took {mean:.1f} s, not 3 leases: make them longer"
+        assert mean >= 3 * lease, f"chunks took {mean:.1f} s, not 3 leases: make them longer"
         time.sleep(2)  # any copy sent late would be received by now
         out = w.output()
         assert _outcomes(out) == {"stored": spec.chunks, "duplicate": 0, "skipped": 0}
@@ -262,7 +263,7 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
             w.stop()
             with Connection(AMQP_URL) as conn:
                 conn.default_channel.queue_delete(queue)
-    print(f"\n{broker}: {spec.chunks} chunks of {mean:.1f} s each (lease 1 s): "
+    print(f"\n{broker}: {spec.chunks} chunks of {mean:.1f} s each (lease {lease:g} s): "
           f"{_received(out)} deliveries, longest queue {longest}, 0 duplicates")
 
 
