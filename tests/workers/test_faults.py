@@ -270,10 +270,12 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
 # ----------------------------------------------------------------------------- finding 3
 
 @pytest.mark.chaos
+@pytest.mark.parametrize("down", [0.0, 8.0])
 def test_a_batch_heals_itself_after_its_broker_restarts_empty(
-        tmp_path: Path, store: BatchStore, queue: str, start_worker, rclient) -> None:
+        tmp_path: Path, store: BatchStore, queue: str, start_worker, rclient,
+        down: float) -> None:
     """A private broker redis-server (no persistence) is SIGKILLed mid-batch and started
-    again on the same port, empty: the chunks queued and held were lost with it. The
+    again on the same port, empty (at once, or after ``down`` seconds): the chunks queued and held were lost with it. The
     workers' sweeps send them again with no `rummy batch resume` (the batch waited at
     59/60 until resumed), and the report equals `rummy simulate`'s."""
     port = free_port()
@@ -301,6 +303,7 @@ def test_a_batch_heals_itself_after_its_broker_restarts_empty(
         killed = time.monotonic()
         done_at_kill = store.status(bid).done
         assert done_at_kill < spec.chunks, "the batch finished before the kill"
+        time.sleep(down)
         procs.append(_private_redis(port))  # empty: no persistence
         wait_complete(store, bid, timeout=240, workers=[w])
         took = time.monotonic() - killed
@@ -312,8 +315,8 @@ def test_a_batch_heals_itself_after_its_broker_restarts_empty(
     out = w.output()
     assert "sent again" in out
     lost = spec.chunks - done_at_kill
-    print(f"\nbroker killed with {lost} of {spec.chunks} chunks left; the batch completed "
-          f"by itself {took:.1f} s later; outcomes {_outcomes(out)}")
+    print(f"\nbroker killed with {lost} of {spec.chunks} chunks left, down {down:g} s; the "
+          f"batch completed by itself {took:.1f} s after the kill; outcomes {_outcomes(out)}")
 
 
 # ----------------------------------------------------------------------------- finding 4
