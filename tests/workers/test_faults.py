@@ -275,9 +275,10 @@ def test_a_batch_heals_itself_after_its_broker_restarts_empty(
         tmp_path: Path, store: BatchStore, queue: str, start_worker, rclient,
         down: float) -> None:
     """A private broker redis-server (no persistence) is SIGKILLed mid-batch and started
-    again on the same port, empty (at once, or after ``down`` seconds): the chunks queued and held were lost with it. The
-    workers' sweeps send them again with no `rummy batch resume` (the batch waited at
-    59/60 until resumed), and the report equals `rummy simulate`'s."""
+    again on the same port, empty (at once, or after ``down`` seconds): the chunks queued
+    and held were lost with it. The workers' sweeps send them again with no `rummy batch
+    resume` (the batch waited at 59/60 until resumed), and the report equals `rummy
+    simulate`'s."""
     port = free_port()
     broker = _private_redis(port)
     url = f"redis://127.0.0.1:{port}/0"
