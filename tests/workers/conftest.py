@@ -76,15 +76,17 @@ def store(prefix: str, rclient: Any) -> Any:
 
 @pytest.fixture()
 def start_worker(tmp_path: Path, prefix: str) -> Iterator[Callable[..., Worker]]:
-    """``start_worker(queue, concurrency=1, env=None) -> Worker``; all stopped afterwards.
-    Workers record sampled games under the test prefix in the test Redis."""
+    """``start_worker(queue, concurrency=1, env=None, rummy=False) -> Worker`` (``rummy``:
+    run ``rummy worker`` instead of ``celery worker``); all stopped afterwards. Workers
+    record sampled games under the test prefix in the test Redis."""
     started: list[Worker] = []
 
-    def start(queue: str, concurrency: int = 1, env: dict[str, str] | None = None) -> Worker:
+    def start(queue: str, concurrency: int = 1, env: dict[str, str] | None = None,
+              rummy: bool = False) -> Worker:
         e = worker_env({"RUMMY_EVENT_STORE_URL": REDIS_URL,
                         "RUMMY_EVENT_STORE_PREFIX": prefix, **(env or {})})
         w = Worker(queue, concurrency, e, tmp_path / f"worker-{len(started)}.log",
-                   f"{queue}-{len(started)}")
+                   f"{queue}-{len(started)}", rummy=rummy)
         started.append(w)
         return w
 

@@ -65,13 +65,17 @@ class Worker:
     """A real ``celery worker`` process group on one queue (killable with signals)."""
 
     def __init__(self, queue: str, concurrency: int, env: dict[str, str], log: Path,
-                 name: str) -> None:
+                 name: str, rummy: bool = False) -> None:
         self.queue = queue
         self.log = log
-        cmd = [sys.executable, "-m", "celery", "-A", "rummy_worker.celery_app", "worker",
-               "-Q", queue, "-c", str(concurrency), "-P", "prefork", "-n", f"{name}@%h",
-               "--without-gossip", "--without-mingle", "--without-heartbeat",
-               "-l", "info"]
+        opts = ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        if rummy:  # `rummy worker`, as deployments run it
+            cmd = [sys.executable, "-m", "rummy", "worker", "-Q", queue, "-c",
+                   str(concurrency), "-n", f"{name}@%h", "-l", "INFO", "--", *opts]
+        else:
+            cmd = [sys.executable, "-m", "celery", "-A", "rummy_worker.celery_app", "worker",
+                   "-Q", queue, "-c", str(concurrency), "-P", "prefork", "-n", f"{name}@%h",
+                   *opts, "-l", "info"]
         self._logf = open(log, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self._logf,
                                      stderr=subprocess.STDOUT, start_new_session=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from billiard.exceptions import TimeLimitExceeded
 from rummy_worker.batches import BatchSpec, UnknownBatch, batch_report
 from rummy_worker.chunks import compute_chunk
 
@@ -117,22 +120,33 @@ def test_a_task_for_no_chunk_of_a_batch_plays_and_stores_nothing(
     ({**SPEC.to_dict(), "rules": {"target_score": "30"}},
      "differs from the batch's submitted spec"),
     ({**SPEC.to_dict(), "games": -1}, "differs from the batch's submitted spec"),
-    ({"games": 2}, "is not a batch spec"),
+    ({**SPEC.to_dict(), "seed": 42.0}, "differs from the batch's submitted spec"),
+    ({**SPEC.to_dict(), "extra": 1}, "differs from the batch's submitted spec"),
+    ({**SPEC.to_dict(), "extra": "x" * (8 << 20)}, "more than a batch spec's 65536"),
+    ({"games": 2}, "differs from the batch's submitted spec"),
     ("not a spec", "is not a batch spec"),
 ])
-def test_a_chunk_task_with_a_wrong_spec_plays_nothing_and_says_so(
-        store, monkeypatch, spec, message) -> None:
-    # a real chunk: the refusal is noted, so `batch status` tells why and the worker stops
-    # renewing the chunk's lease (found by the second attack: leased forever, no word)
+@pytest.mark.parametrize("finished", [False, True])
+def test_a_chunk_task_with_a_wrong_spec_plays_and_writes_nothing(
+        store, monkeypatch, spec, message, finished) -> None:
+    """A task whose spec is not exactly the batch's (an extra key, an 8 MB spec, another
+    JSON type) is refused, and writes nothing into the batch, finished or not: a forged
+    task noted 'BadChunk' in someone else's failures (attack finding)."""
     from rummy_worker import tasks
 
     monkeypatch.setattr(tasks, "state_client", lambda: store.r)
     bid = store.create(SPEC)
+    if finished:
+        for i in range(SPEC.chunks):
+            store.put_chunk(bid, i, compute_chunk(SPEC, i))
+    before = {k: store.r.dump(k) for k in store.r.scan_iter(match=f"{store.prefix}:*")}
     with pytest.raises(tasks.BadChunk, match=message):
         tasks.run_chunk.apply(args=(bid, 1, spec, store.prefix)).get(propagate=True)
-    st = store.status(bid)
-    assert st.done == 0 and list(st.failures) == [1]
-    assert st.failures[1].startswith("BadChunk: ") and message in st.failures[1]
+    tasks.run_chunk.on_failure(TimeLimitExceeded(0.002), "tid", (bid, 1, spec, store.prefix),
+                               {}, None)
+    after = {k: store.r.dump(k) for k in store.r.scan_iter(match=f"{store.prefix}:*")}
+    assert after == before
+    assert store.status(bid).failures == {}
 
 
 def test_the_worker_leases_only_chunks_of_submitted_batches(store, monkeypatch) -> None:
@@ -143,15 +157,21 @@ def test_the_worker_leases_only_chunks_of_submitted_batches(store, monkeypatch) 
     monkeypatch.setattr(celery_app, "state_client", lambda: store.r)
     monkeypatch.setattr(celery_app, "_reserved", {})
     bid = store.create(SPEC)
-    for args in (("nope123", 0), (bid, 10**6), (bid, -1), (bid, 2)):
-        celery_app._on_received(SimpleNamespace(name=tasks.TASK_NAME,
-                                                args=[*args, SPEC.to_dict(), store.prefix],
+    store.mark_queued(bid, [1, 2])
+    wrong = {**SPEC.to_dict(), "extra": 1}
+    for n, (args, spec) in enumerate(((("nope123", 0), SPEC.to_dict()),
+                                      ((bid, 10**6), SPEC.to_dict()),
+                                      ((bid, -1), SPEC.to_dict()),
+                                      ((bid, 1), wrong), ((bid, 2), SPEC.to_dict()))):
+        celery_app._on_received(SimpleNamespace(name=tasks.TASK_NAME, id=f"t{n}",
+                                                args=[*args, spec, store.prefix],
                                                 kwargs={}))
-    assert list(celery_app._reserved) == [(store.prefix, bid, 2)]
+    assert list(celery_app._reserved) == ["t4"]
     assert store.r.hkeys(f"{store.prefix}:batch:{{{bid}}}:leases") == ["2"]
+    assert store.queued_marks(bid).keys() == {1}  # the forged copy left chunk 1's mark
     assert not list(store.r.scan_iter(match=f"{store.prefix}:batch:{{nope123}}*"))
-    store.record_failure(bid, 2, "BadChunk: the task's spec differs")
-    celery_app._keep_leases()  # a noted refusal ends the reservation
+    celery_app._reserved["t4"].received -= 5  # Celery no longer holds request t4
+    celery_app._keep_leases()
     assert celery_app._reserved == {}
 
 
@@ -192,3 +212,69 @@ def test_a_batch_spec_takes_json_types(changes, message) -> None:
 
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(SPEC, **changes).validate()
+
+
+# -- where a chunk is: queued, leased, stored, failed; sweeps send only lost chunks ------
+
+
+def test_a_failed_chunk_is_retried_after_its_back_off_and_given_up(store) -> None:
+    from rummy_worker.batches import RetryPolicy
+
+    retry = RetryPolicy(max_failures=3, backoff=0.3)
+    bid = store.create(SPEC)
+    for i in (1, 2, 3):
+        store.put_chunk(bid, i, compute_chunk(SPEC, i))
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # never failed
+    assert store.record_failure(bid, 0, "ValueError: boom") == 1
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # in its back-off
+    time.sleep(0.35)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == [0]
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # claimed: marked
+    store.receive(bid, 0, 60)
+    store.drop_lease(bid, 0)
+    assert store.record_failure(bid, 0, "ValueError: boom") == 2
+    time.sleep(0.35)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == []  # 0.6 s now
+    time.sleep(0.3)
+    assert store.claim_unmarked(bid, patience=3600, retry=retry) == [0]
+    store.receive(bid, 0, 60)
+    store.drop_lease(bid, 0)
+    assert store.record_failure(bid, 0, "ValueError: boom") == 3
+    st = store.status(bid, 3)
+    assert (st.given_up, st.attempts, st.failed, st.complete) == ((0,), {0: 3}, True, False)
+    time.sleep(1.3)
+    assert store.claim_unmarked(bid, patience=0, retry=retry) == []  # given up for good
+    store.take_lease(bid, 0, -1)  # a lapsed lease does not bring it back either
+    assert store.claim_stalled(bid, retry) == []
+    store.reset_failures(bid, [0])  # `rummy batch resume`
+    assert store.status(bid, 3).given_up == ()
+
+
+def test_a_sweep_resends_queued_chunks_only_when_the_broker_lost_them(
+        celery_app, store, monkeypatch) -> None:
+    from rummy_worker import config, tasks
+
+    monkeypatch.setattr(tasks, "state_client", lambda: store.r)
+    monkeypatch.setattr(config, "sweep_interval", lambda: 0.2)
+    bid = store.create(SPEC)
+    store.set_queue(bid, f"{store.prefix}-never-consumed")
+    store.mark_queued(bid, [0, 1, 2, 3])
+    store.r.hset(store._queued(bid), mapping={str(i): repr(time.time() - 60)
+                                              for i in range(4)})
+    sweeper = tasks.Sweeper()
+    sent = []
+    for _ in range(3):  # the broker holds all four: waiting, never lost
+        sent += sweeper.heal(store, grace=1, queue_size=lambda q: 4)
+        time.sleep(0.25)
+    store.receive(bid, 3, 60)  # a worker took chunk 3
+    for _ in range(3):
+        sent += sweeper.heal(store, grace=1, queue_size=lambda q: 3)
+        time.sleep(0.25)
+    assert sent == []
+    # the broker restarted empty: the first sweep suspects, the next one sends
+    assert sweeper.heal(store, grace=1, queue_size=lambda q: 0) == []
+    store.receive(bid, 2, 60)  # taken meanwhile: no longer a suspect
+    time.sleep(0.25)
+    assert sorted(sweeper.heal(store, grace=1, queue_size=lambda q: 0)) == [(bid, 0), (bid, 1)]
+    assert set(store.queued_marks(bid)) == {0, 1}  # sent again, marked anew
+    assert sweeper.heal(store, grace=1, queue_size=lambda q: 0) == []  # marks are young

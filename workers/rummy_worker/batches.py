@@ -12,17 +12,24 @@ batch lives on one cluster shard)::
     P:batch:{id}            hash   spec (JSON), chunks (count), created (epoch seconds), queue
     P:batch:{id}:chunks     hash   chunk index -> chunk result JSON   (HSETNX: first wins)
     P:batch:{id}:failures   hash   chunk index -> last error text
-    P:batch:{id}:leases     hash   chunk index -> lease end (epoch s) while a worker computes it
+    P:batch:{id}:leases     hash   chunk index -> lease end (epoch s) while a worker holds it
+    P:batch:{id}:queued     hash   chunk index -> send time (epoch s) while it waits in the broker
+    P:batch:{id}:fails      hash   chunk index -> failed attempts; "index@" -> last failure time
     P:batches               zset   batch id scored by creation time
 
 A chunk result is stored with ``HSETNX``, so a chunk computed twice (a redelivered task
 after a worker died) is counted once; results are deterministic, so either copy is the same.
 
-Self-healing (issue 14): the task computing a chunk holds a lease on it and renews it with a
-heartbeat; when a whole worker dies, its leases lapse, and the next sweep (every worker and
-every ``--wait`` sweeps, :func:`rummy_worker.tasks.heal`) sends those chunks again, within
-about one lease plus one sweep interval, without ``rummy batch resume`` and without waiting
-for the broker's visibility timeout.
+Self-healing: every chunk is in one of these places. *Queued*: sent, marked with its send
+time, waiting in the broker. *Leased*: a worker took it off the broker (the mark is cleared
+in the same step) and renews a lease while it holds it, reserved or computing. *Stored*.
+*Failed*: its last attempt raised; counted. The sweeps (every worker and every ``--wait``,
+:func:`rummy_worker.tasks.heal`) send a chunk again only when it is lost: its lease lapsed
+(its worker died), or it is marked queued but the broker's queue holds fewer messages than
+there are such marks (a broker restarted empty, a purged queue), confirmed at two sweeps;
+and a failed chunk after a back-off, until it failed :class:`RetryPolicy` ``max_failures``
+times and is given up (the batch then ends as failed). A chunk that only waits in the queue,
+however long, is never sent twice.
 """
 
 from __future__ import annotations
@@ -254,21 +261,49 @@ class UnknownBatch(LookupError):
     """No batch with this id under this key prefix."""
 
 
+DEFAULT_MAX_FAILURES = 3  #: failed attempts after which a chunk is given up
+DEFAULT_RETRY_BACKOFF = 5.0  #: seconds before the first retry of a failed chunk
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often a failing chunk is tried: given up after ``max_failures`` failed attempts;
+    after failure ``k`` it is sent again no sooner than ``backoff * 2 ** (k - 1)`` seconds
+    (capped at ``cap``) later."""
+
+    max_failures: int = DEFAULT_MAX_FAILURES
+    backoff: float = DEFAULT_RETRY_BACKOFF
+    cap: float = 300.0
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait after the ``failures``-th failure before the next attempt."""
+        return float(min(self.cap, self.backoff * 2 ** max(0, failures - 1)))
+
+
 @dataclass(frozen=True)
 class BatchStatus:
     """Progress of a batch: ``done`` of ``chunks`` chunk results stored; ``failures`` maps
-    chunk index to the last error of chunks not (yet) stored."""
+    chunk index to the last error of chunks not (yet) stored, ``attempts`` to their failed
+    attempts so far, and ``given_up`` lists the chunks that failed ``max_failures`` times
+    (never sent again)."""
 
     batch_id: str
     chunks: int
     done: int
     failures: dict[int, str]
     created: float
+    attempts: dict[int, int] = field(default_factory=dict)
+    given_up: tuple[int, ...] = ()
 
     @property
     def complete(self) -> bool:
         """Every chunk's result is stored."""
         return self.done >= self.chunks
+
+    @property
+    def failed(self) -> bool:
+        """Not complete and nothing left to run: every chunk without a result was given up."""
+        return not self.complete and self.done + len(self.given_up) >= self.chunks
 
 
 def is_chunk_index(index: Any, chunks: int) -> bool:
@@ -301,12 +336,57 @@ class BatchStore:
     def _leases(self, batch_id: str) -> str:
         return f"{self.prefix}:batch:{{{batch_id}}}:leases"
 
-    # -- leases: a chunk being computed has a lease its worker renews (issue 14) -----------
+    def _queued(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}:queued"
+
+    def _fails(self, batch_id: str) -> str:
+        return f"{self.prefix}:batch:{{{batch_id}}}:fails"
+
+    # -- where each chunk is: queued (sent, no worker has it yet), leased (a worker holds it),
+    # stored, or failed (attempts counted). A sweep sends a chunk again only when it is lost:
+    # its lease lapsed, or it is marked queued but the broker's queue no longer holds it.
 
     def take_lease(self, batch_id: str, index: int, seconds: float) -> None:
-        """Record that chunk ``index`` is being computed, until ``seconds`` from now (epoch
-        seconds in the hash ``…:leases``); the computing task renews it while it runs."""
+        """Record that a worker holds chunk ``index`` (reserved or computing), until
+        ``seconds`` from now (epoch seconds in the hash ``…:leases``); the worker renews it."""
         self.r.hset(self._leases(batch_id), str(index), repr(time.time() + seconds))
+
+    def receive(self, batch_id: str, index: int, seconds: float) -> None:
+        """A worker took chunk ``index`` off the broker: lease it for ``seconds`` and clear
+        its queued mark, in one transaction."""
+        with self.r.pipeline() as pipe:
+            pipe.hset(self._leases(batch_id), str(index), repr(time.time() + seconds))
+            pipe.hdel(self._queued(batch_id), str(index))
+            pipe.execute()
+
+    def mark_queued(self, batch_id: str, indices: Sequence[int]) -> None:
+        """Mark chunks as sent and waiting in the broker (the mark is the send time, epoch
+        seconds); written just before their tasks are published."""
+        if indices:
+            now = repr(time.time())
+            self.r.hset(self._queued(batch_id), mapping={str(i): now for i in indices})
+
+    def requeued(self, batch_id: str, indices: Sequence[int]) -> None:
+        """Chunks a worker held went back to the broker's queue (a warm shutdown returns its
+        reserved tasks): their leases become queued marks."""
+        if indices:
+            now = repr(time.time())
+            with self.r.pipeline() as pipe:
+                pipe.hdel(self._leases(batch_id), *map(str, indices))
+                pipe.hset(self._queued(batch_id), mapping={str(i): now for i in indices})
+                pipe.execute()
+
+    def queued_marks(self, batch_id: str) -> dict[int, str]:
+        """Queued marks of chunks without a result: chunk index -> mark (send time)."""
+        have = set(self.r.hkeys(self._chunks(batch_id)))
+        return {int(k): v for k, v in self.r.hgetall(self._queued(batch_id)).items()
+                if k not in have}
+
+    def live_leases(self, batch_id: str) -> set[int]:
+        """Chunks whose lease has not lapsed."""
+        now = time.time()
+        return {int(k) for k, v in self.r.hgetall(self._leases(batch_id)).items()
+                if float(v) > now}
 
     def set_queue(self, batch_id: str, queue: str) -> None:
         """Record the queue the batch's chunks are sent to (a sweep sends lost ones there)."""
@@ -317,31 +397,69 @@ class BatchStore:
         value = self.r.hget(self._meta(batch_id), "queue")
         return str(value) if value is not None else None
 
+    def set_limits(self, batch_id: str, soft: float, hard: float) -> None:
+        """Record the chunk time limits (seconds) the batch was sent with."""
+        self.r.hset(self._meta(batch_id), mapping={"soft_limit": repr(soft),
+                                                   "hard_limit": repr(hard)})
+
+    def limits_of(self, batch_id: str) -> tuple[float, float] | None:
+        """``(soft, hard)`` time limits the batch was sent with, if recorded."""
+        soft, hard = self.r.hmget(self._meta(batch_id), ["soft_limit", "hard_limit"])
+        return (float(soft), float(hard)) if soft and hard else None
+
     def drop_lease(self, batch_id: str, index: int) -> None:
         """Chunk ``index`` is no longer being computed (stored, or failed and noted)."""
         self.r.hdel(self._leases(batch_id), str(index))
 
-    def claim_stalled(self, batch_id: str, grace: float) -> list[int]:
-        """Chunks without a result whose lease lapsed (their worker died mid-chunk): each one
-        claimed is given a new lease of ``grace`` seconds in one atomic step, so that of
-        several sweepers exactly one sends it again. Returns the indices claimed."""
+    def failed_attempts(self, batch_id: str) -> dict[int, tuple[int, float]]:
+        """Chunk index -> (failed attempts, epoch seconds of the last failure)."""
+        raw = self.r.hgetall(self._fails(batch_id))
+        return {int(k): (int(v), float(raw.get(f"{k}@", 0.0)))
+                for k, v in raw.items() if not k.endswith("@")}
+
+    def reset_failures(self, batch_id: str, indices: Sequence[int]) -> None:
+        """Forget the failed attempts of chunks (``rummy batch resume``: tried afresh)."""
+        fields = [f for i in indices for f in (str(i), f"{i}@")]
+        if fields:
+            self.r.hdel(self._fails(batch_id), *fields)
+
+    def _may_send(self, fails: Mapping[int, tuple[int, float]], index: int, now: float,
+                  retry: RetryPolicy) -> bool:
+        """True when chunk ``index`` may be sent again now: it failed fewer than
+        ``retry.max_failures`` times and its back-off since the last failure has passed."""
+        count, at = fails.get(index, (0, 0.0))
+        return count < retry.max_failures and (count == 0 or now >= at + retry.delay(count))
+
+    def claim_stalled(self, batch_id: str, retry: RetryPolicy | None = None) -> list[int]:
+        """Chunks without a result whose lease lapsed (the worker holding them died): each
+        one claimed turns its lapsed lease into a queued mark in one atomic step, so that of
+        several sweepers exactly one sends it again. A chunk given up (failed
+        ``retry.max_failures`` times) or in its back-off is left. Returns the indices
+        claimed."""
+        retry = retry or RetryPolicy()
         now = time.time()
         have = set(self.r.hkeys(self._chunks(batch_id)))
+        fails = self.failed_attempts(batch_id)
         claimed = []
         for index, until in self.r.hgetall(self._leases(batch_id)).items():
             if index in have or float(until) > now:
                 continue
-            if self._claim(keys=[self._leases(batch_id)],
-                           args=[index, until, repr(now + grace)]):
+            if not self._may_send(fails, int(index), now, retry):
+                continue
+            if self._claim(keys=[self._leases(batch_id), self._queued(batch_id)],
+                           args=[index, until, repr(now)]):
                 claimed.append(int(index))
         return sorted(claimed)
 
-    def claim_orphans(self, batch_id: str, grace: float, patience: float) -> list[int]:
-        """Chunks without a result and without any lease (sent but never started: a worker
-        died with them reserved) once the batch made no progress for ``patience`` seconds
-        or twice its mean chunk time, whichever is longer. Each one is given a lease of
-        ``grace`` seconds (HSETNX: one sweeper wins), and returned to be sent again; a copy
-        still queued somewhere is a harmless duplicate (results are stored once)."""
+    def claim_unmarked(self, batch_id: str, patience: float,
+                       retry: RetryPolicy | None = None) -> list[int]:
+        """Chunks without a result, a lease or a queued mark: a chunk whose last attempt
+        failed (sent again once its back-off passed, never after ``retry.max_failures``
+        failures), or, once the batch made no progress for ``patience`` seconds or twice its
+        mean chunk time, a chunk never marked (sent by a release without queued marks).
+        Each one is claimed with a queued mark (HSETNX: one sweeper wins) and returned to be
+        sent again."""
+        retry = retry or RetryPolicy()
         meta = self.r.hgetall(self._meta(batch_id))
         if not meta:
             return []
@@ -349,16 +467,26 @@ class BatchStore:
         timed = int(meta.get("timed", 0))
         mean = float(meta.get("busy_seconds", 0.0)) / timed if timed else 0.0
         since = float(meta.get("last_done", meta.get("created", now)))
-        if now - since < max(patience, 2 * mean):
-            return []
+        stuck = now - since >= max(patience, 2 * mean)
         leased = set(self.r.hkeys(self._leases(batch_id)))
+        queued = set(self.r.hkeys(self._queued(batch_id)))
+        fails = self.failed_attempts(batch_id)
         claimed = []
         for index in self.missing_chunks(batch_id):
-            if str(index) in leased:
+            if str(index) in leased or str(index) in queued:
                 continue
-            if self.r.hsetnx(self._leases(batch_id), str(index), repr(now + grace)):
+            if not (index in fails or stuck) or not self._may_send(fails, index, now, retry):
+                continue
+            if self.r.hsetnx(self._queued(batch_id), str(index), repr(now)):
                 claimed.append(index)
         return claimed
+
+    def claim_queued(self, batch_id: str, index: int, mark: str) -> bool:
+        """Claim a chunk marked queued whose message the broker lost: its mark is replaced
+        by a new one only if it still is ``mark`` (one sweeper wins; a worker that took the
+        chunk meanwhile cleared it). True when this call claimed it."""
+        return bool(self._claim_mark(keys=[self._queued(batch_id)],
+                                     args=[str(index), mark, repr(time.time())]))
 
     @property
     def _claim(self) -> Any:
@@ -366,8 +494,19 @@ class BatchStore:
         if script is None:  # compare-and-set: the lease still holds the lapsed value
             script = self.r.register_script(
                 "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then "
-                "redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end return 0")
+                "redis.call('HDEL', KEYS[1], ARGV[1]) "
+                "redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) return 1 end return 0")
             self._claim_script = script
+        return script
+
+    @property
+    def _claim_mark(self) -> Any:
+        script = getattr(self, "_claim_mark_script", None)
+        if script is None:  # compare-and-set on the queued mark
+            script = self.r.register_script(
+                "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then "
+                "redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end return 0")
+            self._claim_mark_script = script
         return script
 
     def create(self, spec: BatchSpec, batch_id: str | None = None) -> str:
@@ -421,6 +560,7 @@ class BatchStore:
         stored = bool(self.r.hsetnx(self._chunks(batch_id), str(index),
                                     json.dumps(result, separators=(",", ":"))))
         self.r.hdel(self._failures(batch_id), str(index))
+        self.r.hdel(self._queued(batch_id), str(index))
         if stored:  # progress, and the time a chunk takes (a sweep's patience)
             meta = self._meta(batch_id)
             self.r.hset(meta, "last_done", repr(time.time()))
@@ -433,12 +573,19 @@ class BatchStore:
         """True when chunk ``index``'s last attempt failed and is noted."""
         return bool(self.r.hexists(self._failures(batch_id), str(index)))
 
-    def record_failure(self, batch_id: str, index: int, error: str) -> None:
-        """Remember the last error of chunk ``index`` (shown by ``batch status``)."""
-        self.r.hset(self._failures(batch_id), str(index), error[:2000])
+    def record_failure(self, batch_id: str, index: int, error: str) -> int:
+        """Remember the last error of chunk ``index`` (shown by ``batch status``) and count
+        the failed attempt; returns the chunk's failed attempts so far."""
+        with self.r.pipeline() as pipe:
+            pipe.hset(self._failures(batch_id), str(index), error[:2000])
+            pipe.hincrby(self._fails(batch_id), str(index), 1)
+            pipe.hset(self._fails(batch_id), f"{index}@", repr(time.time()))
+            count = pipe.execute()[1]
+        return int(count)
 
-    def status(self, batch_id: str) -> BatchStatus:
-        """Progress of a batch.
+    def status(self, batch_id: str, max_failures: int = DEFAULT_MAX_FAILURES) -> BatchStatus:
+        """Progress of a batch; a chunk without a result that failed ``max_failures`` times
+        is given up.
 
         Raises:
             UnknownBatch: no such batch.
@@ -446,10 +593,13 @@ class BatchStore:
         meta = self.r.hgetall(self._meta(batch_id))
         if not meta:
             raise UnknownBatch(f"no batch {batch_id!r} under prefix {self.prefix!r}")
-        done = int(self.r.hlen(self._chunks(batch_id)))
+        have = {int(k) for k in self.r.hkeys(self._chunks(batch_id))}
         failures = {int(k): v for k, v in self.r.hgetall(self._failures(batch_id)).items()}
-        return BatchStatus(batch_id, int(meta["chunks"]), done, failures,
-                           float(meta.get("created", 0.0)))
+        attempts = {i: n for i, (n, _) in self.failed_attempts(batch_id).items()
+                    if i not in have}
+        given_up = tuple(sorted(i for i, n in attempts.items() if n >= max_failures))
+        return BatchStatus(batch_id, int(meta["chunks"]), len(have), failures,
+                           float(meta.get("created", 0.0)), attempts, given_up)
 
     def missing_chunks(self, batch_id: str) -> list[int]:
         """Indices of chunks whose result is not stored, ascending."""
@@ -478,5 +628,5 @@ class BatchStore:
     def delete(self, batch_id: str) -> None:
         """Forget a batch (its state and results; recorded games stay in the event store)."""
         self.r.delete(self._meta(batch_id), self._chunks(batch_id), self._failures(batch_id),
-                      self._leases(batch_id))
+                      self._leases(batch_id), self._queued(batch_id), self._fails(batch_id))
         self.r.zrem(f"{self.prefix}:batches", batch_id)

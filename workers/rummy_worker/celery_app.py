@@ -20,6 +20,9 @@ imported. Production settings, following Celery's task guide:
 from __future__ import annotations
 
 import os
+import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Celery
@@ -37,6 +40,9 @@ app = Celery("rummy_worker", broker=config.broker_url(), backend=config.result_u
              include=["rummy_worker.tasks"])
 
 _transport: dict[str, Any] = {}
+if config.broker_url().startswith(("redis://", "rediss://")):
+    # kombu's Redis transport, parking malformed queue entries instead of ending the worker
+    app.conf.broker_transport = "rummy_worker.transport:Transport"
 if config.broker_url().startswith(("redis://", "rediss://", "unix://")):
     _transport["visibility_timeout"] = config.visibility_timeout()
     if config.restore_interval():
@@ -101,64 +107,124 @@ def _on_exit(pid: int | None = None, **_: Any) -> None:
 
 
 _sweep_stop: Any = None
-_reserved: dict[tuple[str, str, int], float] = {}  # (prefix, batch, chunk) -> when received
+
+
+@dataclass
+class _Reservation:
+    """A chunk task this worker took off the broker (its Celery request id is the key)."""
+
+    prefix: str
+    batch_id: str
+    index: int
+    spec: Any
+    received: float
+    recorded: bool  # its lease taken and queued mark cleared (False: state Redis was down)
+
+
+_reserved: dict[str, _Reservation] = {}
+_reserved_lock = threading.Lock()
+
+
+def _chunk_args(request: Any) -> tuple[str, int, Any, str] | None:
+    """``(batch_id, index, spec, prefix)`` of a chunk task request, or ``None``."""
+    args = list(request.args or ())
+    kwargs = dict(request.kwargs or {})
+    try:
+        batch_id = args[0] if args else kwargs["batch_id"]
+        index = args[1] if len(args) > 1 else kwargs["index"]
+        spec = args[2] if len(args) > 2 else kwargs["spec"]
+        prefix = args[3] if len(args) > 3 else kwargs.get("prefix", "rummy")
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(batch_id, str) or not isinstance(prefix, str) \
+            or not isinstance(index, int):
+        return None
+    return batch_id, index, spec, prefix
+
+
+def _record(res: _Reservation) -> bool:
+    """Lease a reserved chunk and clear its queued mark, if the task is a chunk of a
+    submitted batch with the batch's own spec (a forged task touches nothing). False when
+    it is not."""
+    from rummy_worker.batches import BatchStore
+    from rummy_worker.tasks import BadChunk, check_chunk
+
+    store = BatchStore(state_client(), res.prefix)
+    try:
+        check_chunk(store, res.batch_id, res.index, res.spec)
+    except BadChunk:
+        return False
+    store.receive(res.batch_id, res.index, config.lease_seconds())
+    res.recorded = True
+    return True
 
 
 @task_received.connect
 def _on_received(request: Any = None, **_: Any) -> None:
-    """A chunk task reserved by this worker (running, or waiting for a pool process): the
-    main process leases it at once and keeps the lease alive (``_keep_leases``), so a
-    whole worker killed with chunks reserved but not started lets all of them lapse."""
+    """A chunk task taken off the broker by this worker (running, or waiting for a pool
+    process): the main process leases it at once (and clears its queued mark) and keeps the
+    lease alive while Celery holds the request (``_keep_leases``), so a whole worker killed
+    with chunks reserved but not started lets all of them lapse, and a request Celery drops
+    (a lost broker connection) stops being renewed."""
     from rummy_worker.tasks import TASK_NAME
 
     if request is None or getattr(request, "name", None) != TASK_NAME:
         return
-    args = list(request.args or ())
-    kwargs = dict(request.kwargs or {})
-    try:
-        batch_id = str(args[0] if args else kwargs["batch_id"])
-        index = int(args[1] if len(args) > 1 else kwargs["index"])
-        prefix = str(args[3] if len(args) > 3 else kwargs.get("prefix", "rummy"))
-    except (KeyError, IndexError, TypeError, ValueError):
+    parsed = _chunk_args(request)
+    if parsed is None:
         return
-    import time
-
-    from rummy_worker.batches import BatchStore
-
-    try:  # a task for no chunk of a submitted batch is refused by the task: no lease
-        if not BatchStore(state_client(), prefix).chunk_exists(batch_id, index):
+    res = _Reservation(parsed[3], parsed[0], parsed[1], parsed[2], time.time(), False)
+    try:
+        if not _record(res):
             return
-    except Exception:  # noqa: BLE001 - the state Redis unreachable: lease it when back
+    except Exception:  # noqa: BLE001 - the state Redis unreachable: record it when back
         pass
-    _reserved[(prefix, batch_id, index)] = time.time()
-    _keep_leases()
+    with _reserved_lock:
+        _reserved[str(request.id)] = res
+
+
+def _held(task_id: str) -> bool:
+    """True while Celery holds the request: reserved, scheduled or running."""
+    from celery.worker import state
+
+    return task_id in state.requests or any(
+        getattr(r, "id", None) == task_id for r in tuple(state.scheduled_requests))
 
 
 def _keep_leases() -> None:
-    """Renew the lease of every chunk this worker reserved and that has no result (nor a
-    noted failure) yet; forget the others."""
+    """Renew the lease of every chunk this worker holds that has no result yet; forget the
+    requests Celery finished or dropped (their leases then lapse or were dropped)."""
     from rummy_worker.batches import BatchStore
 
-    for key in list(_reserved):
-        prefix, batch_id, index = key
-        store = BatchStore(state_client(), prefix)
+    now = time.time()
+    with _reserved_lock:
+        items = list(_reserved.items())
+    for task_id, res in items:
+        if now - res.received > 1.0 and not _held(task_id):
+            with _reserved_lock:
+                _reserved.pop(task_id, None)
+            continue
+        store = BatchStore(state_client(), res.prefix)
         try:
-            if store.has_chunk(batch_id, index) or store.has_failure(batch_id, index):
-                _reserved.pop(key, None)
+            if store.has_chunk(res.batch_id, res.index):
+                with _reserved_lock:
+                    _reserved.pop(task_id, None)
                 continue
-            store.take_lease(batch_id, index, config.lease_seconds())
+            if not res.recorded:
+                if not _record(res):
+                    with _reserved_lock:
+                        _reserved.pop(task_id, None)
+                continue
+            store.take_lease(res.batch_id, res.index, config.lease_seconds())
         except Exception:  # noqa: BLE001 - the next beat retries
             continue
 
 
 @worker_ready.connect
 def _start_sweeper(**_: Any) -> None:
-    """The worker's main process keeps its reserved chunks' leases alive and sweeps for
-    chunks whose worker died (their lease lapsed), sending them again (issue 14:
-    self-healing batches)."""
+    """The worker's main process keeps its reserved chunks' leases alive and sweeps for lost
+    chunks, sending them again (self-healing batches, :meth:`rummy_worker.tasks.Sweeper.heal`)."""
     global _sweep_stop
-    import threading
-
     from rummy_worker.tasks import sweep_forever
 
     _sweep_stop = threading.Event()
@@ -177,5 +243,22 @@ def _start_sweeper(**_: Any) -> None:
 
 @worker_shutdown.connect
 def _stop_sweeper(**_: Any) -> None:
+    """Stop the sweeper; the chunks this worker still held without a result go back to the
+    broker's queue (a warm shutdown returns unacknowledged tasks), so their leases become
+    queued marks rather than lapse into a second copy."""
     if _sweep_stop is not None:
         _sweep_stop.set()
+    from rummy_worker.batches import BatchStore
+
+    with _reserved_lock:
+        items = list(_reserved.values())
+        _reserved.clear()
+    for res in items:
+        if not res.recorded:
+            continue
+        try:
+            store = BatchStore(state_client(), res.prefix)
+            if not store.has_chunk(res.batch_id, res.index):
+                store.requeued(res.batch_id, [res.index])
+        except Exception:  # noqa: BLE001 - their leases lapse and a sweep sends them
+            continue

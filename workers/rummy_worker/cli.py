@@ -152,8 +152,29 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if extra and extra[0] == "--":
         extra = extra[1:]
     argv += extra
-    app.worker_main(argv)
-    return 0
+    return _run_celery(app, argv)
+
+
+def _run_celery(app: Any, argv: list[str]) -> int:
+    """Run ``celery`` with ``argv`` on ``app`` and return its exit status: the worker's own
+    (1 after an unrecoverable error), where ``Celery.worker_main`` returned nothing and
+    ``rummy worker`` exited 0, so a restart-on-failure supervisor left it down."""
+    import click
+    from celery.bin.celery import celery
+
+    celery.params[0].default = app
+    try:
+        code = celery.main(args=argv, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    except click.ClickException as e:
+        e.show()
+        code = e.exit_code
+    except click.exceptions.Abort:
+        code = 1
+    finally:
+        celery.params[0].default = None
+    return int(code or 0) if isinstance(code, int) else 0
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -222,8 +243,9 @@ def _wait(store: Any, batch_id: str, quiet: bool, interval: float = 0.5,
 def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0.5,
               timeout: float | None = None, label: str = "batches") -> int:
     """One progress bar over the chunks of several batches, until every batch is complete
-    (0), or every missing chunk of some batch has failed (1), or ``timeout`` seconds passed
-    (1). Lost chunks are healed on the way (:func:`rummy_worker.tasks.heal`)."""
+    (0), or every missing chunk of some batch was given up after ``RUMMY_CHUNK_MAX_FAILURES``
+    failed attempts (1), or ``timeout`` seconds passed (1). Lost chunks are healed on the
+    way (:func:`rummy_worker.tasks.heal`)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -236,7 +258,8 @@ def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0
 
     from rummy_worker import config
 
-    sts = [store.status(b) for b in batch_ids]
+    most = config.max_failures()
+    sts = [store.status(b, most) for b in batch_ids]
     t0 = time.monotonic()
     with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("chunks"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -250,13 +273,14 @@ def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0
                 with contextlib.suppress(Exception):  # the waiter also heals lost chunks
                     from rummy_worker.tasks import heal
                     heal(store)
-            sts = [store.status(b) for b in batch_ids]
+            sts = [store.status(b, most) for b in batch_ids]
             progress.update(task, completed=sum(st.done for st in sts))
             if all(st.complete for st in sts):
                 return 0
             for st in sts:
-                if st.failures and st.chunks - st.done <= len(st.failures):
-                    print(f"batch {st.batch_id}: {len(st.failures)} chunk(s) failed; see "
+                if st.failed:
+                    print(f"batch {st.batch_id}: {len(st.given_up)} chunk(s) failed "
+                          f"{most} times and were given up; see "
                           f"`rummy batch status {st.batch_id}`", file=sys.stderr)
                     return 1
             if timeout is not None and time.monotonic() - t0 > timeout:
@@ -270,32 +294,42 @@ def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0
 def cmd_status(args: argparse.Namespace) -> int:
     """``rummy batch status ID``: chunks done, failures; ``--wait`` shows a progress bar."""
     _set_env(args)
+    from rummy_worker import config
     from rummy_worker.batches import UnknownBatch
 
     store = _store()
+    most = config.max_failures()
     try:
         if args.wait:
             code = _wait(store, args.batch_id, quiet=False, timeout=args.timeout)
-        st = store.status(args.batch_id)
+        st = store.status(args.batch_id, most)
         spec = store.spec(args.batch_id)
     except UnknownBatch as e:
         return _die(str(e))
     if args.json:
         print(json.dumps({"batch_id": st.batch_id, "chunks": st.chunks, "done": st.done,
-                          "complete": st.complete, "failures": st.failures,
-                          "spec": spec.to_dict()}, indent=2, sort_keys=True))
+                          "complete": st.complete, "failed": st.failed,
+                          "failures": st.failures, "attempts": st.attempts,
+                          "given_up": list(st.given_up), "spec": spec.to_dict()},
+                         indent=2, sort_keys=True))
     else:
         from rich.console import Console
+        from rich.markup import escape
         from rich.progress_bar import ProgressBar
 
         console = Console()
+        state = "complete" if st.complete else "failed" if st.failed else "running"
         console.print(f"batch {st.batch_id}: {st.done}/{st.chunks} chunks "
-                      f"({'complete' if st.complete else 'running'}), {spec.games} games, "
+                      f"({state}), {spec.games} games, "
                       f"bots {','.join(spec.bots)}, seed {spec.seed}"
                       + (" [A/B]" if spec.is_ab else ""))
         console.print(ProgressBar(total=st.chunks, completed=st.done, width=50))
         for i, err in sorted(st.failures.items()):
-            console.print(f"[red]chunk {i} failed:[/red] {err.splitlines()[0]}")
+            n = st.attempts.get(i, 1)
+            how = (f"given up after {n} failed attempts" if i in st.given_up
+                   else f"failed attempt {n} of {most}; retrying")
+            console.print(f"[red]chunk {i} failed[/red] ({how}): "
+                          f"{escape((err.splitlines() or [''])[0])}", highlight=False)
     if args.wait:
         return code
     return 0 if st.complete else (1 if st.failures else 0)

@@ -15,6 +15,11 @@ Environment:
         values apply (``rummy batch submit --soft-time-limit/--time-limit``).
     RUMMY_VISIBILITY_TIMEOUT: Redis broker: seconds before an unacknowledged task is
         delivered again (default 3600; must exceed the hard time limit; tests set it short).
+    RUMMY_CHUNK_LEASE / RUMMY_SWEEP_INTERVAL: a chunk's lease without a heartbeat (default
+        15 s) and the seconds between two sweeps for lost chunks (default 5).
+    RUMMY_CHUNK_MAX_FAILURES / RUMMY_CHUNK_RETRY_BACKOFF: failed attempts after which a
+        chunk is given up (default 3), seconds before the first retry (default 5, doubled
+        after each further failure).
     RUMMY_BROKER_KEYPREFIX: Redis broker: a prefix for all the broker's keys (tests).
     RUMMY_BROKER_RESTORE_INTERVAL: Redis broker: seconds between sweeps that re-deliver
         unacknowledged tasks older than the visibility timeout (default: kombu's, about
@@ -141,6 +146,26 @@ def sweep_interval() -> float:
     """Seconds between two sweeps for chunks whose lease lapsed (``RUMMY_SWEEP_INTERVAL``,
     default 5); every worker and every ``rummy batch ... --wait`` sweeps."""
     return float(_env("RUMMY_SWEEP_INTERVAL", "5"))
+
+
+def max_failures() -> int:
+    """Failed attempts after which a chunk is given up (``RUMMY_CHUNK_MAX_FAILURES``,
+    default 3): it is not sent again, ``rummy batch status`` shows its error, and the batch
+    ends as failed once nothing else is left to run."""
+    return max(1, int(_env("RUMMY_CHUNK_MAX_FAILURES", "3")))
+
+
+def retry_backoff() -> float:
+    """Seconds before a failed chunk is sent again (``RUMMY_CHUNK_RETRY_BACKOFF``, default
+    5), doubled after every further failure (at most 300)."""
+    return float(_env("RUMMY_CHUNK_RETRY_BACKOFF", "5"))
+
+
+def retry_policy() -> Any:
+    """The :class:`rummy_worker.batches.RetryPolicy` of these settings."""
+    from rummy_worker.batches import RetryPolicy
+
+    return RetryPolicy(max_failures=max_failures(), backoff=retry_backoff())
 
 
 def broker_keyprefix() -> str | None:
