@@ -12,6 +12,8 @@ Input (one command per line; see :data:`HELP`)::
     m <new table>     meld: the whole new table, melds separated by '|'
     a <cards>         add a new meld from the hand to the current table
     x <n> <cards>     extend meld number n with cards from the hand
+    r <n..> = <melds> take melds n.. apart and lay these melds instead
+    a/x/r parts joined by ';' are one meld action (rummy.meld_commands)
     hint  v  h  q     suggest a move, show the view again, help, quit
 
 A rejected command changes nothing and prints the rule it breaks (e.g. ``R5.3``).
@@ -51,7 +53,8 @@ from rummy.events import (
     TurnEnded,
     dumps,
 )
-from rummy.melds import Table, format_meld, parse_meld, parse_table
+from rummy.meld_commands import apply_meld_command, meld_command
+from rummy.melds import Table
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, view
@@ -62,6 +65,8 @@ from rummy_cli.outputs import output_problem
 HUMAN = 0
 """The person's seat."""
 
+_MELD_WORDS = ("m", "meld", "a", "add", "x", "extend", "r", "rearrange")
+
 HELP = """\
 Commands, one per line. Cards as in docs/rules.md R1.4: 7S TD AH; a joker in
 the hand is *; a joker on the table declares its card: *7S.
@@ -71,6 +76,9 @@ the hand is *; a joker on the table declares its card: *7S.
                    e.g. m 5S 6S 7S | 8H 8D 8C | 2C 3C *4C
   a <cards>      add a new meld from your hand, e.g. a 9H 9S 9C
   x <n> <cards>  extend meld number n with hand cards, e.g. x 2 8S
+  r <n..> = <melds>  take melds apart, lay these instead, e.g. r 2 3 = 2D 3D 4D | 5D 6D 7D
+  x 1 9D; a 2H 3H 4H   several parts joined by ; are one meld action;
+                 the numbers are those shown before the action
   k              knock: hand worth <= the threshold, turn over (R6.1)
   e              end the turn without knocking (R6.3)
   hint           what the 'basic' bot would do now
@@ -292,31 +300,10 @@ class PlaySession:
                 raise NotationError(f"'{word}' takes no arguments, got {rest.strip()!r}",
                                     token=rest.strip())
             return simple[word](seat)
-        table = self.numbered_table()
-        if word in ("m", "meld"):
-            if not rest.strip():
-                raise NotationError("m needs the whole new table, e.g. 'm 5S 6S 7S | 8H 8D 8C'"
-                                    " (R5)", token="")
-            return Meld(seat, parse_table(rest))
-        if word in ("a", "add"):
-            meld = parse_meld(rest)
-            if not meld:
-                raise NotationError("a needs the cards of the new meld, e.g. 'a 9H 9S 9C'",
-                                    token="")
-            return Meld(seat, (*table, meld))
-        if word in ("x", "extend"):
-            num, _, cards = rest.strip().partition(" ")
-            if not num.isdigit() or not 1 <= int(num) <= len(table):
-                raise NotationError(f"x needs a meld number 1..{len(table)} then cards, e.g. "
-                                    f"'x 1 8S'; got {num!r}" if table else
-                                    "x extends a meld on the table, but the table is empty; "
-                                    "use 'a <cards>' for a new meld", token=num)
-            extra = parse_meld(cards)
-            if not extra:
-                raise NotationError("x needs the cards to add, e.g. 'x 1 8S'", token="")
-            i = int(num) - 1
-            new: Table = (*table[:i], (*table[i], *extra), *table[i + 1:])
-            return Meld(seat, new)
+        if word in _MELD_WORDS:
+            # a/x/r parts joined by ';', or one m: rummy.meld_commands (one parser for
+            # what a person types and what the hint and the review print)
+            return Meld(seat, apply_meld_command(self.numbered_table(), f"{word} {rest}"))
         return None
 
     # ------------------------------------------------------------------ rendering
@@ -515,29 +502,10 @@ class PlaySession:
                            soft_wrap=True)
 
     def shortest_meld(self, new_table: Table) -> str:
-        """The shortest input that makes ``new_table``: ``a <cards>`` when it only adds one
-        new meld, ``x <n> <cards>`` when it only extends meld n, else ``m <whole table>``."""
-        old = list(self.numbered_table())
-        new = list(new_table)
-        rest = list(new)
-        for m in old:
-            if m in rest:
-                rest.remove(m)
-        gone = [m for m in old if m not in new]
-        if not gone and len(rest) == 1:
-            return "a " + " ".join(format_meld(rest[0]))
-        if len(gone) == 1 and len(rest) == 1:
-            before, after = list(gone[0]), list(rest[0])
-            extra = list(after)
-            for card in before:
-                if card in extra:
-                    extra.remove(card)
-                else:
-                    extra = []
-                    break
-            if extra and len(after) == len(before) + len(extra):
-                return f"x {old.index(gone[0]) + 1} " + " ".join(format_meld(extra))
-        return "m " + " | ".join(" ".join(format_meld(m)) for m in new)
+        """The shortest input that makes ``new_table`` from the numbered table
+        (:func:`rummy.meld_commands.meld_command`): ``a``/``x`` parts joined by ``;``, one
+        ``r`` when melds are taken apart, ``m <whole table>`` only when shorter."""
+        return meld_command(self.numbered_table(), new_table)
 
 
 # ---------------------------------------------------------------------- command line

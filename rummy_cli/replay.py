@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from rummy.cards import format_card
 from rummy.errors import NotationError, RummyError
 from rummy.events import CardDrawn, Event, GameStarted, RoundStarted, loads
 from rummy.invariants import ReplayError, verify_log
+from rummy.melds import format_meld
 from rummy.state import GameState
 from rummy_cli.inputs import InputTooLarge, read_bounded
 from rummy_cli.report_format import event_line, hand_text, state_text
 
 if TYPE_CHECKING:
-    from rummy.analysis import GameAnalysis
+    from rummy.analysis import GameAnalysis, MeldDecision
 
 
 def read_log(path: str) -> list[Event]:
@@ -263,12 +263,21 @@ def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
     return 0
 
 
+def best_play_text(d: MeldDecision) -> str:
+    """A decision's best play as melds and as typed in ``rummy play``, e.g.
+    ``[8S 8H 8D] [TS JS QS KS] (type: a 8S 8H 8D; x 2 KS)``; ``"no meld"`` without one."""
+    if not d.best_table:
+        return "no meld"
+    melds = " ".join("[" + " ".join(format_meld(m)) + "]" for m in d.best_melds)
+    return f"{melds} (type: {d.best_command})"
+
+
 def analysis_text(analysis: GameAnalysis, console: Console) -> None:
     """Print a :class:`rummy.analysis.GameAnalysis`: per-seat summary, then the decisions
     that missed points and the missed knocks (event numbers for ``--at`` and ``#step=``)."""
     t = RichTable(title="Game analysis (points, R1.5; each seat judged from its own view, I3)")
-    for col in ("seat", "name", "decisions", "points left on the table", "by round",
-                "missed knocks"):
+    for col in ("seat", "name", "decisions", "points left on the table (each miss once)",
+                "by round", "missed knocks"):
         t.add_column(col)
     for s in analysis.seats:
         by_round = ", ".join(f"r{r}: {p}" for r, p in sorted(s.missed_by_round.items()))
@@ -278,8 +287,9 @@ def analysis_text(analysis: GameAnalysis, console: Console) -> None:
     for s in analysis.seats:
         for d in s.biggest:
             console.print(f"seat {s.seat} biggest miss: event {d.index} (round {d.round}): "
-                          f"best {d.best} ({' '.join(format_card(c) for c in d.best_cards)}), "
-                          f"played {d.played}: missed {d.missed}")
+                          f"best {d.best}: {best_play_text(d)}; played {d.played}: "
+                          f"missed {d.counted}" + (f" (of {d.missed}, the rest missed "
+                                                   "before)" if d.counted < d.missed else ""))
     for k in analysis.knocks:
         console.print(f"seat {k.seat} missed knock: event {k.index} (round {k.round}), hand "
                       f"{k.hand_points} points <= threshold {k.threshold} (R6.1)")

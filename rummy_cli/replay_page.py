@@ -205,10 +205,13 @@ def _cards(cards: Sequence[int]) -> str:
 def _analysis_notes(analysis: GameAnalysis) -> dict[int, str]:
     notes: dict[int, str] = {}
     for d in analysis.decisions:
-        best = f"best {d.best} ({_cards(d.best_cards)})" if d.best else "no meld possible"
+        best = (f"best {d.best}: " + " ".join(f"[{_cards(m)}]" for m in d.best_melds)
+                + f" (type: {d.best_command})") if d.best else "no meld possible"
         note = f"seat {d.seat}: {best}; played {d.played}"
-        if d.missed:
-            note += f"; missed {d.missed} points"
+        if d.counted:
+            note += f"; missed {d.counted} points"
+        if d.missed > d.counted:
+            note += f"; {d.missed - d.counted} points missed before and still open"
         if not d.proven:
             note += " (search budget reached: best is a lower bound)"
         notes[d.index] = note
