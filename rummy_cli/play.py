@@ -166,6 +166,7 @@ class PlaySession:
         if len(bots) > players - 1:
             raise ValueError(f"{len(bots)} bots for {players - 1} bot seat(s)")
         lineup = [bots[i % len(bots)] for i in range(players - 1)]
+        self.human = HUMAN  # the person's seat (-1: none, every seat a bot)
         self.console = console or Console()
         self.input_fn = input_fn
         self.seed = seed
@@ -182,6 +183,47 @@ class PlaySession:
         self.state: GameState = state
         self._record(events)
 
+    @classmethod
+    def resume(cls, state: GameState, events: Sequence[Event], bots: dict[int, str],
+               human: int | None, seed: int, *, console: Console | None = None,
+               input_fn: Callable[[str], str] = input, save: IO[str] | None = None
+               ) -> PlaySession:
+        """A session that goes on from ``state`` (reached by ``events``, which are written
+        to ``save`` first): ``human`` types the moves of that seat (``None``: bots play
+        every seat), ``bots`` maps every other seat to a strategy of
+        :data:`rummy.bots.BOTS`, seeded from ``seed`` and the seat.
+
+        Raises:
+            ValueError: an unknown bot, a seat without a bot, or ``human`` not a seat.
+        """
+        if human is not None and not 0 <= human < state.players:
+            raise ValueError(f"seat must be 0..{state.players - 1} (R1.1), got {human}")
+        self = cls.__new__(cls)
+        self.human = -1 if human is None else human
+        self.console = console or Console()
+        self.input_fn = input_fn
+        self.seed = seed
+        self.save = save
+        self.names = state.names
+        self.bots = []
+        for s in range(state.players):
+            if s == self.human:
+                self.bots.append(None)
+                continue
+            name = bots.get(s)
+            if name is None or name not in BOTS:
+                raise ValueError(f"seat {s} needs a bot; known bots: "
+                                 f"{', '.join(sorted(BOTS))}, got {name!r}")
+            self.bots.append(make_bot(name, seed * 8 + s))
+        self.events = []
+        self._bot_log = []
+        self._draw = state.draws
+        self._table_changed = self._hand_changed = False
+        self._shown = ()
+        self.state = state
+        self._record(events)
+        return self
+
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> int:
@@ -191,17 +233,20 @@ class PlaySession:
             0 when the game ended, 1 when the person quit (``q`` or end of input).
         """
         c = self.console
-        c.print(f"[bold]Manipulation Rummy[/] — you are seat {HUMAN} against "
+        c.print(f"[bold]Manipulation Rummy[/] — you are seat {self.human} against "
                 + ", ".join(f"{escape(self.names[s])} (seat {s})"
-                            for s in range(1, self.state.players))
-                + f"; seed {self.seed}; 'h' for help.")
+                            for s in range(self.state.players) if s != self.human)
+                + f"; seed {self.seed}; 'h' for help." if self.human >= 0 else
+                "[bold]Manipulation Rummy[/] — bots only: "
+                + ", ".join(f"{escape(self.names[s])} (seat {s})"
+                            for s in range(self.state.players)) + ".")
         changed = self.state.rules.changed()
         if changed:
             c.print(f"rule variants: {escape(str(changed))}", highlight=False)
         self._narrate(self.events)
         show = "full"
         while self.state.phase != GAME_OVER:
-            if self.state.turn != HUMAN:
+            if self.state.turn != self.human:
                 self._bot_turns()
                 show = "full"
                 continue
@@ -249,7 +294,7 @@ class PlaySession:
         if not word and self.state.phase == DRAW:
             word = "d"  # Enter draws when drawing is the only thing to do
         elif not word:
-            c.print(f"you may: {self.actions_text(view(self.state, HUMAN))}; h for help",
+            c.print(f"you may: {self.actions_text(view(self.state, self.human))}; h for help",
                     highlight=False)
             return "info"
         try:
@@ -274,7 +319,7 @@ class PlaySession:
             c.print(f"[red]✗ {escape(e.message)}[/]", highlight=False)
             return "rejected"
         self._table_changed = state.table != self.state.table or state.round != self.state.round
-        self._hand_changed = state.hands[HUMAN] != self.state.hands[HUMAN]
+        self._hand_changed = state.hands[self.human] != self.state.hands[self.human]
         self.state = state
         self._record(events)
         self._narrate(events)
@@ -291,7 +336,7 @@ class PlaySession:
         Raises:
             NotationError: a malformed card or meld number, naming the bad token.
         """
-        seat = HUMAN
+        seat = self.human
         simple: dict[str, Callable[[int], Command]] = {
             "d": Draw, "draw": Draw, "p": Pass, "pass": Pass, "k": Knock, "knock": Knock,
             "e": EndTurn, "end": EndTurn}
@@ -310,7 +355,7 @@ class PlaySession:
 
     def render(self) -> None:
         """Print the person's view: scores, the numbered table, the hand, the actions."""
-        v = view(self.state, HUMAN)
+        v = view(self.state, self.human)
         c = self.console
         c.print()
         head = (f"[bold]Round {v.round}[/] · dealer {escape(self.names[v.dealer])} · "
@@ -349,7 +394,7 @@ class PlaySession:
 
     def render_hand(self, v: PlayerView | None = None) -> None:
         """Print the person's hand (sorted, with points) and, on their turn, the actions."""
-        v = v or view(self.state, HUMAN)
+        v = v or view(self.state, self.human)
         c = self.console
         c.print(f"[bold]Your hand[/] ({len(v.hand)} cards, {v.hand_points} points): "
                 f"{self.hand_markup(v)}", highlight=False)
@@ -378,7 +423,7 @@ class PlaySession:
 
     def _bot_turns(self) -> None:
         """Let the bots play until the person must act or the game ends."""
-        while self.state.phase != GAME_OVER and self.state.turn != HUMAN:
+        while self.state.phase != GAME_OVER and self.state.turn != self.human:
             seat = self.state.turn
             bot = self.bots[seat]
             assert bot is not None
@@ -421,19 +466,19 @@ class PlaySession:
                                  f"{self._bot_action(actor, command, events)}")
         for e in events:
             match e:  # one case per event type: a new one not narrated here fails mypy
-                case CardDrawn() if e.seat == HUMAN and e.card is not None:
+                case CardDrawn() if e.seat == self.human and e.card is not None:
                     self._draw = e.draw
                     c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).",
                             highlight=False)
-                case Melded() if e.seat == HUMAN:
+                case Melded() if e.seat == self.human:
                     c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
-                case Passed() if e.seat == HUMAN:
+                case Passed() if e.seat == self.human:
                     # a pass after the first draw is R3.2's, after a later one R3.3's
                     c.print(f"You pass ({'R3.2' if self._draw <= 1 else 'R3.3'}).",
                             highlight=False)
-                case Knocked() if e.seat == HUMAN:
+                case Knocked() if e.seat == self.human:
                     c.print("You knock.", highlight=False)
-                case TurnEnded() if e.seat == HUMAN:
+                case TurnEnded() if e.seat == self.human:
                     c.print("Your turn is over.", highlight=False)
                 case StockExhausted():
                     self._flush_bot_line()
@@ -445,9 +490,9 @@ class PlaySession:
                 case RoundStarted():
                     self._flush_bot_line()
                     first = (e.dealer + 1) % self.state.players
-                    who = ("you play" if first == HUMAN
+                    who = ("you play" if first == self.human
                            else f"{escape(self.names[first])} plays")
-                    dealer = ("you" if e.dealer == HUMAN else escape(self.names[e.dealer]))
+                    dealer = ("you" if e.dealer == self.human else escape(self.names[e.dealer]))
                     c.print(f"[bold]Round {e.round}[/] is dealt; the dealer is {dealer} (seat "
                             f"{e.dealer}); {who} first.", highlight=False)
                 case GameEnded():
@@ -484,11 +529,12 @@ class PlaySession:
                       str(e.final[s]))
         c.print(t)
         winners = ", ".join(f"{escape(self.names[s])} (seat {s})" for s in e.winners)
-        verdict = "You win!" if HUMAN in e.winners else "You lose."
+        verdict = ("" if self.human < 0 else
+                   "You win!" if self.human in e.winners else "You lose.")
         c.print(f"[bold]Winner: {winners}[/]. {verdict}", highlight=False)
 
     def _hint(self) -> None:
-        v = view(self.state, HUMAN)
+        v = view(self.state, self.human)
         if not v.actions:
             self.console.print("not your turn")
             return

@@ -72,6 +72,8 @@ def read_log(path: str) -> list[Event]:
             raise ReplayError(n, f"{path} is not UTF-8 text", unit="line", sep=" of") from None
         if not line.strip():
             continue
+        if not events and fork_origin(line) is not None:
+            continue  # a fork's header line (rummy.fork.fork_header), not an event
         try:
             events.append(loads(line))
         except (NotationError, TypeError, ValueError, AttributeError, RecursionError) as e:
@@ -82,6 +84,19 @@ def read_log(path: str) -> list[Event]:
     if not events:
         raise ReplayError(0, f"{path} holds no events", unit="file")
     return events
+
+
+def fork_origin(line: str) -> dict[str, object] | None:
+    """The ``"fork"`` object of a fork log's header line (:func:`rummy.fork.fork_header`),
+    or ``None`` for any other line (an event)."""
+    if '"fork"' not in line or '"type"' in line:
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    origin = data.get("fork") if isinstance(data, dict) else None
+    return origin if isinstance(origin, dict) else None
 
 
 def _final_table(state: GameState, console: Console) -> None:
@@ -190,7 +205,10 @@ def add_page_options(p: argparse.ArgumentParser) -> None:
                    "about 2 s at 0 (docs/review.md)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="with --analyse: seed of every determinization and rollout; the "
-                   "same seed gives the same figures (default %(default)s)")
+                   "same seed gives the same figures; with --fork: seeds the re-deal and "
+                   "the bots (default %(default)s)")
+    from rummy_cli.fork import add_fork_options
+    add_fork_options(p)
 
 
 def page_options_used(args: argparse.Namespace) -> bool:

@@ -17,7 +17,12 @@ Data embedded (:func:`page_data`), one entry per event, the state *after* event 
   ``"freed"`` (a table joker redeclared after its real card replaced it, R5.8–R5.9; ``was``
   its old declaration); ``fresh`` lists the melds that did not exist before;
 * ``c``: the change as text (what moved, what was added, which joker was freed);
-* ``a``: the analysis note of the decision answered by this event (with ``--analyse``).
+* ``a``: the analysis note of the decision answered by this event (with ``--analyse``);
+* ``m``: the review of that decision (class, marks, equity lost, choice made and best);
+  ``k``: the ``rummy replay --fork`` command that starts a game before a meld decision;
+* ``j``: the jump marks this step carries: ``"round"`` (a deal), ``"meld"``, ``"mark"``
+  (a review class or mark), ``"knock"``; the page's keys r, m, x, k jump to the next one
+  (with Shift: the previous one).
 
 With ``seat`` set, every step is built from :func:`rummy.views.view` of that seat and its
 redacted copy of each event (:func:`rummy.views.redact`), so the file holds no card the
@@ -302,6 +307,12 @@ def page_data(events: Sequence[Event], seat: int | None = None,
                          "seat": r.seat}
         if i in meld_decisions and source:
             step["k"] = fork_command(source, i - 1, seat)
+        jumps = [kind for kind, hit in (
+            ("round", isinstance(e, RoundStarted)), ("meld", isinstance(e, Melded)),
+            ("mark", r is not None and bool(r.cls or r.marks)),
+            ("knock", isinstance(e, Knocked))) if hit]
+        if jumps:
+            step["j"] = jumps
         steps.append(step)
     data: dict[str, Any] = {
         "title": title, "players": players, "names": list(names), "seat": seat,
