@@ -463,6 +463,8 @@ def _optional_commands(sub: Any) -> None:
     record_parser(sub)
     from rummy_cli.tournament import add_parser as tournament_parser
     tournament_parser(sub)
+    from rummy_cli.puzzles import add_parser as puzzles_parser
+    puzzles_parser(sub)
     try:
         from rummy_cli.play import add_parser as play_parser
         play_parser(sub)
