@@ -411,8 +411,9 @@ def review(events: Sequence[Event], seat: int | None = None, *, budget: int = DE
         events: the log (verify it first, :func:`rummy.invariants.verify_log`).
         seat: review only this seat (its decisions and its graph line).
         budget: determinizations per evaluated choice and per graph point and seat; 0
-            judges the meld decisions by the solver only (no rollouts, no graph). The cost is at most ``budget x (choices + seats x (turns +
-            rounds))`` round rollouts plus one solver call per meld decision.
+            judges the meld decisions by the solver only (no rollouts, no graph). The
+            cost is at most ``budget x (choices + seats x (turns + rounds))`` round
+            rollouts plus one solver call per meld decision.
         seed: seeds every determinization and rollout (same seed, same figures).
         game_weight: the value of winning the game, in round points (R9).
         node_limit: the solver's budget per meld decision.

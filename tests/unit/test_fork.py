@@ -55,7 +55,7 @@ def test_an_omniscient_fork_is_the_exact_prefix(game):
     assert fork_prefix(game, 40, None, omniscient=True) == list(game[:40])
     with pytest.raises(ValueError, match="seat 0..1"):
         fork_prefix(game, 40, None)
-    with pytest.raises(ValueError, match="1..%d" % len(game)):
+    with pytest.raises(ValueError, match=f"1..{len(game)}"):
         fork_prefix(game, 0, 0)
 
 
