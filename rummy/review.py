@@ -306,8 +306,11 @@ def _se(xs: Sequence[float]) -> float:
 
 def _lost(chosen: list[float], best: list[float]) -> float:
     """Equity lost by ``chosen`` against ``best`` (paired values): the mean difference if
-    it exceeds :data:`SIGNIFICANCE` standard errors, else 0."""
+    it exceeds :data:`SIGNIFICANCE` standard errors, else 0; always 0 from a single
+    determinization (no standard error: too close to call)."""
     diff = [b - c for b, c in zip(best, chosen, strict=True)]
+    if len(diff) < 2:
+        return 0.0
     m = _mean(diff)
     return m if m > 0 and m > SIGNIFICANCE * _se(diff) else 0.0
 

@@ -164,7 +164,10 @@ EPILOG_REPLAY = """\
 examples:
   rummy replay game.jsonl --html game.html             every hand (a full-information log)
   rummy replay game.jsonl --html seat1.html --seat 1   only what seat 1 saw (I3)
-  rummy replay game.jsonl --analyse                    best play vs. play made, per decision
+  rummy replay game.jsonl --analyse                    review every decision (docs/review.md)
+  rummy replay game.jsonl --analyse --budget 0         the solver's judgement alone (fast)
+  rummy replay game.jsonl --fork 120                   what if: play on after event 120
+  rummy replay game.jsonl --fork 120 --omniscient --auto --save fork.jsonl
   rummy replay game.jsonl --analyse --json analysis.json --html game.html
   rummy replay GAME_ID --redis-url redis://localhost:6379/0 --html game.html
 
@@ -200,9 +203,9 @@ def add_page_options(p: argparse.ArgumentParser) -> None:
                    help="with --analyse: determinizations per judged choice and per point "
                    "of the equity graph and seat (default %(default)s; 0: the solver's "
                    "judgement of meld decisions only, no rollouts, no graph). The cost is "
-                   "at most N x (choices + seats x turns) round rollouts of about 10 ms "
-                   "each: a 2-player game of 70 turns takes about 8 s at the default, "
-                   "about 2 s at 0 (docs/review.md)")
+                   "at most N x (choices + seats x turns) round rollouts of a few ms "
+                   "each: a 2-player game of 70 turns takes about 3 s of CPU at the "
+                   "default, 1 s at 0 (docs/review.md, Cost)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="with --analyse: seed of every determinization and rollout; the "
                    "same seed gives the same figures; with --fork: seeds the re-deal and "
@@ -357,14 +360,15 @@ def review_text(rev: GameReview, console: Console) -> None:
     after every turn as a sparkline with its start, lowest, highest and last value."""
     t = RichTable(title=f"Review (budget {rev.budget}, seed {rev.seed}, {rev.rollouts} "
                   "rollouts; docs/review.md)")
-    for col in ("seat", "name", "accuracy %", "judged", "inaccuracies", "mistakes",
-                "blunders", "missed going out", "missed knocks"):
-        t.add_column(col)
+    for col in ("seat", "name", "acc. %", "judged", "?!", "?", "??", "no out", "no knock"):
+        t.add_column(col, no_wrap=True)
     for s in rev.seats:
         t.add_row(str(s.seat), s.name, f"{s.accuracy:.1f}", str(s.judged), str(s.inaccuracies),
                   str(s.mistakes), str(s.blunders), str(s.missed_going_out),
                   str(s.missed_knocks))
     console.print(t)
+    console.print("?! inaccuracies, ? mistakes, ?? blunders; no out: missed going out "
+                  "(R6.2); no knock: missed knocks (R6.1)")
     for d in rev.decisions:
         if not (d.cls or d.marks):
             continue
