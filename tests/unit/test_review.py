@@ -116,3 +116,16 @@ def test_cli_review_text_json_and_seed(tmp_path, capsys, knocking_game):
     assert [s["seat"] for s in data["review"]["seats"]] == [0, 1]
     assert data["seats"][0]["missed_points"] == data["review"]["seats"][0]["points_left"]
     assert main(["replay", str(log), "--analyse", "--budget", "-1"]) == 2
+
+
+def test_the_review_reads_no_hidden_information(knocking_game):
+    """A seat-true fork prefix changes every card the seat could not see (the other hand,
+    the stock order) and nothing it saw: that seat's review of it is the same, decision
+    for decision and point for point of the graph (I3)."""
+    from rummy.fork import fork_prefix
+    n = len(knocking_game) * 2 // 3
+    for seat in (0, 1):
+        honest = review(knocking_game[:n], seat, budget=2, seed=8)
+        other = fork_prefix(knocking_game, n, seat, seed=1)
+        assert other != list(knocking_game[:n])  # hidden cards really differ
+        assert review(other, seat, budget=2, seed=8).to_dict() == honest.to_dict()
