@@ -268,7 +268,7 @@
        String(a.missed_knocks)].forEach(function (x) { tr.appendChild(el("td", "", x)); });
       var td = el("td");
       a.biggest.forEach(function (d) {
-        var link = el("a", "", "event " + d.index + ": missed " + d.missed);
+        var link = el("a", "", "event " + d.index + ": missed " + d.counted);
         link.href = "#step=" + d.index;
         td.appendChild(link);
         td.appendChild(document.createTextNode(" "));
