@@ -86,10 +86,11 @@ def _candidate(source: str, d: MeldDecision, rules: RuleSet, opening: bool, pid:
 
 
 def find_puzzles(games: Sequence[tuple[str, Sequence[Event]]], *,
-                 count: int = DEFAULT_COUNT, min_points: int = DEFAULT_MIN_POINTS
-                 ) -> list[Puzzle]:
+                 count: int = DEFAULT_COUNT, min_points: int = DEFAULT_MIN_POINTS,
+                 seat: int | None = None) -> list[Puzzle]:
     """The ``count`` biggest distinct misses of ``games`` (``(source, full-information
-    log)`` pairs) worth at least ``min_points``, as proven puzzles (module docstring).
+    log)`` pairs) worth at least ``min_points``, as proven puzzles (module docstring);
+    with ``seat``, only that seat's misses ("learn from your mistakes").
 
     Raises:
         ValueError: a log that does not start with ``GameStarted``; ``count`` or
@@ -103,7 +104,9 @@ def find_puzzles(games: Sequence[tuple[str, Sequence[Event]]], *,
         if not isinstance(start, GameStarted):
             raise ValueError(f"{source}: a game log starts with GameStarted")
         rules = start.rules
-        for d in analyse(events).decisions:
+        if seat is not None and not 0 <= seat < start.players:
+            continue  # a game with fewer seats has none of that seat's misses
+        for d in analyse(events, seat).decisions:
             if d.counted >= min_points and d.proven and d.best_table:
                 opened_before = _opened(events, d)
                 opening = rules.opening_meld_per_player and not opened_before

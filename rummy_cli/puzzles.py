@@ -23,6 +23,8 @@ examples:
   rummy simulate --games 20 --players 2 --bots basic,human --events-dir games/ --quiet
   rummy puzzles games/*.jsonl --cases puzzles.jsonl --html puzzles.html
   rummy conformance puzzles.jsonl        every puzzle is a solver-proven best_play case
+  rummy play --save mine.jsonl; rummy puzzles mine.jsonl --seat 0 --html mine.html
+                                         learn from your own mistakes
 
 A puzzle is a meld decision where a seat missed points (each distinct miss once): the table
 and that seat's hand, "find the play worth N points". The analysis of a 2-player game takes
@@ -43,6 +45,8 @@ def add_parser(subparsers: Any) -> None:
                    help="puzzles to keep, biggest misses first (default %(default)s)")
     p.add_argument("--min-points", type=int, default=DEFAULT_MIN_POINTS,
                    help="smallest miss that makes a puzzle (default %(default)s)")
+    p.add_argument("--seat", type=int, metavar="N",
+                   help="only seat N's misses: learn from your own mistakes")
     p.add_argument("--cases", metavar="FILE",
                    help="write the puzzles as best_play conformance cases ('-': stdout)")
     p.add_argument("--html", metavar="FILE", help="write the puzzle page")
@@ -123,7 +127,8 @@ def cmd_puzzles(args: argparse.Namespace) -> int:
             return 1
         games.append((path, events))
     try:
-        puzzles = find_puzzles(games, count=args.count, min_points=args.min_points)
+        puzzles = find_puzzles(games, count=args.count, min_points=args.min_points,
+                               seat=args.seat)
     except ValueError as e:
         print(f"error: {e}", file=err)
         return 1

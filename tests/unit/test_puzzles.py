@@ -68,3 +68,10 @@ def test_cli_writes_cases_conformance_accepts_and_a_page_with_hidden_answers(tmp
         before, _, inside = section.partition("<details>")
         assert c["answer"] not in before and c["answer"] in inside.replace("&amp;", "&")
         assert f"find the play worth {c['best_points']} points" in before
+
+
+def test_puzzles_of_one_seat_are_its_own_misses():
+    games = _games()
+    mine = find_puzzles(games, count=20, min_points=5, seat=1)
+    assert mine and {p.seat for p in mine} == {1}
+    assert find_puzzles(games, count=20, min_points=5, seat=4) == []  # no such seat
