@@ -90,7 +90,7 @@ card unless the real card replaces it (R5.2-R5.9)."""
 
 _SUIT_STYLE = {"S": "bold", "C": "bold", "H": "bold red", "D": "bold red"}
 
-_PROMPTS = {DRAW: "draw [d]", MELD_OR_PASS: "meld or pass [m/a/x/p]",
+_PROMPTS = {DRAW: "draw [d]", MELD_OR_PASS: "meld or pass [m/a/x/r/p]",
             KNOCK_OR_END: "knock or end the turn [k/e]"}
 
 
@@ -167,6 +167,7 @@ class PlaySession:
             raise ValueError(f"{len(bots)} bots for {players - 1} bot seat(s)")
         lineup = [bots[i % len(bots)] for i in range(players - 1)]
         self.human = HUMAN  # the person's seat (-1: none, every seat a bot)
+        self._start = 0  # events before this index are not narrated (a resumed game)
         self.console = console or Console()
         self.input_fn = input_fn
         self.seed = seed
@@ -222,6 +223,7 @@ class PlaySession:
         self._shown = ()
         self.state = state
         self._record(events)
+        self._start = len(self.events)
         return self
 
     # ------------------------------------------------------------------ the loop
@@ -243,7 +245,7 @@ class PlaySession:
         changed = self.state.rules.changed()
         if changed:
             c.print(f"rule variants: {escape(str(changed))}", highlight=False)
-        self._narrate(self.events)
+        self._narrate(self.events[self._start:])  # a resumed game: only what is new
         show = "full"
         while self.state.phase != GAME_OVER:
             if self.state.turn != self.human:
