@@ -13,7 +13,9 @@ What is measured (all values in points, R1.5):
   draw, R3.1–R3.2, or in a final turn, R8.2). ``best`` is the value of the exact best meld
   action :func:`rummy.solver.best_play` finds from the seat's view (R5, with every table
   manipulation and the joker rules R5.6–R5.9); ``played`` the points of the cards the seat
-  actually put down (0 for a pass); ``missed = best - played``. Under the opening variants
+  actually put down (0 for a pass); ``missed = best - played``; ``counted`` the part of
+  it that is a new miss (:func:`distinct_misses`: the same missed play at the next draw or
+  turn is not charged again), which the per-seat totals add up. Under the opening variants
   of R5.5 (``opening_meld_per_player`` before the seat opened, or
   ``opening_meld_min_points`` on the empty table) the search is over the hand alone, as
   the ``greedy`` bot plays it, and a best play below ``opening_meld_min_points`` counts 0.
@@ -32,14 +34,16 @@ What is measured (all values in points, R1.5):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rummy.cards import POINTS, format_card
 from rummy.events import Event, GameStarted, Knocked, Melded, Passed, TurnEnded
 from rummy.evolve import evolve
-from rummy.melds import Table
+from rummy.meld_commands import meld_command, table_change
+from rummy.melds import Table, format_meld
 from rummy.solver import solve
 from rummy.state import KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, redact, view
@@ -78,6 +82,11 @@ class MeldDecision:
         played_cards: the cards actually played.
         proven: False only when the search budget stopped the solver (``best`` is then a
             lower bound).
+        table: the table before the decision, in the log's order (melds numbered from 1
+            in the page and in :attr:`best_command`).
+        best_table: the whole table after the best play (``()`` when there is none).
+        counted: the part of ``missed`` that is a new miss (:func:`distinct_misses`): a
+            seat that passes on the same play turn after turn is charged once.
     """
 
     index: int
@@ -90,20 +99,37 @@ class MeldDecision:
     played: int
     played_cards: tuple[int, ...]
     proven: bool = True
+    table: Table = ()
+    best_table: Table = ()
+    counted: int = 0
 
     @property
     def missed(self) -> int:
         """Points left on the table at this decision: ``best - played`` (never negative)."""
         return max(0, self.best - self.played)
 
+    @property
+    def best_melds(self) -> Table:
+        """The melds of the best play that were not on the table before (new or changed
+        melds), in the solver's order; ``()`` when there is no play."""
+        return tuple(table_change(self.table, self.best_table)[1]) if self.best_table else ()
+
+    @property
+    def best_command(self) -> str:
+        """The best play as typed in ``rummy play`` (:func:`rummy.meld_commands.meld_command`,
+        melds numbered in the order of :attr:`table`); ``""`` when there is no play."""
+        return meld_command(self.table, self.best_table) if self.best_table else ""
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, cards in notation (R1.4)."""
         return {"index": self.index, "round": self.round, "seat": self.seat,
                 "draws": self.draws, "hand": [format_card(c) for c in self.hand],
                 "best": self.best, "best_cards": [format_card(c) for c in self.best_cards],
+                "best_melds": [format_meld(m) for m in self.best_melds],
+                "best_command": self.best_command,
                 "played": self.played,
                 "played_cards": [format_card(c) for c in self.played_cards],
-                "missed": self.missed, "proven": self.proven}
+                "missed": self.missed, "counted": self.counted, "proven": self.proven}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +156,12 @@ class SeatSummary:
     Attributes:
         seat, name: the seat and its label.
         decisions: meld decisions analysed.
-        missed_by_round: points left on the table (sum of ``missed``), by round number;
-            only rounds in which the seat decided at least once.
+        missed_by_round: points left on the table, each distinct miss once (sum of
+            ``counted``, :func:`distinct_misses`), by round number; only rounds in which
+            the seat decided at least once.
         missed_knocks: turns that could have ended in a knock and did not.
-        biggest: the seat's largest misses (at most :data:`BIGGEST`), largest first.
+        biggest: the seat's largest distinct misses (at most :data:`BIGGEST`, by
+            ``counted``), largest first.
     """
 
     seat: int
@@ -181,13 +209,25 @@ class GameAnalysis:
 
 def best_meld(v: PlayerView, *, node_limit: int | None = ANALYSIS_NODE_LIMIT
               ) -> tuple[int, tuple[int, ...], bool]:
+    """The best meld action open to the viewer of ``v``, from the view alone (I3); the
+    first three items of :func:`best_meld_play`."""
+    points, cards, proven, _table = best_meld_play(v, node_limit=node_limit)
+    return points, cards, proven
+
+
+def best_meld_play(v: PlayerView, *, node_limit: int | None = ANALYSIS_NODE_LIMIT
+                   ) -> tuple[int, tuple[int, ...], bool, Table]:
     """The best meld action open to the viewer of ``v``, from the view alone (I3).
 
     Returns:
-        ``(points, cards, proven)``: R1.5 points and hand cards of the best play (``0, ()``
-        when no meld action is legal, R5.1), and whether the search finished. Under the
-        opening variants of R5.5 only the hand is searched, and a play worth less than
-        ``opening_meld_min_points`` counts as none.
+        ``(points, cards, proven, table)``: R1.5 points and hand cards of the best play
+        (``0, ()`` when no meld action is legal, R5.1), whether the search finished, and
+        the whole new table (``()`` without a play). Under the opening variants of R5.5
+        only the hand is searched (the new melds then go after the table's), and a play
+        worth less than ``opening_meld_min_points`` counts as none.
+
+    Raises:
+        ValueError: ``v`` is a spectator view.
     """
     if v.seat is None:
         raise ValueError("a meld decision belongs to a seat; the public view has no hand")
@@ -197,16 +237,46 @@ def best_meld(v: PlayerView, *, node_limit: int | None = ANALYSIS_NODE_LIMIT
     table: Table = () if hand_only else v.table
     solved = _solve(table, v.hand, node_limit)
     if solved is None or (hand_only and solved[0] < rules.opening_meld_min_points):
-        return 0, (), True if solved is None else solved[2]
-    return solved
+        return 0, (), True if solved is None else solved[2], ()
+    points, cards, proven, new = solved
+    if hand_only and new:
+        new = (*v.table, *new)
+    return points, cards, proven, new
 
 
 def _solve(table: Table, hand: tuple[int, ...], node_limit: int | None
-           ) -> tuple[int, tuple[int, ...], bool] | None:
+           ) -> tuple[int, tuple[int, ...], bool, Table] | None:
     sol = solve(table, hand, node_limit=node_limit)
     if sol.play is None:
-        return None if sol.optimal else (0, (), False)
-    return sol.play.points, sol.play.cards, sol.optimal
+        return None if sol.optimal else (0, (), False, ())
+    return sol.play.points, sol.play.cards, sol.optimal, sol.play.table
+
+
+def distinct_misses(decisions: Sequence[MeldDecision]) -> list[MeldDecision]:
+    """``decisions`` (log order) with ``counted`` set: each distinct miss counted once.
+
+    A seat's *open miss* after a meld decision is its ``missed`` points as long as the
+    seat's hand still holds every card of that decision's best play that it did not play
+    (the same play may still be there). At the seat's next meld decision in the same round
+    only the part of ``missed`` beyond the open miss is new: ``counted = max(0, missed -
+    open)``. Passing on a 57-point play at two draws in a row counts 57 once; drawing a
+    card that makes it 70 counts 13 more; playing a part of it and keeping the rest back
+    counts nothing new. A new round, or a hand that no longer holds the missed cards,
+    closes the open miss.
+    """
+    out: list[MeldDecision] = []
+    last: dict[int, MeldDecision] = {}
+    for d in decisions:
+        prev = last.get(d.seat)
+        open_miss = 0
+        if prev is not None and prev.round == d.round and prev.missed:
+            unplayed = Counter(prev.best_cards) - Counter(prev.played_cards)
+            if not unplayed - Counter(d.hand):
+                open_miss = prev.missed
+        d = replace(d, counted=max(0, d.missed - open_miss))
+        last[d.seat] = d
+        out.append(d)
+    return out
 
 
 def seat_steps(events: Sequence[Event], seat: int | None = None) -> Iterator[SeatStep]:
@@ -257,23 +327,25 @@ def analyse_steps(steps: Iterable[SeatStep], *, players: int, names: Sequence[st
         if v.seat is None or (seat is not None and v.seat != seat):
             continue
         if isinstance(e, (Melded, Passed)):
-            best, best_cards, proven = best_meld(v, node_limit=node_limit)
+            best, best_cards, proven, best_table = best_meld_play(v, node_limit=node_limit)
             played_cards = e.cards if isinstance(e, Melded) else ()
             decisions.append(MeldDecision(
                 s.index, v.round, v.seat, v.draws, v.hand, best, best_cards,
-                sum(POINTS[c] for c in played_cards), played_cards, proven))
+                sum(POINTS[c] for c in played_cards), played_cards, proven, v.table,
+                best_table))
         elif isinstance(e, TurnEnded) and "knock" in v.actions:
             knocks.append(MissedKnock(s.index, v.round, v.seat, v.hand_points,
                                       v.rules.knock_threshold))
+    decisions = distinct_misses(decisions)
     seats = range(players) if seat is None else (seat,)
     summaries = []
     for p in seats:
         mine = [d for d in decisions if d.seat == p]
         by_round: dict[int, int] = {}
         for d in mine:
-            by_round[d.round] = by_round.get(d.round, 0) + d.missed
-        biggest = tuple(sorted((d for d in mine if d.missed > 0),
-                               key=lambda d: (-d.missed, d.index))[:BIGGEST])
+            by_round[d.round] = by_round.get(d.round, 0) + d.counted
+        biggest = tuple(sorted((d for d in mine if d.counted > 0),
+                               key=lambda d: (-d.counted, d.index))[:BIGGEST])
         summaries.append(SeatSummary(p, names[p] if p < len(names) else "", len(mine),
                                      by_round, sum(1 for k in knocks if k.seat == p), biggest))
     return GameAnalysis(players, seat, tuple(decisions), tuple(knocks), tuple(summaries))
@@ -298,4 +370,5 @@ def analyse(events: Sequence[Event], seat: int | None = None, *,
 
 
 __all__ = ["ANALYSIS_NODE_LIMIT", "GameAnalysis", "MeldDecision", "MissedKnock", "SeatStep",
-           "SeatSummary", "analyse", "analyse_steps", "best_meld", "seat_steps"]
+           "SeatSummary", "analyse", "analyse_steps", "best_meld", "best_meld_play",
+           "distinct_misses", "seat_steps"]

@@ -249,6 +249,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"error: cannot read {args.source}: {e.strerror}", file=sys.stderr)
             return 1
+    if getattr(args, "fork", None) is not None:
+        from rummy_cli.fork import run_fork
+        return run_fork(events, args)
     if page_options_used(args):
         return page_and_analysis(events, args)
     # a file must hold a whole game (a truncated log is an error); a stream in the store
@@ -460,6 +463,8 @@ def _optional_commands(sub: Any) -> None:
     record_parser(sub)
     from rummy_cli.tournament import add_parser as tournament_parser
     tournament_parser(sub)
+    from rummy_cli.puzzles import add_parser as puzzles_parser
+    puzzles_parser(sub)
     try:
         from rummy_cli.play import add_parser as play_parser
         play_parser(sub)

@@ -12,6 +12,8 @@ Input (one command per line; see :data:`HELP`)::
     m <new table>     meld: the whole new table, melds separated by '|'
     a <cards>         add a new meld from the hand to the current table
     x <n> <cards>     extend meld number n with cards from the hand
+    r <n..> = <melds> take melds n.. apart and lay these melds instead
+    a/x/r parts joined by ';' are one meld action (rummy.meld_commands)
     hint  v  h  q     suggest a move, show the view again, help, quit
 
 A rejected command changes nothing and prints the rule it breaks (e.g. ``R5.3``).
@@ -51,7 +53,8 @@ from rummy.events import (
     TurnEnded,
     dumps,
 )
-from rummy.melds import Table, format_meld, parse_meld, parse_table
+from rummy.meld_commands import apply_meld_command, meld_command
+from rummy.melds import Table
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, view
@@ -62,6 +65,8 @@ from rummy_cli.outputs import output_problem
 HUMAN = 0
 """The person's seat."""
 
+_MELD_WORDS = ("m", "meld", "a", "add", "x", "extend", "r", "rearrange")
+
 HELP = """\
 Commands, one per line. Cards as in docs/rules.md R1.4: 7S TD AH; a joker in
 the hand is *; a joker on the table declares its card: *7S.
@@ -71,6 +76,9 @@ the hand is *; a joker on the table declares its card: *7S.
                    e.g. m 5S 6S 7S | 8H 8D 8C | 2C 3C *4C
   a <cards>      add a new meld from your hand, e.g. a 9H 9S 9C
   x <n> <cards>  extend meld number n with hand cards, e.g. x 2 8S
+  r <n..> = <melds>  take melds apart, lay these instead, e.g. r 2 3 = 2D 3D 4D | 5D 6D 7D
+  x 1 9D; a 2H 3H 4H   several parts joined by ; are one meld action;
+                 the numbers are those shown before the action
   k              knock: hand worth <= the threshold, turn over (R6.1)
   e              end the turn without knocking (R6.3)
   hint           what the 'basic' bot would do now
@@ -82,7 +90,7 @@ card unless the real card replaces it (R5.2-R5.9)."""
 
 _SUIT_STYLE = {"S": "bold", "C": "bold", "H": "bold red", "D": "bold red"}
 
-_PROMPTS = {DRAW: "draw [d]", MELD_OR_PASS: "meld or pass [m/a/x/p]",
+_PROMPTS = {DRAW: "draw [d]", MELD_OR_PASS: "meld or pass [m/a/x/r/p]",
             KNOCK_OR_END: "knock or end the turn [k/e]"}
 
 
@@ -158,6 +166,8 @@ class PlaySession:
         if len(bots) > players - 1:
             raise ValueError(f"{len(bots)} bots for {players - 1} bot seat(s)")
         lineup = [bots[i % len(bots)] for i in range(players - 1)]
+        self.human = HUMAN  # the person's seat (-1: none, every seat a bot)
+        self._start = 0  # events before this index are not narrated (a resumed game)
         self.console = console or Console()
         self.input_fn = input_fn
         self.seed = seed
@@ -174,6 +184,48 @@ class PlaySession:
         self.state: GameState = state
         self._record(events)
 
+    @classmethod
+    def resume(cls, state: GameState, events: Sequence[Event], bots: dict[int, str],
+               human: int | None, seed: int, *, console: Console | None = None,
+               input_fn: Callable[[str], str] = input, save: IO[str] | None = None
+               ) -> PlaySession:
+        """A session that goes on from ``state`` (reached by ``events``, which are written
+        to ``save`` first): ``human`` types the moves of that seat (``None``: bots play
+        every seat), ``bots`` maps every other seat to a strategy of
+        :data:`rummy.bots.BOTS`, seeded from ``seed`` and the seat.
+
+        Raises:
+            ValueError: an unknown bot, a seat without a bot, or ``human`` not a seat.
+        """
+        if human is not None and not 0 <= human < state.players:
+            raise ValueError(f"seat must be 0..{state.players - 1} (R1.1), got {human}")
+        self = cls.__new__(cls)
+        self.human = -1 if human is None else human
+        self.console = console or Console()
+        self.input_fn = input_fn
+        self.seed = seed
+        self.save = save
+        self.names = state.names
+        self.bots = []
+        for s in range(state.players):
+            if s == self.human:
+                self.bots.append(None)
+                continue
+            name = bots.get(s)
+            if name is None or name not in BOTS:
+                raise ValueError(f"seat {s} needs a bot; known bots: "
+                                 f"{', '.join(sorted(BOTS))}, got {name!r}")
+            self.bots.append(make_bot(name, seed * 8 + s))
+        self.events = []
+        self._bot_log = []
+        self._draw = state.draws
+        self._table_changed = self._hand_changed = False
+        self._shown = ()
+        self.state = state
+        self._record(events)
+        self._start = len(self.events)
+        return self
+
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> int:
@@ -183,17 +235,20 @@ class PlaySession:
             0 when the game ended, 1 when the person quit (``q`` or end of input).
         """
         c = self.console
-        c.print(f"[bold]Manipulation Rummy[/] — you are seat {HUMAN} against "
+        c.print(f"[bold]Manipulation Rummy[/] — you are seat {self.human} against "
                 + ", ".join(f"{escape(self.names[s])} (seat {s})"
-                            for s in range(1, self.state.players))
-                + f"; seed {self.seed}; 'h' for help.")
+                            for s in range(self.state.players) if s != self.human)
+                + f"; seed {self.seed}; 'h' for help." if self.human >= 0 else
+                "[bold]Manipulation Rummy[/] — bots only: "
+                + ", ".join(f"{escape(self.names[s])} (seat {s})"
+                            for s in range(self.state.players)) + ".")
         changed = self.state.rules.changed()
         if changed:
             c.print(f"rule variants: {escape(str(changed))}", highlight=False)
-        self._narrate(self.events)
+        self._narrate(self.events[self._start:])  # a resumed game: only what is new
         show = "full"
         while self.state.phase != GAME_OVER:
-            if self.state.turn != HUMAN:
+            if self.state.turn != self.human:
                 self._bot_turns()
                 show = "full"
                 continue
@@ -241,7 +296,7 @@ class PlaySession:
         if not word and self.state.phase == DRAW:
             word = "d"  # Enter draws when drawing is the only thing to do
         elif not word:
-            c.print(f"you may: {self.actions_text(view(self.state, HUMAN))}; h for help",
+            c.print(f"you may: {self.actions_text(view(self.state, self.human))}; h for help",
                     highlight=False)
             return "info"
         try:
@@ -266,7 +321,7 @@ class PlaySession:
             c.print(f"[red]✗ {escape(e.message)}[/]", highlight=False)
             return "rejected"
         self._table_changed = state.table != self.state.table or state.round != self.state.round
-        self._hand_changed = state.hands[HUMAN] != self.state.hands[HUMAN]
+        self._hand_changed = state.hands[self.human] != self.state.hands[self.human]
         self.state = state
         self._record(events)
         self._narrate(events)
@@ -283,7 +338,7 @@ class PlaySession:
         Raises:
             NotationError: a malformed card or meld number, naming the bad token.
         """
-        seat = HUMAN
+        seat = self.human
         simple: dict[str, Callable[[int], Command]] = {
             "d": Draw, "draw": Draw, "p": Pass, "pass": Pass, "k": Knock, "knock": Knock,
             "e": EndTurn, "end": EndTurn}
@@ -292,38 +347,17 @@ class PlaySession:
                 raise NotationError(f"'{word}' takes no arguments, got {rest.strip()!r}",
                                     token=rest.strip())
             return simple[word](seat)
-        table = self.numbered_table()
-        if word in ("m", "meld"):
-            if not rest.strip():
-                raise NotationError("m needs the whole new table, e.g. 'm 5S 6S 7S | 8H 8D 8C'"
-                                    " (R5)", token="")
-            return Meld(seat, parse_table(rest))
-        if word in ("a", "add"):
-            meld = parse_meld(rest)
-            if not meld:
-                raise NotationError("a needs the cards of the new meld, e.g. 'a 9H 9S 9C'",
-                                    token="")
-            return Meld(seat, (*table, meld))
-        if word in ("x", "extend"):
-            num, _, cards = rest.strip().partition(" ")
-            if not num.isdigit() or not 1 <= int(num) <= len(table):
-                raise NotationError(f"x needs a meld number 1..{len(table)} then cards, e.g. "
-                                    f"'x 1 8S'; got {num!r}" if table else
-                                    "x extends a meld on the table, but the table is empty; "
-                                    "use 'a <cards>' for a new meld", token=num)
-            extra = parse_meld(cards)
-            if not extra:
-                raise NotationError("x needs the cards to add, e.g. 'x 1 8S'", token="")
-            i = int(num) - 1
-            new: Table = (*table[:i], (*table[i], *extra), *table[i + 1:])
-            return Meld(seat, new)
+        if word in _MELD_WORDS:
+            # a/x/r parts joined by ';', or one m: rummy.meld_commands (one parser for
+            # what a person types and what the hint and the review print)
+            return Meld(seat, apply_meld_command(self.numbered_table(), f"{word} {rest}"))
         return None
 
     # ------------------------------------------------------------------ rendering
 
     def render(self) -> None:
         """Print the person's view: scores, the numbered table, the hand, the actions."""
-        v = view(self.state, HUMAN)
+        v = view(self.state, self.human)
         c = self.console
         c.print()
         head = (f"[bold]Round {v.round}[/] · dealer {escape(self.names[v.dealer])} · "
@@ -362,7 +396,7 @@ class PlaySession:
 
     def render_hand(self, v: PlayerView | None = None) -> None:
         """Print the person's hand (sorted, with points) and, on their turn, the actions."""
-        v = v or view(self.state, HUMAN)
+        v = v or view(self.state, self.human)
         c = self.console
         c.print(f"[bold]Your hand[/] ({len(v.hand)} cards, {v.hand_points} points): "
                 f"{self.hand_markup(v)}", highlight=False)
@@ -391,7 +425,7 @@ class PlaySession:
 
     def _bot_turns(self) -> None:
         """Let the bots play until the person must act or the game ends."""
-        while self.state.phase != GAME_OVER and self.state.turn != HUMAN:
+        while self.state.phase != GAME_OVER and self.state.turn != self.human:
             seat = self.state.turn
             bot = self.bots[seat]
             assert bot is not None
@@ -434,19 +468,19 @@ class PlaySession:
                                  f"{self._bot_action(actor, command, events)}")
         for e in events:
             match e:  # one case per event type: a new one not narrated here fails mypy
-                case CardDrawn() if e.seat == HUMAN and e.card is not None:
+                case CardDrawn() if e.seat == self.human and e.card is not None:
                     self._draw = e.draw
                     c.print(f"You draw {card_markup(e.card)} (draw {e.draw}).",
                             highlight=False)
-                case Melded() if e.seat == HUMAN:
+                case Melded() if e.seat == self.human:
                     c.print(f"You meld {cards_markup(e.cards)}.", highlight=False)
-                case Passed() if e.seat == HUMAN:
+                case Passed() if e.seat == self.human:
                     # a pass after the first draw is R3.2's, after a later one R3.3's
                     c.print(f"You pass ({'R3.2' if self._draw <= 1 else 'R3.3'}).",
                             highlight=False)
-                case Knocked() if e.seat == HUMAN:
+                case Knocked() if e.seat == self.human:
                     c.print("You knock.", highlight=False)
-                case TurnEnded() if e.seat == HUMAN:
+                case TurnEnded() if e.seat == self.human:
                     c.print("Your turn is over.", highlight=False)
                 case StockExhausted():
                     self._flush_bot_line()
@@ -458,9 +492,9 @@ class PlaySession:
                 case RoundStarted():
                     self._flush_bot_line()
                     first = (e.dealer + 1) % self.state.players
-                    who = ("you play" if first == HUMAN
+                    who = ("you play" if first == self.human
                            else f"{escape(self.names[first])} plays")
-                    dealer = ("you" if e.dealer == HUMAN else escape(self.names[e.dealer]))
+                    dealer = ("you" if e.dealer == self.human else escape(self.names[e.dealer]))
                     c.print(f"[bold]Round {e.round}[/] is dealt; the dealer is {dealer} (seat "
                             f"{e.dealer}); {who} first.", highlight=False)
                 case GameEnded():
@@ -497,11 +531,12 @@ class PlaySession:
                       str(e.final[s]))
         c.print(t)
         winners = ", ".join(f"{escape(self.names[s])} (seat {s})" for s in e.winners)
-        verdict = "You win!" if HUMAN in e.winners else "You lose."
+        verdict = ("" if self.human < 0 else
+                   "You win!" if self.human in e.winners else "You lose.")
         c.print(f"[bold]Winner: {winners}[/]. {verdict}", highlight=False)
 
     def _hint(self) -> None:
-        v = view(self.state, HUMAN)
+        v = view(self.state, self.human)
         if not v.actions:
             self.console.print("not your turn")
             return
@@ -515,29 +550,10 @@ class PlaySession:
                            soft_wrap=True)
 
     def shortest_meld(self, new_table: Table) -> str:
-        """The shortest input that makes ``new_table``: ``a <cards>`` when it only adds one
-        new meld, ``x <n> <cards>`` when it only extends meld n, else ``m <whole table>``."""
-        old = list(self.numbered_table())
-        new = list(new_table)
-        rest = list(new)
-        for m in old:
-            if m in rest:
-                rest.remove(m)
-        gone = [m for m in old if m not in new]
-        if not gone and len(rest) == 1:
-            return "a " + " ".join(format_meld(rest[0]))
-        if len(gone) == 1 and len(rest) == 1:
-            before, after = list(gone[0]), list(rest[0])
-            extra = list(after)
-            for card in before:
-                if card in extra:
-                    extra.remove(card)
-                else:
-                    extra = []
-                    break
-            if extra and len(after) == len(before) + len(extra):
-                return f"x {old.index(gone[0]) + 1} " + " ".join(format_meld(extra))
-        return "m " + " | ".join(" ".join(format_meld(m)) for m in new)
+        """The shortest input that makes ``new_table`` from the numbered table
+        (:func:`rummy.meld_commands.meld_command`): ``a``/``x`` parts joined by ``;``, one
+        ``r`` when melds are taken apart, ``m <whole table>`` only when shorter."""
+        return meld_command(self.numbered_table(), new_table)
 
 
 # ---------------------------------------------------------------------- command line

@@ -17,7 +17,12 @@ Data embedded (:func:`page_data`), one entry per event, the state *after* event 
   ``"freed"`` (a table joker redeclared after its real card replaced it, R5.8–R5.9; ``was``
   its old declaration); ``fresh`` lists the melds that did not exist before;
 * ``c``: the change as text (what moved, what was added, which joker was freed);
-* ``a``: the analysis note of the decision answered by this event (with ``--analyse``).
+* ``a``: the analysis note of the decision answered by this event (with ``--analyse``);
+* ``m``: the review of that decision (class, marks, equity lost, choice made and best);
+  ``k``: the ``rummy replay --fork`` command that starts a game before a meld decision;
+* ``j``: the jump marks this step carries: ``"round"`` (a deal), ``"meld"``, ``"mark"``
+  (a review class or mark), ``"knock"``; the page's keys r, m, x, k jump to the next one
+  (with Shift: the previous one).
 
 With ``seat`` set, every step is built from :func:`rummy.views.view` of that seat and its
 redacted copy of each event (:func:`rummy.views.redact`), so the file holds no card the
@@ -51,6 +56,7 @@ from rummy.events import (
 )
 from rummy.invariants import verify_log
 from rummy.melds import Table
+from rummy.review import GameReview
 from rummy.views import redact, view
 
 #: a card of a table with its marker: (table card, mark, old declaration of a freed joker)
@@ -205,10 +211,13 @@ def _cards(cards: Sequence[int]) -> str:
 def _analysis_notes(analysis: GameAnalysis) -> dict[int, str]:
     notes: dict[int, str] = {}
     for d in analysis.decisions:
-        best = f"best {d.best} ({_cards(d.best_cards)})" if d.best else "no meld possible"
+        best = (f"best {d.best}: " + " ".join(f"[{_cards(m)}]" for m in d.best_melds)
+                + f" (type: {d.best_command})") if d.best else "no meld possible"
         note = f"seat {d.seat}: {best}; played {d.played}"
-        if d.missed:
-            note += f"; missed {d.missed} points"
+        if d.counted:
+            note += f"; missed {d.counted} points"
+        if d.missed > d.counted:
+            note += f"; {d.missed - d.counted} points missed before and still open"
         if not d.proven:
             note += " (search budget reached: best is a lower bound)"
         notes[d.index] = note
@@ -219,7 +228,8 @@ def _analysis_notes(analysis: GameAnalysis) -> dict[int, str]:
 
 
 def page_data(events: Sequence[Event], seat: int | None = None,
-              analysis: GameAnalysis | None = None, title: str = "") -> dict[str, Any]:
+              analysis: GameAnalysis | None = None, title: str = "", *,
+              review: GameReview | None = None, source: str = "") -> dict[str, Any]:
     """The JSON embedded in the page (shape in the module docstring).
 
     Args:
@@ -227,6 +237,11 @@ def page_data(events: Sequence[Event], seat: int | None = None,
         seat: show only what this seat saw (I3); ``None``: every hand.
         analysis: embed these analysis notes and summaries (its ``seat`` must match).
         title: the page title.
+        review: embed the review (:mod:`rummy.review`): ``"review"`` holds the seats'
+            figures, the marked decisions and the equity graph; steps get ``m`` (the
+            decision's class and marks) and ``k`` (the ``rummy replay --fork`` command
+            that starts a game from the position before a meld decision).
+        source: the log's path or game id, for the fork commands.
 
     Raises:
         ValueError: ``seat`` is not a seat of the game (R1.1), or the analysis covers other
@@ -241,6 +256,11 @@ def page_data(events: Sequence[Event], seat: int | None = None,
         raise ValueError(f"--seat must be 0..{players - 1} (R1.1), got {seat}")
     if analysis is not None and seat is not None and analysis.seat != seat:
         raise ValueError("with a seat, only that seat's analysis may be embedded (I3)")
+    if review is not None and review.seat != seat:
+        raise ValueError("with a seat, only that seat's review may be embedded (I3)")
+    marks = {d.index: d for d in review.decisions} if review is not None else {}
+    meld_decisions = ({d.index for d in analysis.decisions} if analysis is not None
+                      else set())
     hand_size = start.rules.hand_size
     notes = _analysis_notes(analysis) if analysis is not None else {}
     tables: list[dict[str, Any]] = []
@@ -280,6 +300,19 @@ def page_data(events: Sequence[Event], seat: int | None = None,
             step["c"] = change
         if i in notes:
             step["a"] = notes[i]
+        r = marks.get(i)
+        if r is not None:
+            step["m"] = {"cls": r.cls, "marks": list(r.marks), "lost": round(r.lost, 1),
+                         "kind": r.kind, "chosen": r.chosen, "best": r.best,
+                         "seat": r.seat}
+        if i in meld_decisions and source:
+            step["k"] = fork_command(source, i - 1, seat)
+        jumps = [kind for kind, hit in (
+            ("round", isinstance(e, RoundStarted)), ("meld", isinstance(e, Melded)),
+            ("mark", r is not None and bool(r.cls or r.marks)),
+            ("knock", isinstance(e, Knocked))) if hit]
+        if jumps:
+            step["j"] = jumps
         steps.append(step)
     data: dict[str, Any] = {
         "title": title, "players": players, "names": list(names), "seat": seat,
@@ -287,7 +320,21 @@ def page_data(events: Sequence[Event], seat: int | None = None,
         "steps": steps, "tables": tables}
     if analysis is not None:
         data["analysis"] = analysis.to_dict()["seats"]
+    if review is not None:
+        rd = review.to_dict()
+        data["review"] = {"seats": rd["seats"], "graph": rd["graph"],
+                          "budget": rd["budget"], "seed": rd["seed"],
+                          "thresholds": rd["thresholds"]}
     return data
+
+
+def fork_command(source: str, after: int, seat: int | None = None) -> str:
+    """The command line that starts a what-if game from the state after event ``after``
+    (``rummy replay SOURCE --fork N``), quoted for a POSIX shell; with ``seat``, played as
+    that seat (``--as``)."""
+    import shlex
+    cmd = f"rummy replay {shlex.quote(source)} --fork {after}"
+    return cmd + (f" --as {seat}" if seat is not None else "")
 
 
 def _asset(name: str) -> str:
@@ -306,13 +353,14 @@ def render_page(data: dict[str, Any]) -> str:
 
 
 def write_page(path: str, events: Sequence[Event], seat: int | None = None,
-               analysis: GameAnalysis | None = None, title: str = "") -> int:
+               analysis: GameAnalysis | None = None, title: str = "", *,
+               review: GameReview | None = None, source: str = "") -> int:
     """Write the replay page of ``events`` to ``path``; returns the number of steps.
 
     Raises:
         ValueError, ReplayError: as :func:`page_data`. OSError: the file cannot be written.
     """
-    data = page_data(events, seat, analysis, title)
+    data = page_data(events, seat, analysis, title, review=review, source=source)
     with open(path, "w", encoding="utf-8") as f:
         f.write(render_page(data))
     return len(data["steps"])

@@ -15,6 +15,7 @@ exception                         status               details
 ``PermissionDenied``              PERMISSION_DENIED    reason ``BAD_TOKEN``
 ``GameNotFound``                  NOT_FOUND            reason ``GAME_NOT_FOUND``
 ``GameLimitReached``              FAILED_PRECONDITION  reason ``GAME_LIMIT``
+``GameNotOver``                   FAILED_PRECONDITION  reason ``GAME_NOT_OVER``
 ``SeedNotAllowed``                PERMISSION_DENIED    reason ``SEED_NEEDS_ADMIN``
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
@@ -100,6 +101,10 @@ class GameLimitReached(ServiceError):
 class SeedNotAllowed(ServiceError):
     """A client chose the seed of a game with a human seat without the admin token: the
     seed gives away every hand and the stock order."""
+
+
+class GameNotOver(ServiceError):
+    """A call that needs a finished game (``ReviewGame``) on a game still being played."""
 
 
 class BadRequest(ServiceError):
@@ -315,6 +320,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "BAD_TOKEN")
     if isinstance(exc, GameLimitReached):
         return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_LIMIT")
+    if isinstance(exc, GameNotOver):
+        return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_NOT_OVER")
     if isinstance(exc, SeedNotAllowed):
         return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "SEED_NEEDS_ADMIN")
     if isinstance(exc, GameNotFound):

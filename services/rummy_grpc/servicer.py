@@ -20,6 +20,7 @@ from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
+from rummy_grpc.review_rpc import review_game
 
 log = logging.getLogger("rummy_grpc")
 T = TypeVar("T")
@@ -187,3 +188,12 @@ class GameServicer(pb_grpc.GameServiceServicer):
             if st.seed is not None:
                 msg.seed = st.seed
         return msg
+
+    async def ReviewGame(self, request: pb.ReviewGameRequest,
+                         context: grpc.aio.ServicerContext) -> pb.ReviewGameResponse:
+        await self._admit(context)
+        seat = request.seat if request.HasField("seat") else None
+        budget = request.budget if request.HasField("budget") else None
+        text, version = await _call(context, lambda: review_game(
+            self.app.reads, request.game_id, request.token, seat, budget, request.seed))
+        return pb.ReviewGameResponse(review_json=text, version=version)

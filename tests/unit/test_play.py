@@ -223,7 +223,9 @@ def test_the_hint_is_the_shortest_pasteable_input():
     assert session.shortest_meld(parse_table("9H 9S 9C | 2D 3D 4D | KS KH KC")) == \
         "a KS KH KC"
     assert session.shortest_meld(parse_table("9H 9S 9C 9D | 2D 3D 4D")) == "x 1 9D"
-    assert session.shortest_meld(parse_table("9H 9S 9C | 2D 3D | 4D 5D 6D")).startswith("m ")
+    # taking a meld apart is one 'r' naming only the changed melds, not the whole table
+    assert session.shortest_meld(parse_table("9H 9S 9C | 2D 3D | 4D 5D 6D")) == \
+        "r 2 = 2D 3D | 4D 5D 6D"
 
 
 def test_a_saved_unfinished_game_opens_with_the_printed_command(tmp_path):
@@ -249,3 +251,22 @@ def test_round_start_grammar():
         session.run()
         said += out.getvalue()
     assert "you plays" not in said and "you play first" in said
+
+
+def test_compound_and_rearranging_moves_are_one_meld_action():
+    from rummy.cards import parse_cards
+    from rummy.melds import table_text
+    from rummy.state import MELD_OR_PASS
+    session, out = _session(seed=11)
+    s = session.state
+    hand = parse_cards("9D KS KH KC 5D 7C")
+    session.state = s._replace(table=parse_table("9H 9S 9C | 2D 3D 4D"),
+                               hands=(hand, *s.hands[1:]), phase=MELD_OR_PASS, turn=0,
+                               draws=1)
+    session.numbered_table()
+    # the hint form of two changes, typed back: one Melded event, both changes made
+    assert session.handle("x 1 9D; x 2 5D; a KS KH KC") == "moved"
+    assert table_text(session.state.table) == "9S 9H 9D 9C | KS KH KC | 2D 3D 4D 5D"
+    assert sorted(session.state.hands[0]) == sorted(parse_cards("7C"))
+    assert session.handle("r 1 = 9H 9S 9C") == "rejected"  # not the meld phase any more
+    assert "not allowed" in out.getvalue() or "✗" in out.getvalue()
