@@ -80,6 +80,6 @@ async def test_resuming_a_game_gone_from_the_store_is_a_warning_not_an_error(
 
     app = GameApp(MemoryEventStore())
     with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
-        await app._resume("gone-game")  # returns: nothing to resume
+        await app.progress.resume("gone-game")  # returns: nothing to resume
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "game gone-game is no longer in the store: nothing to resume")]
