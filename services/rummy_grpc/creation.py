@@ -124,13 +124,15 @@ class GameCreator:
             game_id = uuid.uuid4().hex
             tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats)
                       if s.kind == "human"}
+            chosen = seed  # what the client sent (None: the server draws one)
             if seed is None:
                 seed = secrets.randbits(62)
             if request_id:  # a retry gets the original game id, tokens and seed
+                # the digest covers what the client sent, never what this attempt drew
+                # (a drawn seed, game id or tokens): a retry of the same request matches
                 body = {"seats": [[s.kind, s.name, s.strategy] for s in seats],
                         "variants": {str(k): str(v) for k, v in variants.items()},
-                        "seed": seed if admin or not tokens else None,
-                        "turn_seconds": turn_seconds}
+                        "seed": chosen, "turn_seconds": turn_seconds}
                 digest = request_digest(body)
                 record = await self._store.put_if_absent(
                     f"create:{request_id}",
