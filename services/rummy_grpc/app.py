@@ -100,9 +100,13 @@ class GameApp:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._poller: asyncio.Task[None] | None = None
+        self.store_trouble = asyncio.Event()
+        """Set when a store call of the background work failed (a refused connection, a
+        timeout): the health watcher pings the store at once rather than at its next tick."""
         self.scheduler = Scheduler(store, process=lambda g: self.progress.process(g),
                                    clock=clock, spawn=self._spawn,
-                                   closing=lambda: self._closing, lease=lease, poll=poll)
+                                   closing=lambda: self._closing, lease=lease, poll=poll,
+                                   on_store_failure=lambda _exc: self.store_trouble.set())
         self.progress = GameProgress(store, self.repo, scheduler=self.scheduler,
                                      drive=lambda g: self.bots.drive(g), spawn=self._spawn,
                                      clock=clock)

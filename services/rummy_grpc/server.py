@@ -155,11 +155,20 @@ class RummyServer:
         await self.health.set_all(status)
 
     async def watch(self) -> None:
-        """Ping the store every ``health_interval`` seconds: health is NOT_SERVING while it
-        does not answer within that time, and SERVING again once it does (issue 12)."""
+        """Ping the store every ``health_interval`` seconds, and at once when the server's
+        background work saw a store call fail (``GameApp.store_trouble``: the due-games
+        poll, every ``POLL_SECONDS``, meets a refused connection first): health is
+        NOT_SERVING while the store does not answer within ``health_interval``, and
+        SERVING again once it does. A Redis that hangs and one that is gone (SIGKILL,
+        connection refused) both turn health NOT_SERVING within one ping interval."""
         serving = True
+        trouble = self.app.store_trouble
         while True:
-            await asyncio.sleep(self.health_interval)
+            woken = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(trouble.wait(), timeout=self.health_interval)
+                woken = True
+            trouble.clear()
             try:
                 await asyncio.wait_for(self.app.store.ping(), timeout=self.health_interval)
                 up = True
@@ -170,7 +179,9 @@ class RummyServer:
             if up != serving:
                 serving = up
                 log.warning("event store %s; health %s", "answers again" if up
-                            else "does not answer", "SERVING" if up else "NOT_SERVING")
+                            else ("does not answer (a store call failed, pinged at once)"
+                                  if woken else "does not answer"),
+                            "SERVING" if up else "NOT_SERVING")
                 await self._set_health(up)
 
     async def stop(self, grace: float | None = 5.0) -> None:
