@@ -20,8 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import AsyncGenerator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import Any
 
 from rummy_store.base import EventStore
@@ -31,6 +30,7 @@ from rummy.views import PlayerView
 from rummy_grpc import metrics
 from rummy_grpc.auth import hash_token
 from rummy_grpc.bot_driver import BotDriver
+from rummy_grpc.clock import RESYNC_SECONDS, StoreClock
 from rummy_grpc.commands import CommandHandler
 from rummy_grpc.creation import GameCreator
 from rummy_grpc.errors import log_failure
@@ -66,7 +66,9 @@ class GameApp:
             or empty: no admin access.
         cache_size: games whose latest state is kept in memory (LRU).
         bot_delay: seconds to wait between two bot commands (0: none; a demo pacing knob).
-        clock: wall clock in epoch seconds (deadlines compare it to stored ``ts``).
+        clock: the clock deadlines are compared on, epoch seconds; default (``None``): the
+            store's clock (:class:`rummy_grpc.clock.StoreClock`, measured at start and
+            every 30 s), the one that stamps the events' ``ts`` and keeps due times.
         lease: seconds a replica reserves a due game it claimed (``timers.LEASE_SECONDS``).
         poll: seconds between two polls of the store's due games (``timers.POLL_SECONDS``).
         max_events: cap of events per game (``repository.MAX_EVENTS``).
@@ -82,14 +84,22 @@ class GameApp:
 
     def __init__(self, store: EventStore, *, admin_token: str | None = None,
                  cache_size: int = 4096, bot_delay: float = 0.0,
-                 clock: Any = time.time, lease: float = LEASE_SECONDS,
+                 clock: Callable[[], float] | None = None, lease: float = LEASE_SECONDS,
                  poll: float = POLL_SECONDS, max_events: int = 0,
                  request_window: float = REQUEST_WINDOW, read_feed: bool = False,
                  bot_strategies: Sequence[str] | None = None) -> None:
         self.store = store
         self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
         self._admin = admin_token or ""
-        self._clock = clock
+        self.store_clock: StoreClock | None = None
+        """The store's clock on this host (``None`` when a ``clock`` was given)."""
+        if clock is None:
+            self.store_clock = StoreClock(store)
+            now: Callable[[], float] = self.store_clock.now
+        else:
+            now = clock
+        self._clock = now
+        self._resync: asyncio.Task[None] | None = None
         self._read_feed = read_feed
         self.bot_strategies = (frozenset(SERVED_BOTS) if bot_strategies is None
                                else frozenset(bot_strategies))
@@ -104,19 +114,19 @@ class GameApp:
         """Set when a store call of the background work failed (a refused connection, a
         timeout): the health watcher pings the store at once rather than at its next tick."""
         self.scheduler = Scheduler(store, process=lambda g: self.progress.process(g),
-                                   clock=clock, spawn=self._spawn,
+                                   clock=now, spawn=self._spawn,
                                    closing=lambda: self._closing, lease=lease, poll=poll,
                                    on_store_failure=lambda _exc: self.store_trouble.set())
         self.progress = GameProgress(store, self.repo, scheduler=self.scheduler,
                                      drive=lambda g: self.bots.drive(g), spawn=self._spawn,
-                                     clock=clock)
+                                     clock=now)
         self.bots = BotDriver(self.repo, scheduler=self.scheduler,
                               finish=self.progress.finish, stop=self.progress.stop,
                               closing=lambda: self._closing, bot_delay=bot_delay)
         self.creator = GameCreator(store, self.repo, scheduler=self.scheduler,
                                    progress=self.progress, drive=self.bots.drive,
                                    spawn=self._spawn, bot_strategies=self.bot_strategies,
-                                   admin_token=self._admin, clock=clock,
+                                   admin_token=self._admin, clock=now,
                                    request_window=request_window)
         self.commands = CommandHandler(self.repo, scheduler=self.scheduler,
                                        progress=self.progress)
@@ -131,6 +141,9 @@ class GameApp:
         Returns:
             The number of active games in the store's index (for the gauge).
         """
+        if self.store_clock is not None:  # deadlines on the store's clock, from the start
+            await self.store_clock.sync()
+            self._resync = asyncio.get_running_loop().create_task(self._keep_clock())
         active = len(await self.store.list_games(limit=1_000_000, active_only=True))
         metrics.GAMES_ACTIVE.set(active)
         if self._read_feed:  # reads from memory while the store's append feed is live
@@ -144,15 +157,27 @@ class GameApp:
         self._closing = True
         self.repo.stop_feed()
         self.scheduler.cancel_all()
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(BaseException):
-                await self._poller
+        for loop_task in (self._poller, self._resync):
+            if loop_task is not None:
+                loop_task.cancel()
+                with contextlib.suppress(BaseException):
+                    await loop_task
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
             with contextlib.suppress(BaseException):
                 await task
+
+    async def _keep_clock(self) -> None:
+        """Measure the store clock's offset again every ``RESYNC_SECONDS`` (a host clock
+        stepped by NTP); a store outage keeps the last offset."""
+        assert self.store_clock is not None
+        while not self._closing:
+            await asyncio.sleep(RESYNC_SECONDS)
+            try:
+                await self.store_clock.sync()
+            except Exception as exc:  # noqa: BLE001 - an outage: the last offset stays
+                log.debug("cannot read the store's clock: %s", exc)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         if self._closing:
