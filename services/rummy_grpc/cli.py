@@ -5,8 +5,8 @@ since the core never imports grpc or redis):
   [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]
   [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
   [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
-  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--read-feed] [--uvloop]
-  [--no-batch]``;
+  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--rate-events E/s]
+  [--rate-events-burst N] [--read-feed] [--uvloop] [--no-batch]``;
   ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
@@ -39,6 +39,8 @@ from rummy_grpc.model import (
     RATE_COMMANDS,
     RATE_CREATE,
     RATE_CREATE_BURST,
+    RATE_EVENTS,
+    RATE_EVENTS_BURST,
     REQUEST_WINDOW,
 )
 
@@ -212,6 +214,13 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     sec.add_argument("--rate-create-burst", type=_positive, default=RATE_CREATE_BURST,
                      metavar="N", help="burst of --rate-create, in calls (default "
                      f"{RATE_CREATE_BURST})")
+    sec.add_argument("--rate-events", type=_rate, default=RATE_EVENTS, metavar="E/s",
+                     help="events read with GetEvents per second per caller, a page priced "
+                     "by its size; past it RESOURCE_EXHAUSTED RATE_LIMITED (default "
+                     f"{RATE_EVENTS:g}/s; 0: off)")
+    sec.add_argument("--rate-events-burst", type=_positive, default=RATE_EVENTS_BURST,
+                     metavar="N", help="burst of --rate-events, in events (default "
+                     f"{RATE_EVENTS_BURST})")
     keys = sec.add_mutually_exclusive_group()
     keys.add_argument("--new-api-key", metavar="NAME",
                       help="print a new random API key, then its --api-keys line "
@@ -328,7 +337,8 @@ def serve_security(args: argparse.Namespace) -> dict[str, Any]:
     return {"tls": tls, "callers": CallerPolicy(keys, args.allow_client_cn),
             "admin_token": _admin_token(args),
             "rate_commands": args.rate_commands, "rate_burst": args.rate_burst,
-            "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst}
+            "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst,
+            "rate_events": args.rate_events, "rate_events_burst": args.rate_events_burst}
 
 
 def _strategies(text: str) -> tuple[str, ...]:

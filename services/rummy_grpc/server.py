@@ -47,6 +47,7 @@ from rummy_grpc.model import (
     POLL_SECONDS,
     RATE_BURST,
     RATE_CREATE_BURST,
+    RATE_EVENTS_BURST,
     REQUEST_WINDOW,
 )
 from rummy_grpc.servicer import GameServicer
@@ -291,6 +292,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   callers: CallerPolicy | None = None, rate_commands: float = 0.0,
                   rate_burst: int = RATE_BURST, rate_create: float = 0.0,
                   rate_create_burst: int = RATE_CREATE_BURST,
+                  rate_events: float = 0.0, rate_events_burst: int = RATE_EVENTS_BURST,
                   read_feed: bool = False,
                   bot_strategies: Sequence[str] | None = None) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
@@ -323,6 +325,9 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         rate_burst: bucket size of that limit, in calls.
         rate_create: ``CreateGame`` calls per second per caller; 0: no limit.
         rate_create_burst: bucket size of that limit, in calls.
+        rate_events: events read with ``GetEvents`` per second per caller, a page priced by
+            its size (0: no limit; ``rummy serve`` defaults to ``RATE_EVENTS``).
+        rate_events_burst: bucket size of that limit, in events.
         read_feed: ``GetView`` from memory while the store's append feed is live
             (:class:`GameApp`'s ``read_feed``; ``rummy serve --read-feed``).
         bot_strategies: the bot strategies ``CreateGame`` may seat (default
@@ -340,7 +345,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     install_undelivered_reply_filter()
     streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
     gate = CallerGate(callers, RateLimiter(rate_commands, rate_burst, kind="command"),
-                      RateLimiter(rate_create, rate_create_burst, kind="create"))
+                      RateLimiter(rate_create, rate_create_burst, kind="create"),
+                      RateLimiter(rate_events, rate_events_burst, kind="events"))
     reloader = CertReloader(tls) if tls is not None else None
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None
