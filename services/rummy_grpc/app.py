@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from rummy_store.base import EventStore
 
@@ -35,6 +35,7 @@ from rummy_grpc.commands import CommandHandler
 from rummy_grpc.creation import GameCreator
 from rummy_grpc.errors import log_failure
 from rummy_grpc.model import (
+    BOT_WAIT,
     COMMAND_KINDS,
     LEASE_SECONDS,
     POLL_SECONDS,
@@ -51,6 +52,7 @@ from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler
 
 log = logging.getLogger("rummy_grpc")
+T = TypeVar("T")
 
 SERVED_BOTS = tuple(sorted(name for name in BOTS if name != "search"))
 """Bot strategies a server offers by default (``rummy serve --bot-strategies``): all but
@@ -76,6 +78,8 @@ class GameApp:
         bot_strategies: the bot strategies a ``CreateGame`` may seat (default
             :data:`SERVED_BOTS`: every registered bot but ``search``, whose moves cost ~100x
             a ``strategic`` move's CPU, so that an open server cannot be loaded by them).
+        bot_wait: seconds a call waits for the server bots after its command (their moves
+            by then are in the reply; the rest go on in the background).
         read_feed: answer ``GetView`` from memory while the store's append feed shows the
             cached state is the latest (``rummy_store.feed``; a single Redis only; reads
             then trail another process's appends by the notification's delay). Off by
@@ -87,7 +91,8 @@ class GameApp:
                  clock: Callable[[], float] | None = None, lease: float = LEASE_SECONDS,
                  poll: float = POLL_SECONDS, max_events: int = 0,
                  request_window: float = REQUEST_WINDOW, read_feed: bool = False,
-                 bot_strategies: Sequence[str] | None = None) -> None:
+                 bot_strategies: Sequence[str] | None = None,
+                 bot_wait: float = BOT_WAIT) -> None:
         self.store = store
         self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
         self._admin = admin_token or ""
@@ -118,8 +123,9 @@ class GameApp:
                                    closing=lambda: self._closing, lease=lease, poll=poll,
                                    on_store_failure=lambda _exc: self.store_trouble.set())
         self.progress = GameProgress(store, self.repo, scheduler=self.scheduler,
-                                     drive=lambda g: self.bots.drive(g), spawn=self._spawn,
-                                     clock=now)
+                                     drive=lambda *a: self.bots.drive(*a), spawn=self._spawn,
+                                     start=self._start, report=self._report, clock=now,
+                                     bot_wait=bot_wait)
         self.bots = BotDriver(self.repo, scheduler=self.scheduler,
                               finish=self.progress.finish, stop=self.progress.stop,
                               closing=lambda: self._closing, bot_delay=bot_delay)
@@ -180,13 +186,21 @@ class GameApp:
                 log.debug("cannot read the store's clock: %s", exc)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run ``coro`` in the background; its failure is logged (:meth:`_report`)."""
+        task = self._start(coro)
+        if task is not None:
+            task.add_done_callback(self._report)
+
+    def _start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T] | None:
+        """Run ``coro`` as a task of this server (cancelled by :meth:`close`) and return it;
+        ``None`` once closing (``coro`` is closed unrun)."""
         if self._closing:
             coro.close()
-            return
+            return None
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(self._report)
+        return task
 
     @staticmethod
     def _report(task: asyncio.Task[Any]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from rummy_store.base import EventStore, StoredEvent, VersionConflict
@@ -21,6 +21,7 @@ from rummy.decide import default_command, step
 from rummy.state import GAME_OVER, GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached, GameNotFound, log_failure, store_unavailable
+from rummy_grpc.model import BOT_WAIT
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler, pending
 
@@ -38,22 +39,33 @@ class GameProgress:
         store: the event store (active games, due times).
         repo: the games' repository.
         scheduler: the due games (due times, local deadline timers).
-        drive: awaited with a game id: play its bot seats while one is to act
-            (:meth:`rummy_grpc.bot_driver.BotDriver.drive`), returning their events.
-        spawn: starts a background task (the server's task set).
-        clock: wall clock in epoch seconds (deadlines compare it to stored ``ts``).
+        drive: called with a game id (and optionally a list to add events to): play its
+            bot seats while one is to act (:meth:`rummy_grpc.bot_driver.BotDriver.drive`),
+            returning their events.
+        spawn: starts a background task (the server's task set); failures are logged.
+        start: starts a task in the server's task set and returns it (``None`` once the
+            server is closing); failures are the caller's to handle.
+        report: logs the failure of a task from ``start`` (a done callback).
+        clock: the store's clock, epoch seconds (deadlines compare it to stored ``ts``).
+        bot_wait: seconds a call waits for the bots after its command (:data:`BOT_WAIT`).
     """
 
     def __init__(self, store: EventStore, repo: GameRepository, *, scheduler: Scheduler,
-                 drive: Callable[[str], Awaitable[list[StoredEvent]]],
+                 drive: Callable[..., Coroutine[Any, Any, list[StoredEvent]]],
                  spawn: Callable[[Coroutine[Any, Any, Any]], None],
-                 clock: Callable[[], float]) -> None:
+                 start: Callable[[Coroutine[Any, Any, list[StoredEvent]]],
+                                 asyncio.Task[list[StoredEvent]] | None],
+                 report: Callable[[asyncio.Task[Any]], None],
+                 clock: Callable[[], float], bot_wait: float = BOT_WAIT) -> None:
         self._store = store
         self._repo = repo
         self._sched = scheduler
         self._drive = drive
         self._spawn = spawn
+        self._start = start
+        self._report = report
         self._clock = clock
+        self.bot_wait = bot_wait
 
     # ------------------------------------------------------------------ due games
 
@@ -157,7 +169,7 @@ class GameProgress:
             await self.finish(game_id)
             return []
         if meta["seats"][state.turn]["kind"] == "bot":
-            return await self._drive(game_id)
+            return await self.drive_bounded(game_id)
         if previous is None or pending(meta, previous) is not None \
                 or pending(meta, state) is not None:
             await self._sched.after_append(game_id, meta, state, ts)
@@ -172,7 +184,31 @@ class GameProgress:
         if state.phase == GAME_OVER:
             await self.finish(game_id)
         elif meta["seats"][state.turn]["kind"] == "bot":
-            await self._drive(game_id)
+            await self.drive_bounded(game_id)
+
+    async def drive_bounded(self, game_id: str) -> list[StoredEvent]:
+        """Drive the game's bots in a task of their own and wait for them at most
+        :attr:`bot_wait` seconds: the events they appended by then (all of them when they
+        finished). A bot still thinking goes on in the background and its moves reach the
+        clients by the stream; a failure after the wait is logged (the game stays due in
+        the store, so any replica's poll resumes it). A failure within the wait is raised,
+        as an awaited drive's would be.
+
+        Raises:
+            GameNotFound, store errors: as :meth:`rummy_grpc.bot_driver.BotDriver.drive`.
+        """
+        out: list[StoredEvent] = []
+        task = self._start(self._drive(game_id, out))
+        if task is None:  # the server is closing
+            return []
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.bot_wait)
+            if task in done:
+                return task.result()
+            return list(out)
+        finally:
+            if not task.done():  # the call returns (or is cancelled) first: log what fails
+                task.add_done_callback(self._report)
 
     async def finish(self, game_id: str) -> bool:
         """Nothing more is due on the game and it leaves the active games; True for the one
