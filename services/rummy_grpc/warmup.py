@@ -22,6 +22,7 @@ from rummy.bots import make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.rules import RuleSet
+from rummy.solver import compiled
 from rummy.state import GAME_OVER
 from rummy.views import view
 from rummy_grpc.bot_driver import INLINE_BOTS
@@ -50,12 +51,17 @@ def warm_bots(strategies: Iterable[str], *, moves: int = WARMUP_MOVES) -> float:
     Returns:
         The seconds it took (0.0 when nothing was left to warm).
 
+    Without numba (or with ``NUMBA_DISABLE_JIT``) the bots run the pure search, which has
+    nothing to compile: nothing is played then.
+
     Raises:
         Nothing from a bot: a warm-up move that fails is logged and the strategy counted as
         warm (a bot that fails in a game plays the default move there too).
     """
     todo = sorted(set(strategies) - INLINE_BOTS)
     t0 = time.perf_counter()
+    if todo and not compiled.usable():  # the pure search: nothing to compile
+        return 0.0
     with _lock:
         todo = [s for s in todo if s not in _warmed]
         for strategy in todo:
