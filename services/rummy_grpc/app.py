@@ -10,7 +10,8 @@ store. Its parts, one job each:
 * :mod:`rummy_grpc.bot_driver` — the server's bot seats;
 * :mod:`rummy_grpc.timers` — due games (bot turns, turn deadlines) held in the store and
   claimed by any replica;
-* :mod:`rummy_grpc.reads` — views, events, the state at a version, the live stream.
+* :mod:`rummy_grpc.reads` — views, events, the state at a version, the live stream;
+* :mod:`rummy_grpc.clock` — the event store's clock on this host (deadlines run on it).
 
 This module wires them together and owns the background tasks.
 """
