@@ -4,7 +4,7 @@ Each bot command is its own append, with ``expected_version``, so two servers ca
 play the same bot move: the second gets a conflict and reloads (no request id is recorded:
 the version check is enough, and request records would be most of a game's memory). A bot
 that raises or proposes an illegal move plays the phase's default move instead
-(``rummy.decide.default_command``; issue 10).
+(``rummy.decide.default_command``).
 """
 
 from __future__ import annotations
@@ -141,8 +141,8 @@ class BotDriver:
                     state: GameState) -> tuple[GameState, list[Event], str]:
         """The bot's move in ``state`` as ``(new state, events, command kind)``.
 
-        A bot that raises, or proposes a move the rules refuse, must not stop the game
-        (issue 10): the seat plays the phase's default move instead (draw, pass, end_turn,
+        A bot that raises, or proposes a move the rules refuse, must not stop the game:
+        the seat plays the phase's default move instead (draw, pass, end_turn,
         as a turn timer would), the failure is logged with the game id and counted in
         ``rummy_bot_failures_total``.
         """

@@ -1,4 +1,4 @@
-"""Who is calling at the transport level, for backends (issue 17): API keys, client
+"""Who is calling at the transport level, for backends: API keys, client
 certificates, and the per-caller rate limits.
 
 Seat tokens (:mod:`rummy_grpc.auth`) say which seat of a game a request acts for; this

@@ -1,5 +1,5 @@
-"""Bounds on open ``StreamEvents`` calls (issue 12): per game, per client and per server;
-and per-caller rate limits (:class:`RateLimiter`, issue 17).
+"""Bounds on open ``StreamEvents`` calls: per game, per client and per server;
+and per-caller rate limits (:class:`RateLimiter`).
 
 A client is the caller's seat token if it gave one (kept as a SHA-256 digest, never in clear),
 else the host of its address (``context.peer()``: ``ipv4:10.0.0.7:53211`` -> ``10.0.0.7``).

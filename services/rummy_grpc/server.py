@@ -233,7 +233,7 @@ class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
 
     Unlike the library's servicer, which starts with ``""`` SERVING, the overall status
     ``""`` and every name in ``services`` start NOT_SERVING: the server says SERVING only
-    once it has started (issue 12)."""
+    once it has started."""
 
     def __init__(self, services: tuple[str, ...] = ()) -> None:
         super().__init__()

@@ -1,5 +1,5 @@
 """Due games: bot turns and turn deadlines, held in the event store so that any replica can
-act on them (issue 12).
+act on them.
 
 A game is *due* when the server must act on it without a client: a server bot is to act, or
 a seat with a turn time limit has run out of time (it then gets the phase's default move,
