@@ -5,8 +5,8 @@ since the core never imports grpc or redis):
   [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]
   [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
   [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
-  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--read-feed] [--uvloop]
-  [--no-batch]``;
+  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--rate-events E/s]
+  [--rate-events-burst N] [--read-feed] [--uvloop] [--no-batch]``;
   ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
@@ -39,8 +39,11 @@ from rummy_grpc.model import (
     RATE_COMMANDS,
     RATE_CREATE,
     RATE_CREATE_BURST,
+    RATE_EVENTS,
+    RATE_EVENTS_BURST,
     REQUEST_WINDOW,
 )
+from rummy_grpc.serve_options import api_key_line, serve_security
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
@@ -212,6 +215,13 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     sec.add_argument("--rate-create-burst", type=_positive, default=RATE_CREATE_BURST,
                      metavar="N", help="burst of --rate-create, in calls (default "
                      f"{RATE_CREATE_BURST})")
+    sec.add_argument("--rate-events", type=_rate, default=RATE_EVENTS, metavar="E/s",
+                     help="events read with GetEvents per second per caller, a page priced "
+                     "by its size; past it RESOURCE_EXHAUSTED RATE_LIMITED (default "
+                     f"{RATE_EVENTS:g}/s; 0: off)")
+    sec.add_argument("--rate-events-burst", type=_positive, default=RATE_EVENTS_BURST,
+                     metavar="N", help="burst of --rate-events, in events (default "
+                     f"{RATE_EVENTS_BURST})")
     keys = sec.add_mutually_exclusive_group()
     keys.add_argument("--new-api-key", metavar="NAME",
                       help="print a new random API key, then its --api-keys line "
@@ -265,72 +275,6 @@ def add_parsers(sub: Any) -> None:
 
 # ---------------------------------------------------------------------------- commands
 
-def _api_key_line(args: argparse.Namespace) -> int:
-    """``--new-api-key NAME`` / ``--hash-api-key NAME``: print an ``--api-keys`` line."""
-    from rummy_grpc.callers import hash_api_key, new_api_key, parse_api_keys
-    name = args.new_api_key or args.hash_api_key
-    key = new_api_key() if args.new_api_key else sys.stdin.readline().strip()
-    try:
-        line = f"{name}:{hash_api_key(key)}"
-        parse_api_keys(line, "--new-api-key/--hash-api-key")  # the name is valid
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    if args.new_api_key:
-        print(key)
-    print(line)
-    return 0
-
-
-def _admin_token(args: argparse.Namespace) -> str | None:
-    """The admin token: ``--admin-token-file``, else ``$RUMMY_ADMIN_TOKEN_FILE``, else
-    ``$RUMMY_ADMIN_TOKEN`` (``None``: none).
-
-    Raises:
-        ValueError: the file cannot be read or is empty.
-    """
-    path = args.admin_token_file or os.environ.get("RUMMY_ADMIN_TOKEN_FILE")
-    if not path:
-        return os.environ.get("RUMMY_ADMIN_TOKEN") or None
-    try:
-        with open(path, encoding="utf-8") as f:
-            token = f.read().strip()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read the admin token file {path}: "
-                         f"{getattr(e, 'strerror', None) or e}") from None
-    if not token:
-        raise ValueError(f"the admin token file {path} is empty")
-    return token
-
-
-def serve_security(args: argparse.Namespace) -> dict[str, Any]:
-    """The TLS, caller and rate-limit options of ``rummy serve`` as :func:`create_server`
-    keyword arguments, every file read and checked now.
-
-    Raises:
-        ValueError: a bad combination of flags, or a file that cannot be used (TLS files
-            missing, unreadable, not PEM, a key that does not match its certificate; an API
-            keys file with a bad line; an empty admin token file). The message is one line.
-    """
-    from rummy_grpc.callers import CallerPolicy, load_api_keys
-    from rummy_grpc.tls import TlsConfig, load_key_pair
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise ValueError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
-    if args.allow_client_cn and not args.tls_client_ca:
-        raise ValueError("--allow-client-cn needs --tls-client-ca (client certificates)")
-    tls = None
-    if args.tls_cert:
-        tls = TlsConfig(args.tls_cert, args.tls_key, args.tls_client_ca)
-        load_key_pair(tls)
-    keys = load_api_keys(args.api_keys) if args.api_keys else []
-    return {"tls": tls, "callers": CallerPolicy(keys, args.allow_client_cn),
-            "admin_token": _admin_token(args),
-            "rate_commands": args.rate_commands, "rate_burst": args.rate_burst,
-            "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst}
-
-
 def _strategies(text: str) -> tuple[str, ...]:
     """``--bot-strategies``: registered bot names, comma-separated."""
     from rummy.bots import BOTS
@@ -348,7 +292,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     shutdown, 2 for bad flags or unusable files (TLS, API keys, admin token), 1 when it
     cannot serve (port taken, store unreachable)."""
     if args.new_api_key or args.hash_api_key:
-        return _api_key_line(args)
+        return api_key_line(args)
     if args.read_feed and (args.store or ("redis" if args.redis_url else "memory")) != "redis":
         print("error: --read-feed needs the Redis store (--redis-url): the append feed is "
               "Redis pub/sub, and an in-memory store has no other writer to hear of",

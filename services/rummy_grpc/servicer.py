@@ -6,6 +6,7 @@ callers, rate limits: :class:`rummy_grpc.callers.CallerGate`), parse the request
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
@@ -20,6 +21,8 @@ from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
+from rummy_grpc.model import READ_CHUNK
+from rummy_grpc.reads import page_cost
 from rummy_grpc.review_rpc import review_game
 
 log = logging.getLogger("rummy_grpc")
@@ -165,14 +168,30 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def GetEvents(self, request: pb.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:
-        await self._admit(context, privileged=bool(request.admin_token))
+        who = await self._admit(context, privileged=bool(request.admin_token))
         to = request.to_version or None
-        page = await _call(context, lambda: self.app.reads.get_events_page(
-            request.game_id, request.token, request.admin_token, request.after_version, to,
-            request.page_size))
-        return pb.GetEventsResponse(
-            events=[event_to_proto(t.event, t.version, t.ts) for t in page.events],
-            full_information=page.full, next_after_version=page.next_after_version)
+        # priced by size before any work (the events rate limit), the unused part refunded
+        cost = page_cost(request.after_version, to, request.page_size)
+        try:
+            self.gate.charge_events(who, cost)
+        except ServiceError as exc:
+            await _abort(context, exc)
+        try:
+            page = await _call(context, lambda: self.app.reads.get_events_page(
+                request.game_id, request.token, request.admin_token, request.after_version,
+                to, request.page_size))
+        except BaseException:
+            self.gate.refund_events(who, cost)
+            raise
+        self.gate.refund_events(who, cost - len(page.events))
+        events: list[pb.Event] = []
+        for i in range(0, len(page.events), READ_CHUNK):  # other calls run between chunks
+            if i:
+                await asyncio.sleep(0)
+            events.extend(event_to_proto(t.event, t.version, t.ts)
+                          for t in page.events[i:i + READ_CHUNK])
+        return pb.GetEventsResponse(events=events, full_information=page.full,
+                                    next_after_version=page.next_after_version)
 
     async def GetState(self, request: pb.GetStateRequest,
                        context: grpc.aio.ServicerContext) -> pb.GetStateResponse:

@@ -1,4 +1,4 @@
-"""A server bot seat that fails keeps playing (issue 10): it plays the phase's default move
+"""A server bot seat that fails keeps playing: it plays the phase's default move
 (draw, pass, end_turn), the failure is logged with the game id and counted in
 ``rummy_bot_failures_total``. Real server, real Redis."""
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
 class RaisingBot(RandomBot):
-    """Raises on every action (as the solver did on a 13-card sequence, issue 10)."""
+    """Raises on every action (as the solver did on a 13-card sequence)."""
 
     def act(self, view):
         raise RuntimeError("no room to park a wildcard")
@@ -80,6 +80,6 @@ async def test_resuming_a_game_gone_from_the_store_is_a_warning_not_an_error(
 
     app = GameApp(MemoryEventStore())
     with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
-        await app._resume("gone-game")  # returns: nothing to resume
+        await app.progress.resume("gone-game")  # returns: nothing to resume
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "game gone-game is no longer in the store: nothing to resume")]

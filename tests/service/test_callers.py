@@ -306,3 +306,51 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
     record_property("flood_calls", flood_total)
     record_property("flood_limited", limited)
     record_property("player_p50_ms", round(p50, 2))
+
+
+def test_a_priced_bucket_takes_the_cost_and_gives_back_what_was_not_used() -> None:
+    now = [0.0]
+    events = RateLimiter(2000, 10_000, kind="events", clock=lambda: now[0])
+    assert [events.delay("spectator", 1000) for _ in range(10)] == [0.0] * 10  # ten pages
+    assert events.delay("spectator", 1000) == pytest.approx(0.5)  # then two a second
+    events.refund("spectator", 600)  # the last page held 400 events
+    assert events.delay("spectator", 600) == 0.0
+    assert events.delay("spectator", 1) > 0
+    assert events.delay("player", 50) == 0.0  # each caller its own bucket
+    now[0] += 100.0
+    events.refund("spectator", 10**9)  # never past the burst
+    assert events.delay("spectator", 10_000) == 0.0
+    assert events.delay("spectator", 1) > 0
+    # a cost above the burst is capped at it: admitted once the bucket is full
+    now[0] += 5.0
+    assert events.delay("spectator", 50_000) == 0.0
+    with pytest.raises(RateLimited) as err:
+        events.take("spectator", 1000)
+    assert err.value.kind == "events" and "events read" in str(err.value)
+    off = RateLimiter(0, 1, kind="events")
+    off.refund("x", 5)
+    assert off.delay("x", 10**6) == 0.0 and len(off) == 0
+
+
+@pytest.mark.asyncio
+async def test_the_store_clock_keeps_the_offset_of_the_shortest_round_trip() -> None:
+    from rummy_grpc.clock import StoreClock
+
+    host = [1000.0]
+    trips = iter([(0.2, 30.0), (0.02, 30.5), (0.1, 31.0)])  # (round trip, store - host)
+
+    class Store:
+        async def _now(self) -> float:
+            rtt, offset = next(trips)
+            host[0] += rtt  # the read takes rtt seconds of host time
+            return host[0] - rtt / 2 + offset
+
+    clock = StoreClock(Store(), host=lambda: host[0])
+    assert await clock.sync() == pytest.approx(30.5)
+    assert clock.now() == pytest.approx(host[0] + 30.5)
+
+    class NoClock:  # the in-memory store stamps with this host's clock
+        pass
+
+    local = StoreClock(NoClock(), host=lambda: host[0])
+    assert await local.sync() == 0.0 and local.now() == host[0]

@@ -201,11 +201,11 @@ async def test_bots_cut_short_after_an_applied_command_go_on_at_once(
         real = type(bots_driver).drive
         calls = {"n": 0}
 
-        async def outage_once(self: Any, game_id: str) -> Any:
+        async def outage_once(self: Any, game_id: str, out: Any = None) -> Any:
             calls["n"] += 1
             if calls["n"] == 1:
                 raise redis.exceptions.ConnectionError("the store went away after the append")
-            return await real(self, game_id)
+            return await real(self, game_id, out)
 
         monkeypatch.setattr(type(bots_driver), "drive", outage_once)
         failures = REGISTRY.get_sample_value("rummy_follow_up_failures_total") or 0.0
