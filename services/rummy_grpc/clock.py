@@ -9,8 +9,8 @@ ahead of Redis every timed turn timed out at once, 30 s behind none did for 30 s
 :class:`StoreClock` reads the store's clock a few times, keeps the offset of the read with
 the shortest round trip (error at most half of it, a millisecond or so on a LAN) and adds it
 to the host's wall clock; it reads again every :data:`RESYNC_SECONDS` (the host's clock may
-be stepped by NTP meanwhile). A store without a clock of its own (the in-memory store,
-which stamps with this host's ``time.time``) has offset 0.
+be stepped by NTP meanwhile). The in-memory store's clock is this host's ``time.time``, so
+its offset is 0.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from rummy_store.base import Lifecycle
 
 log = logging.getLogger("rummy_grpc")
 
@@ -30,16 +32,10 @@ WARN_OFFSET = 1.0
 """An offset larger than this (seconds) is logged once per change of more than a second."""
 
 
-def store_time_reader(store: Any) -> Callable[[], Awaitable[float]] | None:
-    """The store's own clock as an async callable returning epoch seconds, or ``None`` when
-    the store stamps events with this host's clock. A public ``now()`` is used when the store
-    has one, else the Redis store's ``_now`` (Redis ``TIME``, the clock its append script
-    stamps events with)."""
-    for name in ("now", "_now"):
-        reader = getattr(store, name, None)
-        if callable(reader):
-            return reader  # type: ignore[no-any-return]
-    return None
+def store_time_reader(store: Lifecycle) -> Callable[[], Awaitable[float]]:
+    """The store's own clock (``Lifecycle.now``: Redis ``TIME``, the clock its append
+    script stamps events with) as an async callable returning epoch seconds."""
+    return store.now
 
 
 class StoreClock:
@@ -72,9 +68,6 @@ class StoreClock:
         Raises:
             Store errors (a connection error, a timeout): the offset stays as it was.
         """
-        if self._read is None:
-            self._synced = time.monotonic()
-            return 0.0
         best: tuple[float, float] | None = None
         for _ in range(SAMPLES):
             t0 = self._host()

@@ -217,7 +217,7 @@ class RedisBase:
                 await self._r.initialize()
                 self._unready = False
 
-    async def _now(self) -> float:
+    async def now(self) -> float:
         """The Redis server's clock in seconds (the one the append script stamps events with)."""
         if self._unready:
             await self._initialize()

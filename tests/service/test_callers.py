@@ -340,7 +340,7 @@ async def test_the_store_clock_keeps_the_offset_of_the_shortest_round_trip() -> 
     trips = iter([(0.2, 30.0), (0.02, 30.5), (0.1, 31.0)])  # (round trip, store - host)
 
     class Store:
-        async def _now(self) -> float:
+        async def now(self) -> float:
             rtt, offset = next(trips)
             host[0] += rtt  # the read takes rtt seconds of host time
             return host[0] - rtt / 2 + offset
@@ -349,8 +349,9 @@ async def test_the_store_clock_keeps_the_offset_of_the_shortest_round_trip() -> 
     assert await clock.sync() == pytest.approx(30.5)
     assert clock.now() == pytest.approx(host[0] + 30.5)
 
-    class NoClock:  # the in-memory store stamps with this host's clock
-        pass
+    class HostClock:  # the in-memory store stamps with this host's clock
+        async def now(self) -> float:
+            return host[0]
 
-    local = StoreClock(NoClock(), host=lambda: host[0])
+    local = StoreClock(HostClock(), host=lambda: host[0])
     assert await local.sync() == 0.0 and local.now() == host[0]
