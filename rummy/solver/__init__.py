@@ -711,8 +711,9 @@ def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
     """
     sol = solve(table, hand, rules=rules, opening=opening)
     if not sol.optimal:
+        changed = (rules or RuleSet()).changed()
         raise ValueError("the solver cannot prove the best play under these rule variants "
-                         f"({', '.join(f'{k}={v}' for k, v in (rules or RuleSet()).changed().items())})")
+                         f"({', '.join(f'{k}={v}' for k, v in changed.items())})")
     return sol.play.points if sol.play is not None else 0
 
 
