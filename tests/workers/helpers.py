@@ -18,8 +18,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("RUMMY_TEST_REDIS_URL", "redis://127.0.0.1:6379/1")
 SESSION = uuid.uuid4().hex[:8]
@@ -48,7 +46,6 @@ def _redis_up() -> bool:
 
 
 REDIS_UP = _redis_up()
-needs_redis = pytest.mark.skipif(not REDIS_UP, reason=f"no Redis at {REDIS_URL}")
 
 
 def delete_keys(prefix: str) -> None:
