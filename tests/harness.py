@@ -24,3 +24,9 @@ def in_ci() -> bool:
 def ci_forbids_skip(reason: str) -> bool:
     """Whether a skip with ``reason`` must fail instead (CI, and a tool CI must have)."""
     return in_ci() and CI_REQUIRED.search(reason) is not None
+
+
+HANG_GUARD = float(os.environ.get("RUMMY_TEST_HANG_GUARD", "300"))
+"""Seconds a test waits for something that must happen before it gives up: a hang guard,
+never a pass criterion (a loaded machine may take many times the usual time; a timing
+figure worth keeping belongs in ``benchmarks/``). ``RUMMY_TEST_HANG_GUARD`` overrides it."""

@@ -8,12 +8,14 @@ import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
+from tests.harness import HANG_GUARD
+
 from .conftest import ADMIN_TOKEN, bots, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
-async def _wait_version(store, gid, version, timeout=8.0):
+async def _wait_version(store, gid, version, timeout=HANG_GUARD):
     deadline = asyncio.get_running_loop().time() + timeout
     while await store.version(gid) < version:
         assert asyncio.get_running_loop().time() < deadline, "timed out"
