@@ -49,7 +49,9 @@ FAST_DIRS = frozenset({"unit", "solver", "conformance", "property", "golden", "r
 REDIS_FIXTURES = frozenset({"redis_url", "redis_prefix", "redis_store", "secured",
                             "password_file", "cluster_url", "rclient"})
 
-_REDIS_SKIP = re.compile(r"redis.*(unreachable|not installed)|no redis at", re.IGNORECASE)
+#: skip reasons of a missing Redis or redis-server: turned into failures
+REDIS_SKIP = re.compile(r"redis.*(unreachable|not installed|not on path)|no redis at",
+                        re.IGNORECASE)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,6 +94,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.needs_redis)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the fixtures are set up
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Tell :func:`tests.redis_helpers.redis_unreachable` whether this test may use Redis."""
     redis_helpers.current_test_may_use_redis(item.get_closest_marker("needs_redis") is not None,
@@ -110,7 +113,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     reason = str(report.longrepr[2])
     from tests.harness import ci_forbids_skip
 
-    if _REDIS_SKIP.search(reason) or ci_forbids_skip(reason):
+    if REDIS_SKIP.search(reason) or ci_forbids_skip(reason):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid}: skipped for a missing dependency, which fails the "
                            f"run: {reason}")

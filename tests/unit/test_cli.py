@@ -136,7 +136,7 @@ def test_conformance_cli_summary_and_exit_code(tmp_path):
     res = run("conformance", "tests/conformance/cases/melds.jsonl",
               "tests/conformance/cases/actions.jsonl")
     assert res.returncode == 0
-    assert res.stdout.strip().splitlines()[-1] == "58 passed, 0 failed"
+    assert res.stdout.strip().splitlines()[-1] == "60 passed, 0 failed"
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x-1", "kind": "meld", "rule": "R4.2", "cards": ["8S", "8S", "8H"],'
                    ' "valid": true}\nnot json\n')

@@ -65,6 +65,18 @@ def test_a_test_using_redis_without_the_marker_fails() -> None:
         redis_helpers.current_test_may_use_redis(True, "")
 
 
+@pytest.mark.parametrize(("reason", "fails"), [
+    ("Redis at redis://127.0.0.1:6379/0 is unreachable: Error 111", True),
+    ("redis-server is not installed", True),
+    ("redis-server and redis-cli not on PATH: cannot start a local Redis Cluster", True),
+    ("no Redis at redis://127.0.0.1:6379/1", True),
+    ("redis-server was built without TLS", False),
+    ("no RabbitMQ on 127.0.0.1:5672", False),
+])
+def test_a_skip_for_a_missing_redis_is_a_failure(reason: str, fails: bool) -> None:
+    assert bool(conftest.REDIS_SKIP.search(reason)) is fails
+
+
 def test_ci_turns_a_missing_npm_into_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     reason = "run `npm ci --prefix tests/node` first"
     monkeypatch.delenv("CI", raising=False)
