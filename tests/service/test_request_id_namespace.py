@@ -42,7 +42,7 @@ async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
         else:
             break
     # the human's turn is over: the bot must play its turn and hand it back
-    deadline = asyncio.get_running_loop().time() + 8
+    deadline = asyncio.get_running_loop().time() + HANG_GUARD
     while True:
         v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
         if v.turn == 0 or v.phase == pb.PHASE_GAME_OVER:
