@@ -7,7 +7,7 @@ RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 
-.PHONY: setup demo test test-fast chaos lint proto bench golden conformance clean help up down secrets audit
+.PHONY: setup demo test test-fast node-deps chaos lint proto bench golden conformance clean help up down secrets audit
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -28,11 +28,27 @@ proto: $(STAMP)  ## generate services/rummy_api/v1/*_pb2*.py from proto/ (never 
 demo: setup  ## the main job: a 200-game, 4-player bot-versus-bot simulation
 	$(RUMMY) simulate --games 200 --players 4 --seed 7
 
-test: setup  ## the whole test suite (needs Redis on 127.0.0.1:6379)
+# test-fast's selection is by marker, not by directory, so it cannot drift: tests/conftest.py
+# gives needs_redis to every test that needs a server (tests/unit/test_harness.py checks it)
+FAST_MARKERS := not needs_redis and not slow and not chaos
+
+test: setup node-deps  ## the whole suite (Redis at 127.0.0.1:6379, else a private redis-server; ~13 min on 2 idle cores)
 	$(PY) -m pytest -q
 
-test-fast: setup  ## core tests only (no Redis, no servers)
-	$(PY) -m pytest -q tests/unit tests/conformance tests/property
+test-fast: setup  ## every test that needs no server and is not slow or chaos (10 min on 2 busy cores)
+	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
+
+# The Node.js client test's packages (tests/node/package-lock.json). Without npm: a note
+# here, and the test skips; under CI=true a missing npm fails (here and in the test).
+node-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+	  [ tests/node/node_modules/.package-lock.json -nt tests/node/package-lock.json ] \
+	    || npm ci --prefix tests/node --silent --no-audit --no-fund; \
+	elif [ "$$CI" = "true" ] || [ "$$CI" = "1" ]; then \
+	  echo "npm is not installed: CI needs it for the Node.js client test (apt-get install -y nodejs npm)" >&2; exit 1; \
+	else \
+	  echo "npm is not installed: tests/service/test_node_client.py will skip (apt-get install -y nodejs npm)" >&2; \
+	fi
 
 chaos: setup  ## fault and flood tests on real processes (Redis SIGKILL, dead replica, 1,000 streams, cancel storm, 10,000 malformed requests), with a summary table
 	$(PY) -m pytest -q -m chaos -p no:randomly --timeout 300

@@ -167,6 +167,7 @@ def test_redis_demands_the_password_of_its_secret(compose: dict[str, Any], name:
     assert holders == {name} | {c for c, v in CLIENT_SECRETS.items() if secret in v.values()}
 
 
+@pytest.mark.needs_redis  # a local redis-server
 def test_the_redis_entrypoint_starts_redis_with_the_password(compose: dict[str, Any],
                                                              tmp_path: Path) -> None:
     """The entrypoint script and health check, run with a local redis-server (compose's

@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "make demo": "make",
     "make test": "make",
     "make test-fast": "make",
+    "make chaos": "make",
     "make lint": "make",
     "make bench": "make",
     "make audit": "make",
@@ -455,6 +456,7 @@ def live(workspace: Path) -> Iterator[Live]:
         server.cleanup_redis()
 
 
+@pytest.mark.needs_redis
 def test_live_tour(live: Live) -> None:
     """Sections 3, 4 and 6 in order: the client plays a game, the game is exported and
     replayed, and the service's metrics show the commands."""
@@ -484,6 +486,7 @@ def test_live_tour(live: Live) -> None:
             assert (ws / "game.jsonl").stat().st_size > 0
 
 
+@pytest.mark.needs_redis
 @pytest.mark.parametrize("command", [c for c, k in COMMANDS.items() if k == "tool"])
 def test_grpcurl_against_the_live_service(command: str, live: Live) -> None:
     if shutil.which("grpcurl") is None:

@@ -15,6 +15,7 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store import RedisEventStore
 
 from rummy.events import GameStarted
+from tests.harness import HANG_GUARD
 from tests.redis_helpers import REDIS_URL
 
 from .conftest import ADMIN_TOKEN, Running, bots, humans, serving
@@ -228,7 +229,7 @@ async def test_bots_cut_short_after_an_applied_command_go_on_at_once(
         kind, request, version = handed
         assert (await store.read(gid, version - 1))[0].type == "TurnEnded"
         assert REGISTRY.get_sample_value("rummy_follow_up_failures_total") == failures + 1
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD
         while await store.version(gid) == version:  # the replica drives the bots again
             assert time.monotonic() < deadline, "the bots waited for the lease"
             await asyncio.sleep(0.05)

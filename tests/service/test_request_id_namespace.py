@@ -8,12 +8,14 @@ import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
+from tests.harness import HANG_GUARD
+
 from .conftest import ADMIN_TOKEN, bots, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
-async def _wait_version(store, gid, version, timeout=8.0):
+async def _wait_version(store, gid, version, timeout=HANG_GUARD):
     deadline = asyncio.get_running_loop().time() + timeout
     while await store.version(gid) < version:
         assert asyncio.get_running_loop().time() < deadline, "timed out"
@@ -40,7 +42,7 @@ async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
         else:
             break
     # the human's turn is over: the bot must play its turn and hand it back
-    deadline = asyncio.get_running_loop().time() + 8
+    deadline = asyncio.get_running_loop().time() + HANG_GUARD
     while True:
         v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
         if v.turn == 0 or v.phase == pb.PHASE_GAME_OVER:

@@ -32,6 +32,7 @@ from rummy.bots import make_bot
 from rummy.commands import command_kind
 from rummy.melds import format_table
 from tests.chaos_helpers import free_port, start_redis
+from tests.harness import HANG_GUARD
 from tests.service.conftest import ADMIN_TOKEN
 from tests.service.test_streams_scale import serving
 
@@ -208,7 +209,7 @@ async def test_an_applied_command_reports_success_when_the_bots_after_it_cannot_
         assert _follow_up_failures() == failures + 1  # the bot's move was refused
         assert (await store.read(gid))[-1].version == out.version
         # Redis takes writes again: the due-games poll moves the bot within the lease
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD
         while (await app.repo.load(gid, fresh=True))[0].turn != 0:
             assert time.monotonic() < deadline, "the bot's turn was never resumed"
             await asyncio.sleep(0.05)
@@ -296,7 +297,7 @@ async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> 
         store.until = time.monotonic() + 2.0  # the replica's retries give up before this
         assert await store.list_games(active_only=True) == [gid]
         await asyncio.sleep(2.5)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD
         while await store.list_games(active_only=True):
             assert time.monotonic() < deadline, "the finished game stayed active"
             await asyncio.sleep(0.05)
