@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import Event, GameStarted, Knocked, Melded, Passed, TurnEnded
 from rummy.evolve import evolve
 from rummy.melds import Table
@@ -261,7 +261,7 @@ def analyse_steps(steps: Iterable[SeatStep], *, players: int, names: Sequence[st
             played_cards = e.cards if isinstance(e, Melded) else ()
             decisions.append(MeldDecision(
                 s.index, v.round, v.seat, v.draws, v.hand, best, best_cards,
-                sum(POINTS[c] for c in played_cards), played_cards, proven))
+                hand_points(played_cards), played_cards, proven))
         elif isinstance(e, TurnEnded) and "knock" in v.actions:
             knocks.append(MissedKnock(s.index, v.round, v.seat, v.hand_points,
                                       v.rules.knock_threshold))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from rummy.cards import POINTS, decks_for, format_card, physical, shuffled_deck
+from rummy.cards import decks_for, format_card, hand_points, physical, shuffled_deck
 from rummy.commands import (
     Command,
     CreateGame,
@@ -169,13 +169,13 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
     if isinstance(cmd, Knock):
         s = _check_seat(state, cmd.seat)
         if s.phase != KNOCK_OR_END:
-            points = sum(POINTS[c] for c in s.hands[cmd.seat])
+            points = hand_points(s.hands[cmd.seat])
             if s.phase in (DRAW, MELD_OR_PASS):
                 raise IllegalMoveError("R6.1", "a player may knock only after the turn is over "
                                        "(after a meld, the last draw, or a pass with no draw due)")
             raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
                                    f"{s.rules.knock_threshold} or fewer")
-        return [Knocked(cmd.seat, sum(POINTS[c] for c in s.hands[cmd.seat]))]
+        return [Knocked(cmd.seat, hand_points(s.hands[cmd.seat]))]
     if isinstance(cmd, EndTurn):
         s = _check_seat(state, cmd.seat)
         if s.phase != KNOCK_OR_END:
@@ -234,7 +234,7 @@ def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
                 "of cards from the hand; no meld of the new table is made only of cards this "
                 "action adds")
     if (per_player or not s.table) and rules.opening_meld_min_points:
-        points = sum(POINTS[c] for c in added)
+        points = hand_points(added)
         if points < rules.opening_meld_min_points:
             which = "opening meld action" if per_player else "first meld of the round"
             raise IllegalMoveError(

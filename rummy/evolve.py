@@ -10,7 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rummy.cards import POINTS
+from rummy.cards import hand_points
 from rummy.events import (
     CardDrawn,
     Event,
@@ -49,10 +49,7 @@ _new_state = tuple.__new__
 
 def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
     """R3.5/R6.1: a turn is over; the seat may knock iff its hand is worth <= threshold."""
-    points = 0
-    for c in hand:
-        points += POINTS[c]
-    return KNOCK_OR_END if points <= state.rules.knock_threshold else TURN_OVER
+    return KNOCK_OR_END if hand_points(hand) <= state.rules.knock_threshold else TURN_OVER
 
 
 def _with_hand(hands: tuple[tuple[int, ...], ...], seat: int,

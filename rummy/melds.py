@@ -25,7 +25,6 @@ from typing import Any
 
 from rummy.cards import (
     JOKER,
-    POINTS,
     RANKS,
     SUITS,
     TABLE_JOKER_BASE,
@@ -74,14 +73,6 @@ def _build_valid() -> dict[int, int]:
 
 #: mask of every legal meld (as effective cards) -> its number of cards.
 VALID_MELDS: dict[int, int] = _build_valid()
-_GROUP_MASKS = frozenset(
-    m for m in VALID_MELDS if len({i % 13 for i in range(52) if m >> i & 1}) == 1
-)
-
-
-def meld_mask(meld: Iterable[int]) -> int:
-    """Sum of the effective-card bits of a meld (see module docstring)."""
-    return sum(map(EFF_BIT.__getitem__, meld))
 
 
 def is_valid_meld(meld: Sequence[int]) -> bool:
@@ -119,12 +110,6 @@ def meld_problem(meld: Sequence[int]) -> tuple[str, str] | None:
     rule = "R4.4" if has_joker else "R4.1"
     return rule, (f"[{text}] is neither a group (one rank, different suits) nor a sequence "
                   "(one suit, consecutive ranks)")
-
-
-def is_group(meld: Sequence[int]) -> bool:
-    """True iff ``meld`` is a legal group (R4.2)."""
-    m = meld_mask(meld)
-    return m in _GROUP_MASKS and VALID_MELDS[m] == len(meld)
 
 
 #: sort keys of canonical_meld for each table card 0..104 (and a hand joker, 52): the key
@@ -472,14 +457,9 @@ def check_action_slow(
     return tuple(sorted(added.elements()))
 
 
-def points_of(cards: Iterable[int]) -> int:
-    """Point value (R1.5) of hand cards."""
-    return sum(POINTS[c] for c in cards)
-
-
 __all__ = [
-    "Meld", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem", "is_group",
+    "Meld", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem",
     "canonical_meld", "canonical_table", "parse_meld", "parse_table", "format_meld",
     "format_table", "table_text", "check_action", "check_action_slow", "pack", "unpack",
-    "points_of", "RANKS", "SUITS",
+    "RANKS", "SUITS",
 ]

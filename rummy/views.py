@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import CardDrawn, Event, GameEnded, GameStarted, RoundScored, RoundStarted
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
@@ -59,7 +59,7 @@ class PlayerView(NamedTuple):
     @property
     def hand_points(self) -> int:
         """Point value of the viewer's hand (R1.5)."""
-        return sum(POINTS[c] for c in self.hand)
+        return hand_points(self.hand)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, cards in notation."""

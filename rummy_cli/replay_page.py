@@ -35,7 +35,7 @@ from importlib import resources
 from typing import Any
 
 from rummy.analysis import GameAnalysis
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
+from rummy.cards import JOKER, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.events import (
     CardDrawn,
     Event,
@@ -160,7 +160,7 @@ def describe(e: Event, names: Sequence[str]) -> str:
     if isinstance(e, Passed):
         return f"{_seat(names, e.seat)} passed"
     if isinstance(e, Melded):
-        pts = sum(POINTS[c] for c in e.cards)
+        pts = hand_points(e.cards)
         cards = " ".join(format_card(c) for c in e.cards)
         return f"{_seat(names, e.seat)} melded {cards} ({pts} points)"
     if isinstance(e, StockExhausted):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
+from rummy.cards import JOKER, TABLE_JOKER_BASE, hand_points
 from rummy.melds import EFF_BIT, VALID_MELDS, Meld
 
 #: legal melds as (mask, cards) sorted longest first, then most points: a greedy order.
 _MELDS_BY_SIZE: tuple[tuple[int, tuple[int, ...]], ...] = tuple(sorted(
     ((m, tuple(i for i in range(52) if m >> i & 1)) for m in VALID_MELDS),
-    key=lambda mc: (-len(mc[1]), -sum(POINTS[c] for c in mc[1]), mc[1])))
+    key=lambda mc: (-len(mc[1]), -hand_points(mc[1]), mc[1])))
 #: for each real card, (greedy order, mask, cards) of the legal melds whose lowest card it is.
 _BY_LOW: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...] = tuple(
     tuple((i, m, cards) for i, (m, cards) in enumerate(_MELDS_BY_SIZE)

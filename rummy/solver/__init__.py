@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from operator import mul
 from typing import NamedTuple
 
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.melds import Meld, Table, canonical_meld, table_text
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
@@ -389,7 +389,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     # ace the sweep may put last (R4.5 puts it first)
     new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
     play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
-                points=sum(POINTS[c] for c in added), optimal=not exceeded)
+                points=hand_points(added), optimal=not exceeded)
     return Solution(play, not exceeded)
 
 

@@ -354,6 +354,12 @@ class GameApp:
 
     @staticmethod
     def _check_request_id(request_id: str) -> None:
+        """The one check of a client's request id, on every RPC that takes one: ``""``
+        (none) or at most ``MAX_REQUEST_ID`` printable characters without whitespace.
+
+        Raises:
+            BadRequest: any other id (nothing is read or appended).
+        """
         if request_id and (len(request_id) > MAX_REQUEST_ID or not request_id.isprintable()
                            or any(c.isspace() for c in request_id)):
             raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
@@ -397,10 +403,7 @@ class GameApp:
                        with_view: bool = True) -> Outcome:
         if expected_version is not None and expected_version < 0:
             raise BadRequest("expected_version must be >= 0")
-        if client_request_id and (len(client_request_id) > MAX_REQUEST_ID
-                                  or not client_request_id.isprintable()):
-            raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
-                             "characters")
+        self._check_request_id(client_request_id)
         # client ids live in their own namespace: a client can never take the id of a
         # server-made move (bot:<v>, timeout:<v>, create)
         request_id = f"client:{client_request_id}" if client_request_id else ""
