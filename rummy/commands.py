@@ -8,8 +8,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rummy.errors import NotationError
 from rummy.melds import Table
 from rummy.rules import RuleSet
+
+
+def check_seat_name(seat: int, name: str) -> str:
+    """Return a seat's name if it is printable text (``str.isprintable``; ``""`` is).
+
+    The one check of a seat name: :func:`rummy.decide.decide` runs it on ``CreateGame``,
+    the service on each seat it is asked to create. A name reaches terminals, logs and
+    replay pages, so control and format characters are refused.
+
+    Raises:
+        NotationError: the name has control or format characters (terminal escapes, line
+            breaks, bidi overrides); the message names the seat.
+    """
+    if not name.isprintable():
+        raise NotationError(f"seat {seat}: the name {name!r} has control or format characters "
+                            "(terminal escapes, line breaks, bidi overrides); a name must be "
+                            "printable text")
+    return name
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from rummy.commands import (
     Knock,
     Meld,
     Pass,
+    check_seat_name,
     make_command,
 )
 from rummy.errors import (
@@ -190,10 +191,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                 not all(isinstance(n, str) for n in cmd.names):
             raise NotationError(f"names must be a list of strings, got {cmd.names!r}")
         for i, name in enumerate(cmd.names):
-            if not name.isprintable():  # a name reaches terminals, logs and pages
-                raise NotationError(f"seat {i}'s name {name!r} has control or format "
-                                    "characters (terminal escapes, line breaks, bidi "
-                                    "overrides); a name must be printable text")
+            check_seat_name(i, name)
         cmd.rules.check_players(cmd.players)
         if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
             raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)

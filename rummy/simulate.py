@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy.bots import BOTS, make_bot
+from rummy.bots import check_bot, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
@@ -412,8 +412,7 @@ def parse_lineup(names: str | Sequence[str] | None, players: int) -> tuple[str, 
     if not clean:
         raise ValueError("give at least one bot name")
     for b in clean:
-        if b not in BOTS:
-            raise ValueError(f"unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+        check_bot(b)
     if len(clean) > players:
         raise ValueError(f"{len(clean)} bots for {players} players")
     return tuple(clean[i % len(clean)] for i in range(players))

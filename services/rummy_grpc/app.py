@@ -36,10 +36,10 @@ from rummy_store.base import (
     request_digest,
 )
 
-from rummy.bots import BOTS
-from rummy.commands import CreateGame, command_kind, make_command
+from rummy.bots import BOTS, check_bot
+from rummy.commands import CreateGame, check_seat_name, command_kind, make_command
 from rummy.decide import default_command, step
-from rummy.errors import RummyError
+from rummy.errors import NotationError, RummyError
 from rummy.events import Event
 from rummy.melds import parse_table
 from rummy.rules import RuleSet
@@ -124,10 +124,8 @@ class GameApp:
         self._read_feed = read_feed
         self.bot_strategies = (frozenset(SERVED_BOTS) if bot_strategies is None
                                else frozenset(bot_strategies))
-        unknown = self.bot_strategies - set(BOTS)
-        if unknown:
-            raise ValueError(f"unknown bot strategies {', '.join(sorted(unknown))}; known: "
-                             f"{', '.join(sorted(BOTS))}")
+        for name in sorted(self.bot_strategies):
+            check_bot(name)  # ValueError: unknown bot
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._poller: asyncio.Task[None] | None = None
@@ -279,19 +277,22 @@ class GameApp:
             names = []
             for i, s in enumerate(seats):
                 if s.kind == "bot":
+                    try:
+                        check_bot(s.strategy)
+                    except ValueError as e:
+                        raise BadRequest(f"seat {i}: {e}") from None
                     if s.strategy not in self.bot_strategies:
-                        known = "unknown" if s.strategy not in BOTS else "not offered"
                         raise BadRequest(
-                            f"seat {i}: {known} bot strategy {s.strategy!r}; this server "
+                            f"seat {i}: not offered bot strategy {s.strategy!r}; this server "
                             f"offers: {', '.join(sorted(self.bot_strategies))}")
                 elif s.kind != "human":
                     raise BadRequest(f"seat {i}: kind must be human or bot, got {s.kind!r}")
                 if len(s.name) > MAX_NAME:
                     raise BadRequest(f"seat {i}: name longer than {MAX_NAME} characters")
-                if not s.name.isprintable():  # shown by replays, logs and terminals
-                    raise BadRequest(f"seat {i}: the name {s.name!r} has control or format "
-                                     "characters (terminal escapes, line breaks, bidi "
-                                     "overrides); a name must be printable text")
+                try:
+                    check_seat_name(i, s.name)  # the core's check, before anything is stored
+                except NotationError as e:
+                    raise BadRequest(str(e)) from None
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
             admin = check_admin(admin_token, self._admin)
             if seed is not None and not admin and any(s.kind == "human" for s in seats):
