@@ -35,8 +35,8 @@ from rummy.cards import (
 )
 from rummy.errors import IllegalMoveError, NotationError
 
-Meld = tuple[int, ...]
-Table = tuple[Meld, ...]
+MeldCards = tuple[int, ...]
+Table = tuple[MeldCards, ...]
 
 # ---------------------------------------------------------------- tables built at import
 
@@ -124,7 +124,7 @@ _HIGH_KEY: tuple[int, ...] = tuple((effective(t) % 13 or 13) << 8 | t
 _RANK: tuple[int, ...] = tuple(effective(t) % 13 for t in range(TABLE_JOKER_BASE + 52))
 
 
-def canonical_meld(meld: Iterable[int]) -> Meld:
+def canonical_meld(meld: Iterable[int]) -> MeldCards:
     """A legal meld in display order (R4.5): groups by suit S,H,D,C; sequences by rank,
     each joker at the rank it declares, a high ace last.
 
@@ -146,7 +146,7 @@ def canonical_meld(meld: Iterable[int]) -> Meld:
     return _canonical_meld_reference(cards)
 
 
-def _canonical_meld_reference(cards: Sequence[int]) -> Meld:
+def _canonical_meld_reference(cards: Sequence[int]) -> MeldCards:
     """:func:`canonical_meld` as first written (any integers; the tests compare both)."""
     effs = [effective(c) for c in cards]
     if len({e % 13 for e in effs}) == 1 and len(cards) <= 4:
@@ -158,7 +158,7 @@ def _canonical_meld_reference(cards: Sequence[int]) -> Meld:
     return tuple(c for _, c in sorted(zip(key, cards, strict=True)))
 
 
-def canonical_table(table: Iterable[Iterable[int]], known: Iterable[Meld] = ()) -> Table:
+def canonical_table(table: Iterable[Iterable[int]], known: Iterable[MeldCards] = ()) -> Table:
     """Canonical form of a legal table: each meld in display order, melds sorted.
 
     Two arrangements with the same melds compare equal after this. Does not validate.
@@ -171,7 +171,7 @@ def canonical_table(table: Iterable[Iterable[int]], known: Iterable[Meld] = ()) 
 
 # ---------------------------------------------------------------- notation of melds/tables
 
-def parse_meld(tokens: Iterable[str] | str) -> Meld:
+def parse_meld(tokens: Iterable[str] | str) -> MeldCards:
     """Parse a meld of table cards (``["5S", "6S", "*7S"]`` or ``"5S 6S *7S"``).
 
     Raises:
@@ -458,7 +458,7 @@ def check_action_slow(
 
 
 __all__ = [
-    "Meld", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem",
+    "MeldCards", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem",
     "canonical_meld", "canonical_table", "parse_meld", "parse_table", "format_meld",
     "format_table", "table_text", "check_action", "check_action_slow", "pack", "unpack",
     "RANKS", "SUITS",

@@ -235,7 +235,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         assert self._state is not None, "call reset() first"
         return self._state
 
-    def _command(self, action: int, seat: int) -> Command:
+    def _action_command(self, action: int, seat: int) -> Command:
         if action == DRAW_ACTION:
             return Draw(seat)
         if action == PASS_ACTION:
@@ -337,7 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                              f"{np.flatnonzero(self._mask).tolist()} (see action_mask)")
         seat = int(agent.split("_")[1])
         self._cumulative_rewards[agent] = 0.0
-        self._state, events = step(self.state_, self._command(int(action), seat))
+        self._state, events = step(self.state_, self._action_command(int(action), seat))
         self._steps += 1
         self.rewards = self._rewards_of(events)
         if self.state_.phase == GAME_OVER:

@@ -21,7 +21,7 @@ from operator import mul
 from typing import NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
-from rummy.melds import Meld, Table, canonical_meld, table_text
+from rummy.melds import MeldCards, Table, canonical_meld, table_text
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
 
@@ -393,7 +393,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     return Solution(play, not exceeded)
 
 
-def _mirror_meld(m: Meld) -> Meld:
+def _mirror_meld(m: MeldCards) -> MeldCards:
     """The mirror image of a meld in display order, in display order (R4.5)."""
     out = tuple(_mirrored(c) for c in m)
     a, b = (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in out[:2])
@@ -402,7 +402,7 @@ def _mirror_meld(m: Meld) -> Meld:
 
 def _build_table(search: Search | compiled.CompiledSearch,
                  steps: list[tuple[int, tuple[int, ...]]], end: int,
-                 before: Counter[int], freed: dict[int, int]) -> list[Meld]:
+                 before: Counter[int], freed: dict[int, int]) -> list[MeldCards]:
     """Turn the traced decisions into table melds with physical cards, each in display
     order (R4.5; a 13-card sequence may have its ace last).
 
@@ -485,7 +485,7 @@ def _build_table(search: Search | compiled.CompiledSearch,
     return _finish_melds(done, search.parked(end))
 
 
-def _finish_melds(done: list[list[int]], wildcards: int) -> list[Meld]:
+def _finish_melds(done: list[list[int]], wildcards: int) -> list[MeldCards]:
     """The melds of the sweep as table melds: A..K..A cut in two, ``wildcards`` parked,
     each meld in display order (a 13-card sequence may have its ace last)."""
     # A..K..A (14 cards) is two legal sequences (R4.3); split before parking wildcards
