@@ -24,10 +24,10 @@ from rummy.commands import (
     Meld,
     Pass,
     check_seat_name,
+    check_turn_seconds,
     make_command,
 )
 from rummy.errors import (
-    CommandError,
     GameOverError,
     IllegalMoveError,
     NotationError,
@@ -198,9 +198,7 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         names = tuple(cmd.names) or tuple(f"seat{i}" for i in range(cmd.players))
         if len(names) != cmd.players:
             raise NotationError(f"{len(names)} names for {cmd.players} seats")
-        if isinstance(cmd.turn_seconds, bool) or not isinstance(cmd.turn_seconds, int) \
-                or not 0 <= cmd.turn_seconds <= 86_400:
-            raise CommandError(f"turn_seconds must be 0..86400, got {cmd.turn_seconds!r}")
+        check_turn_seconds(cmd.turn_seconds)
         return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
                             cmd.seed, names, cmd.turn_seconds)]
     raise NotationError(f"unknown command {cmd!r}")
