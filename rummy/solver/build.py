@@ -232,8 +232,8 @@ def build_melds(rows: Any, mand: Any, kept: Any, n: int, ws: Any, out: Any,
     return n_melds
 
 
-def split_melds(out: Any, lens: Any, count: int) -> list[list[int]]:
-    """The melds of :func:`build_melds`'s buffers as lists of table cards.
+def split_melds(out: list[int], lens: list[int], count: int) -> list[list[int]]:
+    """The melds of :func:`build_melds`'s buffers (as Python lists) as lists of table cards.
 
     Raises:
         RuntimeError: ``count`` is -1 (the trace did not add up: a solver bug).
@@ -242,9 +242,9 @@ def split_melds(out: Any, lens: Any, count: int) -> list[list[int]]:
         raise RuntimeError("the traced solution does not add up to a table")
     melds: list[list[int]] = []
     at = 0
-    for k in range(count):
-        melds.append([int(c) for c in out[at:at + lens[k]]])
-        at += int(lens[k])
+    for ln in lens[:count]:
+        melds.append(out[at:at + ln])
+        at += ln
     return melds
 
 
