@@ -271,9 +271,10 @@ class GameApp:
         """
         try:
             self._check_request_id(request_id)
-            if not 2 <= len(seats) <= 5:
-                raise BadRequest(f"a game has 2 to 5 seats, got {len(seats)} (R1.1)",
-                                 rule="R1.1")
+            try:
+                RuleSet().check_players(len(seats))  # R1.1: the core's check
+            except RummyError as e:
+                raise BadRequest(str(e), rule="R1.1") from None
             names = []
             for i, s in enumerate(seats):
                 if s.kind == "bot":
