@@ -353,7 +353,7 @@ def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: i
                  passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | FailedGame:
     """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
     :class:`FailedGame` of game ``index``: one game's failure never loses a
-    batch (issue 10). Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
+    batch. Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
     and not the ``passthrough`` types: a runner's own signals, such as Celery's soft
     time limit, which must stop the chunk."""
     try:
