@@ -5,7 +5,6 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
-PROTOS := $(wildcard proto/rummy_api/v1/*.proto)
 
 .PHONY: setup demo test test-fast node-deps chaos lint proto bench golden conformance clean help up down secrets audit
 
@@ -21,9 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code
 
 proto: $(STAMP)  ## generate services/rummy_api/v1/*_pb2*.py from proto/ (never edit those)
-	@if [ -n "$(PROTOS)" ]; then \
-	  $(PY) -m grpc_tools.protoc -Iproto --python_out=services --grpc_python_out=services \
-	    --pyi_out=services $(PROTOS); fi
+	$(PY) services/rummy_grpc/codegen.py
 
 demo: setup  ## the main job: a 200-game, 4-player bot-versus-bot simulation
 	$(RUMMY) simulate --games 200 --players 4 --seed 7

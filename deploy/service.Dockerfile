@@ -8,10 +8,10 @@ FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY . .
-RUN pip install "grpcio-tools==1.85.1" \
- && python -m grpc_tools.protoc -Iproto --python_out=services --grpc_python_out=services \
-      --pyi_out=services proto/rummy_api/v1/*.proto \
- && pip wheel --no-deps --wheel-dir /wheels .
+# the wheel build generates the gRPC code itself (setup.py runs
+# services/rummy_grpc/codegen.py, the one place protoc runs; grpcio-tools is a build
+# requirement in pyproject.toml)
+RUN pip wheel --no-deps --wheel-dir /wheels .
 
 # ---- runtime: the wheel with the service extra, as an unprivileged user
 FROM python:3.11-slim

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import Event, GameStarted, Knocked, Melded, Passed, TurnEnded
 from rummy.evolve import evolve
 from rummy.meld_commands import meld_command, table_change
@@ -331,7 +331,7 @@ def analyse_steps(steps: Iterable[SeatStep], *, players: int, names: Sequence[st
             played_cards = e.cards if isinstance(e, Melded) else ()
             decisions.append(MeldDecision(
                 s.index, v.round, v.seat, v.draws, v.hand, best, best_cards,
-                sum(POINTS[c] for c in played_cards), played_cards, proven, v.table,
+                hand_points(played_cards), played_cards, proven, v.table,
                 best_table))
         elif isinstance(e, TurnEnded) and "knock" in v.actions:
             knocks.append(MissedKnock(s.index, v.round, v.seat, v.hand_points,

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
 from rummy.cards import decks_for, hand_points, new_deck, physical
-from rummy.commands import Meld
+from rummy.commands import Meld, check_turn_seconds
 from rummy.decide import _automatic, check_opening
 from rummy.errors import RummyError
 from rummy.events import (
@@ -168,8 +168,10 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         # before names existed), a turn limit of 0..86400 s (0: none)
         _expect(not e.names or len(e.names) == e.players, i,
                 f"{len(e.names)} names for {e.players} seats (one per seat)")
-        _expect(0 <= e.turn_seconds <= 86_400, i,
-                f"turn_seconds must be 0..86400, got {e.turn_seconds}")
+        try:
+            check_turn_seconds(e.turn_seconds)
+        except RummyError as err:
+            raise ReplayError(i, str(err)) from None
         _expect(all(n.isprintable() for n in e.names), i,
                 "a seat name has control or format characters (terminal escapes, line "
                 "breaks, bidi overrides); names must be printable text")

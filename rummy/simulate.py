@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy.bots import BOTS, make_bot
+from rummy.bots import check_bot, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
@@ -200,12 +200,12 @@ class Aggregate:
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players)
 
     @classmethod
-    def of_failure(cls, players: int, index: int, error: BaseException) -> Aggregate:
-        """The aggregate of game ``index`` that failed (a bot raised or sent an illegal
-        command): it counts in no statistic, only in :attr:`failed`, with the error in one
-        line (``"RuntimeError: ..."``) so that the game can be re-run alone."""
+    def of_failure(cls, players: int, failed: FailedGame) -> Aggregate:
+        """The aggregate of a game that failed (a bot raised or sent an illegal command):
+        it counts in no statistic, only in :attr:`failed`, with its error in one line
+        (``"RuntimeError: ..."``) so that the game can be re-run alone."""
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players,
-                   failed={index: failure_text(error)})
+                   failed={failed.index: failed.error})
 
     @classmethod
     def of_game(cls, r: GameResult) -> Aggregate:
@@ -339,12 +339,21 @@ def failure_text(error: BaseException) -> str:
     return " ".join(f"{type(error).__name__}: {error}".split())[:500]
 
 
+@dataclass(frozen=True, slots=True)
+class FailedGame:
+    """A game of a batch that failed: its index in the batch and its error in one line
+    (:func:`failure_text`)."""
+
+    index: int
+    error: str
+
+
 def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: int, *,
                  record: bool = False,
-                 passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | Aggregate:
+                 passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | FailedGame:
     """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
-    :meth:`Aggregate.of_failure` of game ``index``: one game's failure never loses a
-    batch (issue 10). Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
+    :class:`FailedGame` of game ``index``: one game's failure never loses a
+    batch. Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
     and not the ``passthrough`` types: a runner's own signals, such as Celery's soft
     time limit, which must stop the chunk."""
     try:
@@ -352,7 +361,7 @@ def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: i
     except passthrough:
         raise
     except Exception as e:  # noqa: BLE001 - recorded as a failed game, with its error
-        return Aggregate.of_failure(len(bots), index, e)
+        return FailedGame(index, failure_text(e))
 
 
 #: called after each finished game of :func:`play_range` with (game index, result,
@@ -382,8 +391,8 @@ def play_range(bots: Sequence[str], master_seed: int, start: int, stop: int,
         t0 = time.perf_counter()
         r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i,
                          record=record is not None and record(i), passthrough=passthrough)
-        if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost run
-            agg = agg.merge(r)
+        if isinstance(r, FailedGame):  # a bot failed: a failed game, not a lost run
+            agg = agg.merge(Aggregate.of_failure(len(bots), r))
             continue
         if on_game is not None:
             on_game(i, r, time.perf_counter() - t0)
@@ -412,8 +421,7 @@ def parse_lineup(names: str | Sequence[str] | None, players: int) -> tuple[str, 
     if not clean:
         raise ValueError("give at least one bot name")
     for b in clean:
-        if b not in BOTS:
-            raise ValueError(f"unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+        check_bot(b)
     if len(clean) > players:
         raise ValueError(f"{len(clean)} bots for {players} players")
     return tuple(clean[i % len(clean)] for i in range(players))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import CardDrawn, Event, GameEnded, GameStarted, RoundScored, RoundStarted
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
@@ -59,7 +59,7 @@ class PlayerView(NamedTuple):
     @property
     def hand_points(self) -> int:
         """Point value of the viewer's hand (R1.5)."""
-        return sum(POINTS[c] for c in self.hand)
+        return hand_points(self.hand)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, cards in notation."""
@@ -86,7 +86,7 @@ def legal_action_kinds(state: GameState) -> tuple[str, ...]:
     phase = state.phase
     if state.rules.knock_timing == "start" and state.draws == 0 and \
             phase in (DRAW, MELD_OR_PASS) and \
-            sum(POINTS[c] for c in state.hands[state.turn]) <= state.rules.knock_threshold:
+            hand_points(state.hands[state.turn]) <= state.rules.knock_threshold:
         # §11 knock_timing="start": a knock at the start of the turn, before the first draw
         return ("draw", "knock") if phase == DRAW else ("meld", "pass", "knock")
     if phase == DRAW:

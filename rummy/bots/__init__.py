@@ -36,17 +36,27 @@ except ImportError:  # pragma: no cover
     pass
 
 
+def check_bot(name: object) -> str:
+    """Return ``name`` if it is a registered bot strategy (a key of :data:`BOTS`).
+
+    The one "unknown bot" check: the command line, the simulator, the workers and the
+    service all call it, so every entry point refuses the same names with the same message.
+
+    Raises:
+        ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted).
+    """
+    if not isinstance(name, str) or name not in BOTS:
+        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
+    return name
+
+
 def make_bot(name: str, seed: int = 0) -> Bot:
     """A new bot of strategy ``name`` seeded with ``seed``.
 
     Raises:
-        ValueError: unknown strategy name (the message lists the known ones).
+        ValueError: unknown strategy name (:func:`check_bot`).
     """
-    try:
-        cls = BOTS[name]
-    except KeyError:
-        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}") from None
-    return cls(seed)  # type: ignore[return-value]
+    return BOTS[check_bot(name)](seed)  # type: ignore[return-value]
 
 
-__all__ = ["Bot", "BotBase", "BOTS", "make_bot"]
+__all__ = ["Bot", "BotBase", "BOTS", "check_bot", "make_bot"]

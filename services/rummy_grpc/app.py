@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from rummy_store.base import EventStore
 
-from rummy.bots import BOTS
+from rummy.bots import BOTS, check_bot
 from rummy.views import PlayerView
 from rummy_grpc import metrics
 from rummy_grpc.auth import hash_token
@@ -109,10 +109,8 @@ class GameApp:
         self._read_feed = read_feed
         self.bot_strategies = (frozenset(SERVED_BOTS) if bot_strategies is None
                                else frozenset(bot_strategies))
-        unknown = self.bot_strategies - set(BOTS)
-        if unknown:
-            raise ValueError(f"unknown bot strategies {', '.join(sorted(unknown))}; known: "
-                             f"{', '.join(sorted(BOTS))}")
+        for name in sorted(self.bot_strategies):
+            check_bot(name)  # ValueError: unknown bot
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._poller: asyncio.Task[None] | None = None

@@ -277,14 +277,14 @@ def add_parsers(sub: Any) -> None:
 
 def _strategies(text: str) -> tuple[str, ...]:
     """``--bot-strategies``: registered bot names, comma-separated."""
-    from rummy.bots import BOTS
+    from rummy.bots import check_bot
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in BOTS]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown bot strategies {', '.join(unknown) or '(none given)'}; known: "
-            f"{', '.join(sorted(BOTS))}")
-    return names
+    if not names:
+        raise argparse.ArgumentTypeError("no bot strategy given")
+    try:
+        return tuple(map(check_bot, names))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -23,11 +23,11 @@ from rummy.state import GameState
 from rummy.views import view
 from rummy_grpc import metrics
 from rummy_grpc.auth import authenticate
+from rummy_grpc.creation import check_request_id
 from rummy_grpc.errors import BadRequest, GameLimitReached, outcome, store_unavailable
 from rummy_grpc.model import (
     COMMAND_KINDS,
     MAX_MELDS,
-    MAX_REQUEST_ID,
     MAX_TABLE_CARDS,
     Outcome,
     Timed,
@@ -90,10 +90,7 @@ class CommandHandler:
                        with_view: bool = True) -> Outcome:
         if expected_version is not None and expected_version < 0:
             raise BadRequest("expected_version must be >= 0")
-        if client_request_id and (len(client_request_id) > MAX_REQUEST_ID
-                                  or not client_request_id.isprintable()):
-            raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
-                             "characters")
+        check_request_id(client_request_id)
         # client ids live in their own namespace: a client can never take the id of a
         # server-made move (bot:<v>, timeout:<v>, create)
         request_id = f"client:{client_request_id}" if client_request_id else ""

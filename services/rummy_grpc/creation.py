@@ -15,10 +15,10 @@ from typing import Any
 
 from rummy_store.base import EventStore, RequestIdReused, StoredEvent, request_digest
 
-from rummy.bots import BOTS
-from rummy.commands import CreateGame
+from rummy.bots import check_bot
+from rummy.commands import CreateGame, check_seat_name
 from rummy.decide import step
-from rummy.errors import RummyError
+from rummy.errors import NotationError, RummyError
 from rummy.rules import RuleSet
 from rummy_grpc import metrics
 from rummy_grpc.auth import check_admin, hash_token
@@ -93,26 +93,30 @@ class GameCreator:
             NotationError: a bad ``turn_seconds`` or seed.
         """
         try:
-            self._check_request_id(request_id)
-            if not 2 <= len(seats) <= 5:
-                raise BadRequest(f"a game has 2 to 5 seats, got {len(seats)} (R1.1)",
-                                 rule="R1.1")
+            check_request_id(request_id)
+            try:
+                RuleSet().check_players(len(seats))  # R1.1: the core's check
+            except RummyError as e:
+                raise BadRequest(str(e), rule="R1.1") from None
             names = []
             for i, s in enumerate(seats):
                 if s.kind == "bot":
+                    try:
+                        check_bot(s.strategy)
+                    except ValueError as e:
+                        raise BadRequest(f"seat {i}: {e}") from None
                     if s.strategy not in self.bot_strategies:
-                        known = "unknown" if s.strategy not in BOTS else "not offered"
                         raise BadRequest(
-                            f"seat {i}: {known} bot strategy {s.strategy!r}; this server "
+                            f"seat {i}: not offered bot strategy {s.strategy!r}; this server "
                             f"offers: {', '.join(sorted(self.bot_strategies))}")
                 elif s.kind != "human":
                     raise BadRequest(f"seat {i}: kind must be human or bot, got {s.kind!r}")
                 if len(s.name) > MAX_NAME:
                     raise BadRequest(f"seat {i}: name longer than {MAX_NAME} characters")
-                if not s.name.isprintable():  # shown by replays, logs and terminals
-                    raise BadRequest(f"seat {i}: the name {s.name!r} has control or format "
-                                     "characters (terminal escapes, line breaks, bidi "
-                                     "overrides); a name must be printable text")
+                try:
+                    check_seat_name(i, s.name)  # the core's check, before anything is stored
+                except NotationError as e:
+                    raise BadRequest(str(e)) from None
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
             admin = check_admin(admin_token, self._admin)
             if seed is not None and not admin and any(s.kind == "human" for s in seats):
@@ -175,12 +179,18 @@ class GameCreator:
             await self._progress.follow_up(game_id, meta, state, ts, snapshot=False)
         return Created(game_id, tokens, result.version)
 
-    @staticmethod
-    def _check_request_id(request_id: str) -> None:
-        if request_id and (len(request_id) > MAX_REQUEST_ID or not request_id.isprintable()
-                           or any(c.isspace() for c in request_id)):
-            raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
-                             "characters without spaces")
+
+def check_request_id(request_id: str) -> None:
+    """The one check of a client's request id, on every RPC that takes one: ``""`` (none)
+    or at most ``MAX_REQUEST_ID`` printable characters without whitespace.
+
+    Raises:
+        BadRequest: any other id (nothing is read or appended).
+    """
+    if request_id and (len(request_id) > MAX_REQUEST_ID or not request_id.isprintable()
+                       or any(c.isspace() for c in request_id)):
+        raise BadRequest(f"request_id must be at most {MAX_REQUEST_ID} printable "
+                         "characters without spaces")
 
 
-__all__ = ["GameCreator"]
+__all__ = ["GameCreator", "check_request_id"]

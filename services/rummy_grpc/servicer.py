@@ -107,8 +107,8 @@ class GameServicer(pb_grpc.GameServiceServicer):
                                                                      request.token))
         return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
 
-    async def _command(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
-                       table: Any = None, *, admit: bool = True) -> pb.CommandResult:
+    async def _command_rpc(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
+                           table: Any = None, *, admit: bool = True) -> pb.CommandResult:
         if admit:
             await self._admit(context)
         expected, request_id = _options(request)
@@ -119,26 +119,26 @@ class GameServicer(pb_grpc.GameServiceServicer):
 
     async def Draw(self, request: pb.DrawRequest,
                    context: grpc.aio.ServicerContext) -> pb.DrawResponse:
-        return pb.DrawResponse(result=await self._command(request, context, "draw"))
+        return pb.DrawResponse(result=await self._command_rpc(request, context, "draw"))
 
     async def Pass(self, request: pb.PassRequest,
                    context: grpc.aio.ServicerContext) -> pb.PassResponse:
-        return pb.PassResponse(result=await self._command(request, context, "pass"))
+        return pb.PassResponse(result=await self._command_rpc(request, context, "pass"))
 
     async def Meld(self, request: pb.MeldRequest,
                    context: grpc.aio.ServicerContext) -> pb.MeldResponse:
         await self._admit(context)  # before the table is parsed (a large request)
         table = table_from_proto(request.table)
-        return pb.MeldResponse(result=await self._command(request, context, "meld", table,
-                                                          admit=False))
+        return pb.MeldResponse(result=await self._command_rpc(request, context, "meld", table,
+                                                              admit=False))
 
     async def Knock(self, request: pb.KnockRequest,
                     context: grpc.aio.ServicerContext) -> pb.KnockResponse:
-        return pb.KnockResponse(result=await self._command(request, context, "knock"))
+        return pb.KnockResponse(result=await self._command_rpc(request, context, "knock"))
 
     async def EndTurn(self, request: pb.EndTurnRequest,
                       context: grpc.aio.ServicerContext) -> pb.EndTurnResponse:
-        return pb.EndTurnResponse(result=await self._command(request, context, "end_turn"))
+        return pb.EndTurnResponse(result=await self._command_rpc(request, context, "end_turn"))
 
     async def StreamEvents(self, request: pb.StreamEventsRequest,
                            context: grpc.aio.ServicerContext

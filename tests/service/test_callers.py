@@ -265,7 +265,7 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
 
             latencies: list[float] = []
 
-            class Timed:
+            class TimedStub:
                 """The player's stub, every call timed (any failure fails the test)."""
 
                 def __getattr__(self, name: str) -> Any:
@@ -279,13 +279,13 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
                     return call
 
             # the player alone first (baseline), then under the flood
-            await play_turns(Timed(), game_id, tokens, {0: "basic", 1: "basic"},
+            await play_turns(TimedStub(), game_id, tokens, {0: "basic", 1: "basic"},
                              max_commands=6)
             baseline, latencies = latencies, []
             flooding = asyncio.create_task(flood())
             await asyncio.sleep(0.5)  # the flood is under way before the player goes on
             t0 = time.perf_counter()
-            view = await play_turns(Timed(), game_id, tokens, {0: "basic", 1: "basic"},
+            view = await play_turns(TimedStub(), game_id, tokens, {0: "basic", 1: "basic"},
                                     max_commands=20)
             played = time.perf_counter() - t0
             stop.set()
