@@ -1,4 +1,4 @@
-"""The compact text of an event record in a Redis stream entry (the compact storage).
+"""The compact text of an event record in a Redis stream entry.
 
 A record (``rummy.events.to_dict``: ``{"type": "Melded", "v": 1, "seat": 1, "cards": [...],
 "table": [[...], ...]}``) is stored as a JSON array, its keys left out and its lists of card
