@@ -8,8 +8,8 @@ JSON (``report_version`` 2) keeps every key of version 1 with the same meaning, 
 ``bot_win_rate[bot].low/high`` are now clustered by game (version 1 treated a bot's seats of
 one game as independent; the naive Wilson bounds are still there as ``naive_low`` /
 ``naive_high``), and adds ``report_version``, ``interval``, ``seat_fairness``,
-``bot_mean_score_ci`` and ``warnings``. Keys added later within version 2 (new keys only,
-issue 14): ``bot_mean_points_left_ci`` (clustered by game), ``rounds_per_game_ci`` (games
+``bot_mean_score_ci`` and ``warnings``. Keys added later within version 2 (new keys only):
+``bot_mean_points_left_ci`` (clustered by game), ``rounds_per_game_ci`` (games
 are independent) and ``round_end_ci`` (Wilson over rounds).
 """
 

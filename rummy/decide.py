@@ -80,7 +80,7 @@ def first_dealer(seed: int, players: int) -> int:
     return random.Random(f"rummy:{seed}:dealer").randrange(players)
 
 
-# Shared instances of the small events a step makes most (issue 15). Events are immutable
+# Shared instances of the small events a step makes most. Events are immutable
 # values, so a shared one equals a new one in every way but identity; building a frozen
 # dataclass costs one object.__setattr__ per field. Seats 0..4 (R1.1), draws 1..3 (the
 # default max_draws_per_turn), cards 0..52 (795 CardDrawn, <1 ms at import); anything

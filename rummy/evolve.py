@@ -39,7 +39,7 @@ from rummy.state import (
 )
 
 #: positions of the fields the hot handlers set (they rebuild the state from a list: about
-#: 3x faster than ``_replace``, which pops a keyword dict field by field; issue 15)
+#: 3x faster than ``_replace``, which pops a keyword dict field by field)
 _VERSION, _TURN, _PHASE, _DRAWS, _HANDS, _TABLE, _STOCK_POS, _FINAL, _KNOCKER, _END, _OPENED = (
     GameState._fields.index(f) for f in (
         "version", "turn", "phase", "draws", "hands", "table", "stock_pos",

@@ -148,7 +148,7 @@ def canonical_meld(meld: Iterable[int]) -> MeldCards:
     """
     cards = tuple(meld)
     try:
-        if min(cards) >= 0:  # table cards: one precomputed key per card (issue 15)
+        if min(cards) >= 0:  # table cards: one precomputed key per card
             ranks = set(map(_RANK.__getitem__, cards))
             if len(ranks) == 1 and len(cards) <= 4:
                 key = _SUIT_KEY

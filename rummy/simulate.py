@@ -34,10 +34,10 @@ MAX_STEPS = 200_000  #: a game longer than this is a bug (an engine or bot loop)
 SCORE_BIN = 25  #: width of the final-score histogram bins, in points
 #: the line-up of ``rummy simulate`` and ``rummy batch`` without ``--bots``: bots that end
 #: rounds by knocking or going out, as people do (``basic,random`` let 99% of rounds run
-#: the stock out, which measured the bots more than the rules; issue 14)
+#: the stock out, which measured the bots more than the rules)
 DEFAULT_LINEUP = ("strategic", "greedy")
 AGGREGATE_VERSION = 3  #: ``Aggregate.to_dict()["v"]``: 2 added the per-game (clustered)
-#: sums, 3 those of the points left (an interval of the mean points left, issue 14)
+#: sums, 3 those of the points left (an interval of the mean points left)
 
 
 def game_seed(master_seed: int, index: int) -> int:

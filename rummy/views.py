@@ -19,7 +19,7 @@ from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 class PlayerView(NamedTuple):
     """One seat's view of a game (I3).
 
-    An immutable named tuple (issue 15: built once per decision, so it must be cheap; a
+    An immutable named tuple (built once per decision, so it must be cheap; a
     frozen dataclass of 21 fields cost ~20 ``object.__setattr__`` calls). It holds copies
     of what the seat may see, never a reference to the state.
 

@@ -1,4 +1,4 @@
-"""Charts of the HTML reports, drawn by matplotlib and embedded as inline SVG (issue 14).
+"""Charts of the HTML reports, drawn by matplotlib and embedded as inline SVG.
 
 matplotlib (the ``report`` extra) renders each chart with its SVG backend into an
 ``io.StringIO``; the ``<svg>`` element is put into the page as it is, so a report stays one

@@ -1,5 +1,5 @@
 """``rummy sweep``: one balance batch per value of a rule variant (or per combination of
-values), on paired seeds, in local processes (issue 14).
+values), on paired seeds, in local processes.
 
 Every variant value plays the same game indices with the same seeds and line-ups
 (``rummy.simulate.game_seed``), so the differences between two rows come from the rule, not

@@ -14,7 +14,7 @@ BOTS: dict[str, type[BotBase]] = {
     "basic": BasicBot,
 }
 
-try:  # solver-based bots (issue 3) register themselves when present
+try:  # solver-based bots register themselves when present
     from rummy.bots.greedy import GreedyBot
     BOTS["greedy"] = GreedyBot
 except ImportError:  # pragma: no cover
@@ -24,12 +24,12 @@ try:
     BOTS["strategic"] = StrategicBot
 except ImportError:  # pragma: no cover
     pass
-try:  # human-like strength: misses manipulations, softmax over plays (issue 14)
+try:  # human-like strength: misses manipulations, softmax over plays
     from rummy.bots.human import HumanBot
     BOTS["human"] = HumanBot
 except ImportError:  # pragma: no cover
     pass
-try:  # determinized rollouts over the solver's plays (issue 16)
+try:  # determinized rollouts over the solver's plays
     from rummy.bots.search import SearchBot
     BOTS["search"] = SearchBot
 except ImportError:  # pragma: no cover

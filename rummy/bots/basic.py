@@ -1,5 +1,5 @@
 """``basic``: plays every new meld it can form from its hand and lays single cards off onto
-table melds, without deeper manipulation; knocks whenever allowed (issue 2, item 6)."""
+table melds, without deeper manipulation; knocks whenever allowed."""
 
 from __future__ import annotations
 

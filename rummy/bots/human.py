@@ -1,4 +1,4 @@
-"""``human``: a bot of human-like strength (issue 14): it sees the plays a person sees,
+"""``human``: a bot of human-like strength: it sees the plays a person sees,
 misses table manipulations some of the time, and picks among its plays by a softmax over
 their point values.
 

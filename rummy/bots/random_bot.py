@@ -1,6 +1,6 @@
 """``random``: a uniformly random legal choice among cheap candidates (baseline bot).
 
-The candidates are not built one by one (issue 15): the bot counts them, lets its seeded
+The candidates are not built one by one: the bot counts them, lets its seeded
 generator pick an index exactly as ``random.Random.choice`` would on the full list, and
 builds only the new table at that index. The candidates and their order are those of
 :meth:`RandomBot.candidate_list` (the reference, kept for the tests), so a seed gives the

@@ -23,7 +23,7 @@ unusable (``NUMBA_DISABLE_JIT``), :func:`usable` is False and
 compiles (about 8 s on this project's machines); where no cache location is writable, every
 process compiles in memory.
 
-Why numba rather than a C extension of our own: the issue allows a compiled helper only if
+Why numba rather than a C extension of our own: the project allows a compiled helper only if
 it installs from the registry as a wheel; numba is that wheel, and the code it compiles is
 :mod:`rummy.solver._kernels`, which reads like the pure search it mirrors.
 """

@@ -1,5 +1,5 @@
 """One Redis round trip for the commands that queue behind one in flight
-(rummy_store.batching, issue 15): results and errors reach their own callers, cancellation
+(rummy_store.batching): results and errors reach their own callers, cancellation
 and a lost script are handled, and the store's appends and reads share round trips under
 load."""
 
@@ -186,7 +186,7 @@ async def test_a_stuck_round_trip_holds_the_queue_back_for_hold_seconds_only(
 # ---------------------------------------------------------------- packing through hiredis
 
 def test_hiredis_packing_gives_redis_pys_bytes_for_every_argument_it_accepts() -> None:
-    # issue 15: RedisEventStore.from_url packs commands with hiredis.pack_command (C)
+    # RedisEventStore.from_url packs commands with hiredis.pack_command (C)
     # instead of redis-py's asyncio packing in Python; the bytes on the wire are the same
     from hypothesis import given, settings
     from hypothesis import strategies as st

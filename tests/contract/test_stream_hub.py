@@ -1,4 +1,4 @@
-"""The Redis store's one stream reader (``rummy_store.fanout.StreamHub``, issue 12): one
+"""The Redis store's one stream reader (``rummy_store.fanout.StreamHub``): one
 blocking connection for all subscribers, wake-up of new games, slow consumers, Redis errors,
 shutdown. The contract suite covers order, gaps and cancellation on both stores."""
 
@@ -193,7 +193,7 @@ async def _append_when_back(store: RedisEventStore, n: int) -> None:
 @pytest.mark.parametrize("appended_after", [1, 4])
 async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_back(
         tmp_path: Path, appended_after: int) -> None:
-    # found by an attack (issue 15's session): after a Redis restarted from an older file,
+    # found by an attack: after a Redis restarted from an older file,
     # a live stream skipped every re-appended version at or below what it had delivered
     # and went on from there, mixing the lost history with the new one, silently.
     # appended_after=4: the new history already went past what the stream had delivered

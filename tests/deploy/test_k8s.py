@@ -360,7 +360,7 @@ def test_grpc_is_open_to_an_ingress_namespace_and_metrics_to_prometheus_anywhere
 
 
 def test_keda_overlay_scales_workers_on_the_queue_not_cpu() -> None:
-    # issue 14: scale workers on queue length with KEDA, rendered here
+    # scale workers on queue length with KEDA, rendered here
     objs = _render(K8S / "overlays" / "keda")
     assert not [o for o in objs if o["kind"] == "HorizontalPodAutoscaler"]  # KEDA owns it
     scaled = _get(objs, "ScaledObject", "rummy-worker")

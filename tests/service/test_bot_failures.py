@@ -73,7 +73,7 @@ async def test_a_failing_bot_seat_plays_the_default_move_and_the_game_ends(
 @pytest.mark.asyncio
 async def test_resuming_a_game_gone_from_the_store_is_a_warning_not_an_error(
         caplog: pytest.LogCaptureFixture) -> None:
-    # second attack, aside: after Redis restarted empty, the retry of a follow-up logged an
+    # found by an attack, aside: after Redis restarted empty, the retry of a follow-up logged an
     # ERROR with a traceback for GameNotFound, an expected end of the retry
     from rummy_grpc.app import GameApp
     from rummy_store import MemoryEventStore

@@ -1,4 +1,4 @@
-"""Known callers and per-caller rate limits (issue 17): API keys (``authorization: Bearer``,
+"""Known callers and per-caller rate limits: API keys (``authorization: Bearer``,
 digests at rest, constant-time comparison) and allowed client-certificate names reserve
 ``CreateGame`` and admin requests; seat-token calls are unchanged; one caller flooding the
 server is rate limited (``RESOURCE_EXHAUSTED`` / ``RATE_LIMITED`` with a ``RetryInfo``)

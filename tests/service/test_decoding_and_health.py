@@ -1,4 +1,4 @@
-"""Honest status codes and health (issue 12): undecodable request bytes answer
+"""Honest status codes and health: undecodable request bytes answer
 INVALID_ARGUMENT (reason MALFORMED) on every GameService method, with nothing logged at ERROR;
 the overall health status ``""`` and ``rummy_api.v1.GameService`` start NOT_SERVING, turn
 SERVING together once the server has started, and always agree."""

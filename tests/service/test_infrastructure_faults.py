@@ -1,5 +1,5 @@
 """Infrastructure faults are UNAVAILABLE, not INTERNAL, and `rummy serve` says why it cannot
-start instead of printing a traceback (part of issue 12)."""
+start instead of printing a traceback."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def _start_redis(port: int) -> subprocess.Popen:
 @pytest.mark.asyncio
 @pytest.mark.chaos
 async def test_health_follows_the_store_through_a_killed_redis(record_property):
-    # issue 12 item 4: with Redis down, health stayed SERVING and calls said INTERNAL.
+    # with Redis down, health stayed SERVING and calls said INTERNAL.
     # A private redis-server is SIGKILLed and started again on the same port.
     import asyncio
     import shutil

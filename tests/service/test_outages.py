@@ -1,4 +1,4 @@
-"""Store outages and dead replicas (issue 12, item 1): games pause and go on by themselves.
+"""Store outages and dead replicas: games pause and go on by themselves.
 
 Real processes only: a private ``redis-server`` with an append-only file is SIGKILLed for
 3 s and started again on the same data while ``rummy serve`` (its own process) keeps
@@ -61,7 +61,7 @@ async def _wait_beyond(store: RedisEventStore, game_id: str, version: int,
 
 async def test_a_redis_outage_pauses_games_and_they_go_on_without_a_restart(
         tmp_path: Path, record_property: Any) -> None:
-    # issue 12 item 1: after SIGKILL of Redis for 3 s, the bot game stopped appending and
+    # after SIGKILL of Redis for 3 s, the bot game stopped appending and
     # the human's deadline passed by 20+ s until the service was restarted.
     port = free_port()
     data = tmp_path / "redis"
@@ -136,7 +136,7 @@ async def test_a_redis_outage_pauses_games_and_they_go_on_without_a_restart(
 
 async def test_a_killed_replica_hands_its_games_over(tmp_path: Path,
                                                      record_property: Any) -> None:
-    # issue 12 item 1: a dead replica's timers and bot turns waited until some replica
+    # a dead replica's timers and bot turns waited until some replica
     # restarted. Deadlines and due bot turns live in the store; the other replica claims them.
     reason = redis_unreachable()
     if reason:

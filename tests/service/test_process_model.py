@@ -1,4 +1,4 @@
-"""``rummy serve --processes N`` (issue 15, per host): N copies behind one port with
+"""``rummy serve --processes N`` (per host): N copies behind one port with
 SO_REUSEPORT, each serving games of the shared Redis store; a killed copy is started again
 while the others serve; ``--uvloop`` runs them on uvloop. Real processes only."""
 

@@ -1,4 +1,4 @@
-"""GetView from memory while the store's append feed is live (issue 15).
+"""GetView from memory while the store's append feed is live.
 
 With ``read_feed`` (``rummy serve --read-feed``; off by default), a server answers
 ``GetView`` without reading Redis when its cached state is known to be the latest: read or

@@ -1,4 +1,4 @@
-"""A ``search`` bot seat played by the service (issue 16): the server makes it with
+"""A ``search`` bot seat played by the service: the server makes it with
 ``make_bot`` from the registry and plays it to the end of the game, every move legal."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Redis refusing writes (out of memory, a read-only replica) and work that fails after an
-append: the tester's findings of the sixth session.
+append: faults found by a tester.
 
 - Redis's own refusals (``OOM`` under ``noeviction``, ``READONLY`` during a failover,
   ``MISCONF``, ...) are ``UNAVAILABLE`` with reason ``STORE`` (docs/api.md), not
@@ -247,7 +247,7 @@ async def test_a_client_command_refused_at_the_cap_of_events_ends_the_game_once(
 
 
 def test_a_refusal_inside_a_pipeline_or_multi_exec_is_still_a_refusal() -> None:
-    # the second tester of the session: redis-py rewrites a queued command's error, and
+    # found by a tester: redis-py rewrites a queued command's error, and
     # NOREPLICAS or MISCONF while finishing a game (MULTI/EXEC) answered INTERNAL
     exc = redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write.")
     exc.args = (f"Command # 1 (ZREM rummy:games:active abc) of pipeline caused error: "
@@ -275,7 +275,7 @@ class RefusingToFinish(MemoryEventStore):
 
 @pytest.mark.asyncio
 async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> None:
-    # the second tester of the session: refused for ~7 s after a human's game-ending
+    # found by a tester: refused for ~7 s after a human's game-ending
     # command, the game stayed active for good (the replica's retries gave up at the lease
     # and a finished game had no due time). Now the game-ending append writes a due time
     # first, and any replica's poll finishes the game once Redis takes writes again.
@@ -309,7 +309,7 @@ async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> 
 @pytest.mark.redis
 @pytest.mark.asyncio
 async def test_a_game_written_but_not_listed_says_so_and_its_retry_lists_it() -> None:
-    # the second tester of the session: Redis ran out of memory between the append script
+    # found by a tester: Redis ran out of memory between the append script
     # and the games-index call of a CreateGame, which answered "nothing was applied"
     from rummy_store import GameUnlisted
 

@@ -1,4 +1,4 @@
-"""Many open ``StreamEvents`` calls on a real server over the real Redis (issue 12): the
+"""Many open ``StreamEvents`` calls on a real server over the real Redis: the
 commands of another client stay fast, a cancel storm leaves nothing behind, the stream bounds
 answer RESOURCE_EXHAUSTED, and the old ~100-stream outage is gone."""
 
@@ -303,7 +303,7 @@ async def test_the_server_bound_and_release_after_the_game_ends(store: RedisEven
 
 
 async def test_150_open_streams_do_not_take_the_service_down(prefix: str) -> None:
-    # issue 12: ~100 spectator streams each held a pool connection and every other call
+    # ~100 spectator streams each held a pool connection and every other call
     # failed with INTERNAL MaxConnectionsError; here the pool has 50 connections only
     reason = redis_unreachable()
     if reason:

@@ -1,4 +1,4 @@
-"""The HTML reports rendered by headless Chromium (issue 14): the sweep page of
+"""The HTML reports rendered by headless Chromium: the sweep page of
 ``rummy sweep`` / ``rummy batch sweep`` and the balance report page of ``rummy batch
 report`` show their matplotlib charts.
 

@@ -104,7 +104,7 @@ def test_sigkill_whole_worker_mid_batch_still_gives_exact_report(
 
 def test_a_batch_heals_itself_after_its_worker_is_killed(
         celery_app, store, queue, start_worker, rclient):
-    """Issue 14: a whole worker SIGKILLed mid-batch with the broker's visibility timeout at
+    """A whole worker SIGKILLed mid-batch with the broker's visibility timeout at
     an hour. Its chunks' leases lapse (no heartbeat) and the other worker's sweeper sends
     them again: the batch completes by itself, with no `resume`, long before the visibility
     timeout, and its report equals `rummy simulate`'s (every game counted once)."""
