@@ -93,6 +93,10 @@ COMMANDS: dict[str, str] = {
     "rummy replay game.jsonl --html seat1.html --seat 1": "live",
     "rummy replay game.jsonl --analyse": "live",
     "rummy replay game.jsonl --analyse --json analysis.json --html game.html": "live",
+    "rummy replay game.jsonl --fork 120": "parse",
+    "rummy puzzles out/*.jsonl --cases p.jsonl --html p.html": "parse",
+    "rummy play": "help",
+    "rummy batch status": "help",
     # 5. batches
     "rummy simulate --games 50 --players 4 --bots basic,random --seed 7": "run",
     "rummy simulate --replay-game 3 --games 50 --players 4 --bots basic,random --seed 7 "
