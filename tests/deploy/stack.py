@@ -92,10 +92,22 @@ class Stack:
                    timeout=timeout, check=check, env=self.env)
 
     def build(self) -> None:
-        """Build the service and worker images as compose does (``build:`` sections)."""
+        """Build the service and worker images as compose does (``build:`` sections), then
+        remove the images these tags named before, when nothing else names or uses them
+        (each source change makes new ones; a machine that runs this often fills up)."""
+        tags = ("localhost/rummy-service:dev", "localhost/rummy-worker:dev")
+        old = {t: self._image_id(t) for t in tags}
         t0 = time.monotonic()
         self.compose("build", "service", "worker", timeout=1800)
         self.timings["build"] = time.monotonic() - t0
+        for tag, image in old.items():
+            if image and image != self._image_id(tag):
+                run(["podman", "rmi", image], check=False)  # refused while in use: kept
+
+    @staticmethod
+    def _image_id(ref: str) -> str | None:
+        res = run(["podman", "image", "inspect", "--format", "{{.Id}}", ref], check=False)
+        return res.stdout.strip() or None if res.returncode == 0 else None
 
     def up(self, timeout: float = 300) -> None:
         """Start :data:`SERVICES` and wait until every container is running and healthy."""
