@@ -48,7 +48,7 @@ if ! have "$PY_IMAGE"; then
   rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
   if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
     cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
-    chroot "$root" update-ca-certificates >/dev/null
+    chroot "$root" update-ca-certificates >/dev/null 2>&1
   fi
   chroot "$root" apt-get clean
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* \
@@ -57,7 +57,8 @@ if ! have "$PY_IMAGE"; then
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
     --change 'ENV PIP_ROOT_USER_ACTION=ignore' \
-    --change 'CMD ["python3"]' - "$PY_IMAGE" >/dev/null
+    --change 'CMD ["python3"]' - "$PY_IMAGE" >"$root.log" 2>&1 || { cat "$root.log"; exit 1; }
+  rm -f "$root.log"
   rm -rf "$root"; trap - EXIT
   echo "built $PY_IMAGE in $(( $(date +%s) - t0 )) s"
 else

@@ -9,6 +9,8 @@ ARG BASE_IMAGE=python:3.11-slim
 
 # ---- build: generate the gRPC code from proto/ (never committed) and build one wheel
 FROM ${BASE_IMAGE} AS build
+# lets a cleanup find this stage's leftover images (tests/deploy/stack.py)
+LABEL rummy.build-stage=service
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY . .

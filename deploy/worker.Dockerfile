@@ -9,6 +9,8 @@ ARG BASE_IMAGE=python:3.11-slim
 
 # ---- build: same wheel as the service image (gRPC code generated from proto/)
 FROM ${BASE_IMAGE} AS build
+# lets a cleanup find this stage's leftover images (tests/deploy/stack.py)
+LABEL rummy.build-stage=worker
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY . .

@@ -103,6 +103,11 @@ class Stack:
         for tag, image in old.items():
             if image and image != self._image_id(tag):
                 run(["podman", "rmi", image], check=False)  # refused while in use: kept
+        for stage in ("service", "worker"):  # the build stages of older sources
+            stale = run(["podman", "images", "-q", "--filter", "dangling=true", "--filter",
+                         f"label=rummy.build-stage={stage}"]).stdout.split()[1:]  # newest kept
+            if stale:
+                run(["podman", "rmi", *stale], check=False)
 
     @staticmethod
     def _image_id(ref: str) -> str | None:
