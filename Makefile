@@ -82,7 +82,7 @@ down:  ## stop the stack
 # debootstrap if missing, builds Debian stand-ins for the registry images (deploy/local-base.sh),
 # then tests/deploy/test_stack.py builds the service and worker images, starts compose.yaml
 # with podman-compose and plays a game, runs batches, reads Prometheus and restarts each Redis.
-deploy-test: setup secrets  ## build the images and test the compose stack under podman (root; about 5 minutes warm)
+deploy-test: setup secrets  ## build the images and test the compose stack under podman (root; about 3 minutes warm)
 	deploy/podman-setup.sh
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[deploy]"
 	deploy/local-base.sh
