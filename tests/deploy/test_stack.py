@@ -96,8 +96,10 @@ def test_containers_run_as_declared(stack: Stack) -> None:
             assert not any(v in environ for v in env_secrets), f"a secret in {name}'s env"
     for service, own in (("redis-events", "redis_password"), ("broker", "broker_password")):
         (name,) = stack.containers(service)
-        top = run(["podman", "top", name, "user", "comm"]).stdout.split("\n")[1:]
-        assert [line.split() for line in top if line.strip()] == [["redis", "redis-server"]]
+        top = [line.split() for line in run(["podman", "top", name, "user", "comm"]
+                                            ).stdout.splitlines()[1:] if line.strip()]
+        # (a health check running meanwhile shows as root's sh, redis-cli and grep)
+        assert [row for row in top if row[-1] == "redis-server"] == [["redis", "redis-server"]]
         ping = stack.exec(name, "redis-cli", "ping", check=False)
         assert "NOAUTH" in ping.stdout + ping.stderr
         authed = stack.exec(name, "sh", "-c",
@@ -179,6 +181,10 @@ def test_prometheus_scrapes_the_service_and_every_worker(stack: Stack) -> None:
         assert time.monotonic() < deadline, targets
         time.sleep(2)
     assert up["rummy-service"] == ["http://service:9100/metrics"]
+    (prom,) = stack.containers("prometheus")
+    mounts = {m["Destination"]: m["Type"] for m in stack.inspect(prom)["Mounts"]}
+    assert mounts["/prometheus"] == "volume"  # the TSDB is in the volume, not the container
+    assert "wal" in stack.exec(prom, "ls", "/prometheus/data").stdout.split()
     rules = stack.get_json("RUMMY_PROMETHEUS_PORT", "/api/v1/rules")["data"]["groups"]
     assert rules and all(r["health"] == "ok" for g in rules for r in g["rules"]), rules
 
