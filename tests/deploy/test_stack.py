@@ -182,6 +182,9 @@ def test_prometheus_scrapes_the_service_and_every_worker(stack: Stack) -> None:
         time.sleep(2)
     assert up["rummy-service"] == ["http://service:9100/metrics"]
     (prom,) = stack.containers("prometheus")
+    # promtool of the same Prometheus reads the config and the alert rules it names
+    check = stack.exec(prom, "promtool", "check", "config", "/etc/prometheus/prometheus.yml")
+    assert re.search(r"SUCCESS: [1-9]\d* rules found", check.stdout + check.stderr), check
     mounts = {m["Destination"]: m["Type"] for m in stack.inspect(prom)["Mounts"]}
     assert mounts["/prometheus"] == "volume"  # the TSDB is in the volume, not the container
     assert "wal" in stack.exec(prom, "ls", "/prometheus/data").stdout.split()
@@ -222,7 +225,7 @@ class Player:
         game = self.stub.CreateGame(pb.CreateGameRequest(
             seats=[pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN, name="me"),
                    pb.SeatSpec(kind=pb.SEAT_KIND_BOT, strategy="basic")],
-            variants={"target_score": "30"}, request_id=str(uuid.uuid4())), timeout=30)
+            variants={"target_score": "50"}, request_id=str(uuid.uuid4())), timeout=30)
         self.me = {"game_id": game.game_id, "token": game.tokens[0].token}
         self.acked: dict[int, tuple[str, float]] = {}  # version -> (type, ts)
         self.unavailable = 0
