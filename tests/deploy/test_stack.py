@@ -319,11 +319,14 @@ def test_broker_restart_mid_batch_completes_it(stack: Stack, tmp_path: Path) -> 
     report ``rummy simulate`` gives (queued chunks survive in the broker's AOF; chunks in
     flight are sent again)."""
     worker = stack.containers("worker")[0]
-    spec = ["--games", "60", "--players", "3", "--bots", "basic,random", "--seed", "11"]
+    spec = ["--games", "200", "--players", "3", "--bots", "basic,random", "--seed", "11"]
     sub = stack.exec(worker, RUMMY_IN_IMAGE, "batch", "submit", *spec, "--chunk-size", "5")
     batch_id = sub.stdout.split()[0]
     (broker,) = stack.containers("broker")
+    status = json.loads(stack.exec(worker, RUMMY_IN_IMAGE, "batch", "status", batch_id,
+                                   "--json").stdout)
     run(["podman", "stop", "-t", "10", broker])
+    assert status["done"] < status["chunks"] == 40, status  # stopped mid-batch
     time.sleep(3)
     run(["podman", "start", broker])
     stack.exec(worker, RUMMY_IN_IMAGE, "batch", "status", batch_id, "--wait", timeout=900)
