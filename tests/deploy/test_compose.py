@@ -237,10 +237,13 @@ def test_service_and_workers_run_locked_down(compose: dict[str, Any]) -> None:
     escalation (make deploy-test checks the running containers)."""
     for name in ("service", "worker"):
         s = compose["services"][name]
-        assert s["read_only"] is True and s["tmpfs"] == ["/tmp"]
+        assert s["read_only"] is True and s["tmpfs"][0] == "/tmp"
         assert s["cap_drop"] == ["ALL"] and "no-new-privileges:true" in s["security_opt"]
     worker = compose["services"]["worker"]
     cpus = float(worker["deploy"]["resources"]["limits"]["cpus"])
     cmd = worker["command"]
     assert int(cmd[cmd.index("--concurrency") + 1]) == cpus  # one pool process per CPU
     assert worker["deploy"]["mode"] == "replicated"
+    # the metrics directory exists in one-off containers too (compose run worker batch ...)
+    multiproc = compose["x-worker-env"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert multiproc in worker["tmpfs"]

@@ -314,29 +314,35 @@ def test_event_store_restart_games_go_on_nothing_acknowledged_lost(stack: Stack)
     stack.wait_healthy()
 
 
-def test_broker_restart_mid_batch_completes_it(stack: Stack, tmp_path: Path) -> None:
-    """Stop and start the broker's container while a batch runs: the batch completes with the
-    report ``rummy simulate`` gives (queued chunks survive in the broker's AOF; chunks in
-    flight are sent again)."""
-    worker = stack.containers("worker")[0]
-    spec = ["--games", "200", "--players", "3", "--bots", "basic,random", "--seed", "11"]
-    sub = stack.exec(worker, RUMMY_IN_IMAGE, "batch", "submit", *spec, "--chunk-size", "5")
-    batch_id = sub.stdout.split()[0]
-    (broker,) = stack.containers("broker")
-    status = json.loads(stack.exec(worker, RUMMY_IN_IMAGE, "batch", "status", batch_id,
-                                   "--json").stdout)
-    run(["podman", "stop", "-t", "10", broker])
-    assert status["done"] < status["chunks"] == 40, status  # stopped mid-batch
-    time.sleep(3)
-    run(["podman", "start", broker])
-    stack.exec(worker, RUMMY_IN_IMAGE, "batch", "status", batch_id, "--wait", timeout=900)
-    rep = stack.exec(worker, RUMMY_IN_IMAGE, "batch", "report", batch_id, "--json",
-                     "/tmp/broker-restart.json")
-    assert rep.returncode == 0
-    doc = json.loads(stack.exec(worker, "cat", "/tmp/broker-restart.json").stdout)
+def test_broker_restart_keeps_a_queued_batch(stack: Stack, tmp_path: Path) -> None:
+    """A batch submitted while both workers are paused (``compose run``, as a user submits
+    from a one-off container) waits in the broker; stop and start the broker's container,
+    unpause the workers: they reconnect, and the batch completes with the report ``rummy
+    simulate`` gives (the queue and the batch state survive in the broker's AOF)."""
+    workers = stack.containers("worker")
+    spec = ["--games", "60", "--players", "3", "--bots", "basic,random", "--seed", "11"]
+
+    def one_off(*argv: str) -> str:
+        out = stack.compose("run", "--rm", "--no-deps", "worker", *argv, timeout=300)
+        return out.stdout
+
+    run(["podman", "pause", *workers])
+    try:
+        submitted = one_off("batch", "submit", *spec, "--chunk-size", "5")
+        batch_id = re.search(r"^([0-9a-f]{8,})$", submitted, re.MULTILINE).group(1)  # type: ignore[union-attr]
+        status = json.loads(one_off("batch", "status", batch_id, "--json").splitlines()[-1])
+        assert (status["done"], status["chunks"]) == (0, 12), status
+        (broker,) = stack.containers("broker")
+        run(["podman", "stop", "-t", "10", broker])
+        time.sleep(2)
+        run(["podman", "start", broker])
+    finally:
+        run(["podman", "unpause", *workers], check=False)
+    stack.exec(workers[0], RUMMY_IN_IMAGE, "batch", "status", batch_id, "--wait", timeout=900)
+    stack.exec(workers[0], RUMMY_IN_IMAGE, "batch", "report", batch_id, "--json",
+               "/tmp/broker-restart.json")
+    doc = json.loads(stack.exec(workers[0], "cat", "/tmp/broker-restart.json").stdout)
     run([RUMMY, "simulate", *spec, "--jobs", "1", "--quiet", "--json",
          str(tmp_path / "local.json")], timeout=900)
-    report = doc.get("report", doc)
-    assert report == json.loads((tmp_path / "local.json").read_text())
+    assert doc.get("report", doc) == json.loads((tmp_path / "local.json").read_text())
     stack.wait_healthy()
-
