@@ -35,10 +35,7 @@ print('\n'.join(p['dependencies'] + p['optional-dependencies']['worker']))" > /t
  && groupadd --system --gid 10001 rummy && useradd --system --uid 10001 --gid 10001 --no-create-home rummy
 COPY --from=build /wheels /wheels
 COPY constraints.txt /tmp/constraints.txt
-# PROMETHEUS_MULTIPROC_DIR exists for every command, not only `rummy worker` (which makes it):
-# `docker run rummy-worker batch submit ...` imports the metrics too
-RUN pip install -c /tmp/constraints.txt "$(ls /wheels/*.whl)[worker]" && rm -rf /wheels /tmp/constraints.txt \
- && install -d -m 1777 /tmp/rummy-metrics
+RUN pip install -c /tmp/constraints.txt "$(ls /wheels/*.whl)[worker]" && rm -rf /wheels /tmp/constraints.txt
 COPY deploy/healthcheck.py /usr/local/bin/rummy-healthcheck.py
 USER 10001:10001
 # 9101: Prometheus /metrics of all pool processes (multiprocess mode)

@@ -330,7 +330,8 @@ def test_broker_restart_keeps_a_queued_batch(stack: Stack, tmp_path: Path) -> No
     try:
         submitted = one_off("batch", "submit", *spec, "--chunk-size", "5")
         batch_id = re.search(r"^([0-9a-f]{8,})$", submitted, re.MULTILINE).group(1)  # type: ignore[union-attr]
-        status = json.loads(one_off("batch", "status", batch_id, "--json").splitlines()[-1])
+        out = one_off("batch", "status", batch_id, "--json")
+        status = json.loads(out[out.index("{"):])
         assert (status["done"], status["chunks"]) == (0, 12), status
         (broker,) = stack.containers("broker")
         run(["podman", "stop", "-t", "10", broker])
