@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast node-deps chaos lint proto bench golden conformance clean help up down secrets audit
+.PHONY: setup demo test test-fast node-deps chaos lint proto bench golden conformance clean help up down secrets audit deploy-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -90,3 +90,15 @@ up: secrets  ## start the whole stack with Docker (service, workers, Redis, Prom
 
 down:  ## stop the stack
 	docker compose -f deploy/compose.yaml down
+
+# The stack run for real with podman (no Docker engine needed): installs podman, runc and
+# debootstrap if missing, builds Debian stand-ins for the registry images (deploy/local-base.sh),
+# then tests/deploy/test_stack.py builds the service and worker images, starts compose.yaml
+# with podman-compose and plays a game, runs batches, reads Prometheus and restarts each Redis.
+deploy-test: setup secrets  ## build the images and test the compose stack under podman (root; about 3 minutes warm)
+	deploy/podman-setup.sh
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[deploy]"
+	deploy/local-base.sh
+	RUMMY_BASE_IMAGE=localhost/rummy-local/python:3.11 RUMMY_REDIS_IMAGE=localhost/rummy-local/redis:7 \
+	  RUMMY_PROMETHEUS_IMAGE=localhost/rummy-local/prometheus:2 \
+	  $(PY) -m pytest -q -p no:randomly -m deploy --timeout 1800 -s tests/deploy/test_stack.py

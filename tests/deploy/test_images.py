@@ -36,16 +36,22 @@ def test_dockerfile(name: str, extra: str, probe: str) -> None:
     path = DEPLOY / f"{name}.Dockerfile"
     ins = _instructions(path)
     froms = [a for i, a in ins if i == "FROM"]
-    assert froms and all(f.startswith("python:3.11-slim") for f in froms)
+    # the base is a build argument, the official Python image unless deploy/local-base.sh's
+    assert ins[0] == ("ARG", "BASE_IMAGE=python:3.11-slim")
+    assert froms and all(f.startswith("${BASE_IMAGE}") for f in froms)
     runs = " ".join(a for i, a in ins if i == "RUN")
     # protoc runs from one place (services/rummy_grpc/codegen.py, through the wheel build)
     assert "grpc_tools.protoc" not in runs and "pip wheel" in runs
     assert f"[{extra}]" in runs, f"the image must install the [{extra}] extra"
+    # the versions CI tests: every pip install in the runtime stage is constrained
+    runtime = ins[[i for i, (w, _) in enumerate(ins) if w == "FROM"][-1]:]
+    installs = [a for i, a in runtime if i == "RUN" and "pip install" in a]
+    assert installs and all("-c /tmp/" in a and "constraints.txt" in a for a in installs)
     hc = [a for i, a in ins if i == "HEALTHCHECK"]
     assert len(hc) == 1 and f'"{probe}"' in hc[0]
     copied = [a for i, a in ins if i == "COPY" and "healthcheck.py" in a]
     assert copied and copied[0].split()[-1] in hc[0], "HEALTHCHECK runs the copied probe"
-    assert ("USER", "10001") in ins
+    assert ("USER", "10001:10001") in ins
     for _, a in ins:
         if _ == "COPY" and not a.startswith("--from"):
             for src in a.split()[:-1]:

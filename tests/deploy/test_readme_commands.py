@@ -61,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "make bench": "make",
     "make audit": "make",
     "make secrets": "make",
+    "make deploy-test": "make",
     "rummy simulate --games 200 --players 4 --seed 7": "run",
     "rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2":
         "parse",
