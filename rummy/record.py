@@ -101,7 +101,7 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
     yield _header("Players", str(start.players))
     for i, name in enumerate(start.names):
         yield _header(f"Seat{i}", name)
-    yield _header("Rules", " ".join(f"{k}={json.dumps(v)}"
+    yield _header("Rules", " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                     for k, v in start.rules.changed().items()))
     yield _header("Seed", str(start.seed))
     yield _header("Dealer", str(start.dealer))

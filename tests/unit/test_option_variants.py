@@ -219,3 +219,33 @@ def test_a_case_with_an_unknown_variant_is_malformed():
                             "rules": {"ace_high": "no"}, "cards": ["AS", "2S", "3S"],
                             "valid": True})
     assert not ok and "malformed case" in message
+
+
+def test_the_analysis_judges_meld_decisions_under_the_games_rules():
+    # found by a tester: --analyse offered "best plays" that the game's variants forbid
+    # (Q-K-A under ace_high=false, a joker meld broken under joker_moves=locked)
+    from rummy.analysis import analyse
+    from rummy.melds import check_action
+
+    rules = RuleSet(knock_timing="start", joker_release="hand", joker_moves="locked",
+                    ace_high=False, target_score=60)
+    _, log, _ = play_random_game(3, 2, ("greedy", "greedy"), rules)
+    decisions = analyse(log).decisions
+    assert decisions
+    for d in decisions:
+        if d.best_table:
+            check_action(d.table, d.hand, d.best_table, rules=rules)  # legal, or raises
+
+
+def test_a_record_of_a_game_with_option_variants_reads_back():
+    # found by a tester: string variants were written quoted and could not be imported
+    from rummy.record import from_record, to_record
+
+    rules = RuleSet(knock_timing="start", joker_release="hand", joker_moves="locked",
+                    ace_high=False, target_score=60)
+    _, log, _ = play_random_game(4, 2, ("basic", "greedy"), rules)
+    text = to_record(log)
+    rules_line = next(line for line in text.splitlines() if line.startswith("[Rules "))
+    assert '"' not in rules_line[len('[Rules "'):-2]  # no quotes inside the value
+    assert "knock_timing=start" in rules_line and "ace_high=false" in rules_line
+    assert from_record(text) == log
