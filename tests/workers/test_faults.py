@@ -92,6 +92,13 @@ MALFORMED = [
     json.dumps(_kombu_message("%%% not base64 %%%")).encode(),
     json.dumps(_kombu_message(base64.b64encode(b"{not json").decode())).encode(),
     b"[" * (2 << 20),  # 2 MB, parked undecoded
+    # task messages whose JSON body is not [args, kwargs, embed]: Celery's consumer raised
+    # "not enough values to unpack", the worker exited and the message went back on the
+    # queue for the next worker (found by a tester)
+    json.dumps({**_kombu_message(base64.b64encode(b"[]").decode()),
+                "headers": {"task": "rummy_worker.run_chunk", "id": "abc2"}}).encode(),
+    json.dumps({**_kombu_message(base64.b64encode(b'{"x": 1}').decode()),
+                "headers": {"task": "rummy_worker.run_chunk", "id": "abc3"}}).encode(),
 ]
 
 
