@@ -293,10 +293,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cannot serve (port taken, store unreachable)."""
     if args.new_api_key or args.hash_api_key:
         return api_key_line(args)
-    if args.read_feed and (args.store or ("redis" if args.redis_url else "memory")) != "redis":
-        print("error: --read-feed needs the Redis store (--redis-url): the append feed is "
-              "Redis pub/sub, and an in-memory store has no other writer to hear of",
+    from rummy_store.factory import UnknownStoreURL, store_scheme
+    try:
+        scheme = store_scheme(args.redis_url) if args.redis_url else "memory"
+    except UnknownStoreURL as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    memory = (args.store or ("memory" if scheme == "memory" else "redis")) == "memory"
+    if args.read_feed and memory:
+        print("error: --read-feed needs the Redis store (--redis-url redis://...): the append "
+              "feed is Redis pub/sub, and an in-memory store has no other writer to hear of",
               file=sys.stderr)
+        return 2
+    if args.processes > 1 and memory:
+        print("error: --processes needs a shared store (--redis-url redis://...): each "
+              "process would hold its own in-memory store, and the copies would not see "
+              "each other's games", file=sys.stderr)
         return 2
     if args.processes > 1:
         from rummy_grpc.processes import supervise
@@ -309,13 +321,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=os.environ.get("RUMMY_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    kind = args.store or ("redis" if args.redis_url else "memory")
+    kind = "memory" if memory else "redis"
+    label = "redis cluster" if kind == "redis" and "cluster" in scheme else kind
 
     transport = ("plaintext" if security["tls"] is None
                  else "mutual TLS" if security["tls"].mutual else "TLS")
 
     def ready(port: int) -> None:
-        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind}, "
+        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {label}, "
               f"{transport})", flush=True)
         if args.port_file:
             from rummy_grpc.processes import write_port_file
@@ -361,7 +374,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except StoreAccessDenied as e:  # the store's user lacks a permission the service needs
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except redis.exceptions.RedisError as e:  # the store is unreachable at start
+    except (redis.exceptions.RedisError,
+            redis.exceptions.RedisClusterException) as e:  # the store is unreachable at start
         from rummy_store.urls import redact_text, redact_url
         print(f"error: the event store at {redact_url(args.redis_url or '')} is unreachable: "
               f"{redact_text(str(e))}",
