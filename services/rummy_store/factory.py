@@ -40,9 +40,7 @@ class UnknownStoreURL(ValueError):
     the URL: it may hold a password) and lists the accepted ones."""
 
     def __init__(self, scheme: str, *, slashes: bool = True) -> None:
-        what = (f"unknown event store url scheme {scheme!r}" if slashes else
-                f"not a store URL: no '://' after {scheme!r}" if scheme else
-                "not a store URL: no scheme")
+        what = f"unknown event store url scheme {scheme!r}" + ("" if slashes else " (no '://')")
         super().__init__(
             f"{what}: use memory://, redis://host:port/db, rediss://..., unix:///path.sock, "
             f"redis+cluster://host:port[,host:port...] or rediss+cluster://...")

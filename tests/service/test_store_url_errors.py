@@ -20,13 +20,13 @@ def test_a_malformed_url_never_shows_its_password(command: tuple[str, ...]) -> N
     res = _rummy(*command, "--redis-url", "redis:/:secretpass@h")
     assert res.returncode != 0
     assert "secretpass" not in res.stderr + res.stdout
-    assert "not a store URL: no '://' after 'redis'" in res.stderr
+    assert "unknown event store url scheme 'redis' (no '://')" in res.stderr
 
 
 def test_serve_refuses_a_malformed_url_without_its_password() -> None:
     res = _rummy("serve", "--redis-url", "redis:/:secretpass@h", "--port", "0")
     assert res.returncode == 2 and "secretpass" not in res.stderr + res.stdout
-    assert "not a store URL" in res.stderr
+    assert "unknown event store url scheme 'redis' (no '://')" in res.stderr
 
 
 @pytest.mark.parametrize("flags, needle", [
