@@ -303,6 +303,21 @@ def _automatic(s: GameState) -> Event | None:
     return None
 
 
+def settle(state: GameState) -> tuple[GameState, list[Event]]:
+    """The automatic events of a transient phase (a deal, the end of a turn, a round's
+    scoring, the game's end), applied until a seat is to act or the game is over: what
+    :func:`step` appends after a command, for a state taken from the middle of a log (a
+    fork, a replay's cut). Returns ``(stable_state, events)``; nothing for a stable state.
+    """
+    events: list[Event] = []
+    auto = _automatic(state)
+    while auto is not None:
+        events.append(auto)
+        state = evolve(state, auto)
+        auto = _automatic(state)
+    return state, events
+
+
 def step(state: GameState | None, command: Command) -> tuple[GameState, list[Event]]:
     """Decide a command and evolve its events.
 
@@ -356,5 +371,5 @@ def decide(state: GameState | None, command: Command) -> list[Event]:
     return step(state, command)[1]
 
 
-__all__ = ["decide", "step", "round_deck", "first_dealer", "format_card", "default_command",
-           "DEFAULT_KIND"]
+__all__ = ["decide", "step", "settle", "round_deck", "first_dealer", "format_card",
+           "default_command", "DEFAULT_KIND"]

@@ -249,3 +249,41 @@ def test_a_record_of_a_game_with_option_variants_reads_back():
     assert '"' not in rules_line[len('[Rules "'):-2]  # no quotes inside the value
     assert "knock_timing=start" in rules_line and "ace_high=false" in rules_line
     assert from_record(text) == log
+
+
+def test_rummy_solve_plays_under_rules_and_a_cases_own_rules(tmp_path):
+    # found by a tester: rummy solve had no --rules and ignored a case's "rules"
+    import subprocess
+    import sys
+
+    def solve_json(*args: str) -> dict:
+        res = subprocess.run([sys.executable, "-m", "rummy_cli", "solve", *args, "--json"],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    assert solve_json("--table", "JS QS KS", "--hand", "AS")["points"] == 1
+    assert solve_json("--table", "JS QS KS", "--hand", "AS", "--rules", "ace_high=false")[
+        "points"] == 0
+    case = tmp_path / "c.jsonl"
+    case.write_text(json.dumps({"id": "x", "table": [["5S", "6S", "*7S"]],
+                                "hand": ["7S", "JD", "QD"],
+                                "rules": {"joker_moves": "locked"}, "best_points": 0}) + "\n")
+    out = solve_json("--input", str(case))
+    assert out["points"] == 0 and out["expected"] == 0
+
+
+def test_a_fork_inside_a_transient_phase_plays_on_and_one_at_the_end_is_refused():
+    # found by a tester: --fork 1 (after GameStarted) and a fork after a round's scoring
+    # crashed (IndexError, "cannot pass in phase round_over")
+    from rummy_cli.fork import run_fork  # noqa: F401 - the command the tester ran
+    from rummy.decide import settle
+    from rummy.fork import fork_prefix
+    from rummy.invariants import verify_log
+
+    _, log, _ = play_random_game(2, 2, ("basic", "basic"))
+    prefix = fork_prefix(log, 1, 0)
+    state, automatic = settle(list(verify_log(prefix))[-1])
+    assert [e.TYPE for e in automatic] == ["RoundStarted"] and state.phase == DRAW
+    with pytest.raises(ValueError, match="the game is over: there is nothing to play on"):
+        fork_prefix(log, len(log), 0)
