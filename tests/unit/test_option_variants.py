@@ -276,7 +276,6 @@ def test_rummy_solve_plays_under_rules_and_a_cases_own_rules(tmp_path):
 def test_a_fork_inside_a_transient_phase_plays_on_and_one_at_the_end_is_refused():
     # found by a tester: --fork 1 (after GameStarted) and a fork after a round's scoring
     # crashed (IndexError, "cannot pass in phase round_over")
-    from rummy_cli.fork import run_fork  # noqa: F401 - the command the tester ran
     from rummy.decide import settle
     from rummy.fork import fork_prefix
     from rummy.invariants import verify_log
