@@ -368,6 +368,9 @@ def verdict(name: str, diff: float, low: float | None, high: float | None, games
     if low is None or high is None:
         return f"{name}: too few games for an interval"
     ci = f"95% CI {show(low).split()[0]} to {show(high)}"
+    if low == high == diff == 0:
+        return (f"{name}: the same under {a} and {b} in every one of the {games} games "
+                "(no spread: more games would tell more)")
     if low > 0 or high < 0:
         more = "higher" if diff > 0 else "lower"
         return f"{name}: {show(abs(diff))} {more} under {a} than under {b} ({ci})"

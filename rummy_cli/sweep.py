@@ -110,6 +110,8 @@ def _row(rep: BalanceReport) -> dict[str, Any]:
                         "points_left_high": b.points_left_ci.high}
                  for name, b in sorted(rep.bots.items())},
         "warnings": list(rep.warnings),
+        "quality": ({k: v for k, v in rep.quality.to_dict().items() if k != "definitions"}
+                    if rep.quality is not None else {}),
         "report": json.loads(json.dumps(rep.to_dict(), sort_keys=True)),
     }
 
@@ -159,9 +161,77 @@ def sweep_document(combos: list[dict[str, str]], reports: list[BalanceReport], *
     same document, bar ``seconds`` (wall time), whether the batches ran locally
     (``rummy sweep``) or on Celery workers (``rummy batch sweep``)."""
     rows = [{"rules": c, **_row(rep)} for c, rep in zip(combos, reports, strict=True)]
-    return {"games": games, "players": players, "seed": seed, "lineup": list(bots),
-            "paired": "every value plays the same seeds and line-ups", "sweep": rows,
-            "seconds": round(seconds, 1)}
+    doc = {"games": games, "players": players, "seed": seed, "lineup": list(bots),
+           "paired": "every value plays the same seeds and line-ups", "sweep": rows,
+           "seconds": round(seconds, 1)}
+    doc["compare"] = [compare_values(doc, 0, k) for k in range(1, len(rows))]
+    return doc
+
+
+#: the figures a sweep compares between two values: (label, getter, unit)
+_COMPARED: tuple[tuple[str, str, str], ...] = (
+    ("turns per game", "turns", "turns"), ("rounds per game", "rounds", "rounds"),
+    ("lead changes per game", "lead_changes", "changes"),
+    ("decided after (share of the game's rounds)", "decided_share", "%"),
+    ("meld phases with more than one play", "decision_share", "%"))
+
+
+def _diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``b − a`` of two figures ``{value, low, high}`` with an unpaired 95% interval (each
+    side's standard error read off its interval): conservative when both values played the
+    same seeds, which makes them positively correlated."""
+    from rummy.stats import Z95
+
+    if a is None or b is None:
+        return None
+    d = b["value"] - a["value"]
+    if None in (a["low"], a["high"], b["low"], b["high"]):
+        return {"diff": d, "low": None, "high": None}
+    se = ((a["high"] - a["low"]) ** 2 + (b["high"] - b["low"]) ** 2) ** 0.5 / (2 * Z95)
+    return {"diff": d, "low": d - Z95 * se, "high": d + Z95 * se}
+
+
+def ab_command(doc: dict[str, Any], i: int, j: int) -> str:
+    """The ``rummy batch ab`` command that compares values ``i`` (A) and ``j`` (B) of a
+    sweep paired game by game, with the same games, players, line-up and seed."""
+    rows = doc["sweep"]
+
+    def pairs(c: dict[str, Any]) -> str:
+        return " ".join(f"{k}={_text(v)}" for k, v in c.items())
+
+    return (f"rummy batch ab --games {doc['games']} --players {doc['players']} "
+            f"--bots {','.join(doc['lineup'])} --seed {doc['seed']} "
+            f"--rules {pairs(rows[i]['rules'])} --compare-rules {pairs(rows[j]['rules'])} "
+            "--wait --html ab.html")
+
+
+def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
+    """Value ``j`` against value ``i`` of a sweep document: ``{"a", "b"}`` (their labels),
+    ``"diffs"``: per bot (win rate) and per figure of :data:`_COMPARED`, the difference
+    ``b − a`` with an unpaired 95% interval (:func:`_diff`) and a verdict in words
+    (:func:`rummy.quality.verdict`), and ``"command"``: the ``rummy batch ab`` command
+    that measures the same differences paired game by game (narrower intervals)."""
+    from rummy.quality import verdict
+
+    ra, rb = doc["sweep"][i], doc["sweep"][j]
+    la, lb = _label(ra["rules"]), _label(rb["rules"])
+    diffs = []
+
+    def add(label: str, a: dict[str, Any] | None, b: dict[str, Any] | None, unit: str) -> None:
+        e = _diff(a, b)
+        if e is not None:
+            diffs.append({"metric": label, "unit": unit, **e,
+                          "verdict": verdict(label, e["diff"], e["low"], e["high"],
+                                             doc["games"], unit, a=lb, b=la)})
+
+    for bot in sorted(set(ra["bots"]) & set(rb["bots"])):
+        def win(r: dict[str, Any]) -> dict[str, Any]:
+            s = r["bots"][bot]
+            return {"value": s["win"], "low": s["low"], "high": s["high"]}
+        add(f"{bot} win rate", win(ra), win(rb), "pp")
+    for label, key, unit in _COMPARED:
+        add(label, ra.get("quality", {}).get(key), rb.get("quality", {}).get(key), unit)
+    return {"a": la, "b": lb, "diffs": diffs, "command": ab_command(doc, i, j)}
 
 
 def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
@@ -241,10 +311,47 @@ def _print(doc: dict[str, Any], console: Console) -> None:
              lambda row, r=r: _pct(row["round_end_share"].get(r, 0.0)))
     line("seat fairness p", lambda row: "–" if row["seat_fairness_p"] is None
          else f"{row['seat_fairness_p']:.3f}")
+    for label, key, unit in _QUALITY_ROWS:
+        line(label, lambda row, key=key, unit=unit: _quality_cell(row, key, unit))
     console.print(table)
     for row in doc["sweep"]:
         for w in row["warnings"]:
             console.print(f"[yellow]{_label(row['rules'])}: {w}[/yellow]")
+    for c in doc.get("compare", []):
+        console.print(f"[bold]{c['b']} against {c['a']}[/bold] (unpaired 95% CI; paired: "
+                      f"{c['command']})", highlight=False)
+        for e in c["diffs"]:
+            console.print(f"  {e['verdict']}", highlight=False)
+
+
+#: game-quality figures of a sweep's table: (label, key in a row's ``quality``, unit)
+_QUALITY_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("skill trace (pp)", "skill_trace", "pp"),
+    ("turns per game", "turns", "turns"),
+    ("lead changes per game", "lead_changes", "changes"),
+    ("comeback (points)", "comeback", "points"),
+    ("decided after (share of rounds)", "decided_share", "%"),
+    ("meld phases with a choice", "decision_share", "%"),
+    ("plays per meld phase", "branching", "plays"),
+    ("games with a stock-out round", "capped", "%"))
+
+
+def _quality_cell(row: dict[str, Any], key: str, unit: str) -> str:
+    """A quality figure of one sweep row with its 95% interval, as text."""
+    from rummy.quality import fmt
+
+    q = row.get("quality") or {}
+    if key == "skill_trace":
+        traces = q.get("skill_trace") or []
+        if not traces:
+            return "–"
+        t = traces[0]
+        return (f"{t['stronger']} +{100 * t['margin']:.1f} "
+                f"[{fmt(t['low'], 'pp').split()[0]}, {fmt(t['high'], 'pp').split()[0]}]")
+    e = q.get(key)
+    if not e:
+        return "–"
+    return f"{fmt(e['value'], unit)} [{fmt(e['low'], unit)}, {fmt(e['high'], unit)}]"
 
 
 def _point(e: dict[str, Any] | None) -> Point:
@@ -282,6 +389,41 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
                if any(k in r["round_end_ci"] for r in rows)]
     ends = {k.replace("_", " "): [_point(r["round_end_ci"].get(k)) for r in rows]
             for k in reasons}
+    def qpoint(r: dict[str, Any], key: str) -> Point:
+        return _point((r.get("quality") or {}).get(key))
+
+    quality = []
+    pairs = sorted({(t["stronger"], t["weaker"]) for r in rows
+                    for t in (r.get("quality") or {}).get("skill_trace", [])})
+    if pairs:
+        skill: dict[str, list[Point]] = {}
+        for a, b in pairs:
+            pts: list[Point] = []
+            for r in rows:
+                t = next((t for t in (r.get("quality") or {}).get("skill_trace", [])
+                          if {t["stronger"], t["weaker"]} == {a, b}), None)
+                sign = 1 if t is None or t["stronger"] == a else -1
+                pts.append(None if t is None else
+                           (sign * t["margin"], None if t["low"] is None else
+                            min(sign * t["low"], sign * t["high"]),
+                            None if t["high"] is None else
+                            max(sign * t["low"], sign * t["high"])))
+            skill[f"{a} − {b}"] = pts
+        quality.append(charts.sweep(values, variable, skill,
+                                    "Skill trace: win-rate margin", "margin (points of %)",
+                                    percent=True, groups=groups, zero=True))
+    quality += [
+        charts.sweep(values, variable, {"turns per game": [qpoint(r, "turns") for r in rows]},
+                     "Turns per game", "turns", groups=groups),
+        charts.sweep(values, variable,
+                     {"lead changes": [qpoint(r, "lead_changes") for r in rows]},
+                     "Drama: lead changes per game", "lead changes", groups=groups),
+        charts.sweep(values, variable,
+                     {"decided share": [qpoint(r, "decided_share") for r in rows],
+                      "meld phases with a choice": [qpoint(r, "decision_share")
+                                                    for r in rows]},
+                     "Decisiveness and decisions", "share (%)", percent=True, groups=groups),
+    ]
     return [
         charts.sweep(values, variable, seats, "Win rate by seat", "win rate (%)",
                      percent=True, reference=1 / players, groups=groups),
@@ -294,6 +436,7 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
                      percent=True, groups=groups),
         charts.sweep(values, variable, left, "Mean points left at a round's end",
                      "points per seat-round", groups=groups),
+        *quality,
     ]
 
 
@@ -322,20 +465,57 @@ def render_html(doc: dict[str, Any]) -> str:
     missing = matplotlib_missing()
     plots = (missing_note(missing) if missing else
              "<div class=plots>" + "".join(sweep_charts(doc)) + "</div>")
-    return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}"
-            "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
-            "collapse}td,th{border:1px solid #999;padding:.3em .6em;text-align:right}"
-            ".plots{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:1.5em}"
-            "</style>"
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>"
+            f"{html.escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
+            "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em .6em;"
+            "text-align:right}.plots{display:flex;flex-wrap:wrap;gap:12px;"
+            "margin-bottom:1.5em}code{background:#f3f3f3;padding:1px 4px}"
+            "li.verdict{margin:.2em 0}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p>Every value plays the same seeds and line-ups "
             f"({html.escape(','.join(doc['lineup']))}); intervals are 95%: win rates by seat "
             "Wilson over games, by bot and mean points left clustered by game, rounds per "
-            "game normal over games, round ends Wilson over rounds.</p>" + plots +
+            "game normal over games, round ends Wilson over rounds; game-quality figures "
+            "clustered by game (definitions: docs/metrics.md).</p>"
+            + compare_html(doc) + plots +
             "<table><thead><tr><th scope=col>rules</th>" + head +
             "<th scope=col>rounds per game</th><th scope=col>how rounds ended</th>"
             "<th scope=col>mean points left (points)</th>"
             "<th scope=col>seat fairness p (chi-square)</th></tr></thead><tbody>" +
-            "".join(body) + "</tbody></table></html>\n")
+            "".join(body) + "</tbody></table>" + quality_table_html(doc) +
+            "</body></html>\n")
+
+
+def compare_html(doc: dict[str, Any]) -> str:
+    """The page's answer first: for each value after the first, which is A and which B,
+    the difference B − A per bot and per figure with its interval as a verdict in words,
+    and the ``rummy batch ab`` command that measures it paired game by game."""
+    out = []
+    for k, c in enumerate(doc.get("compare", []), start=1):
+        items = "".join(f"<li class=verdict data-metric=\"{html.escape(e['metric'])}\">"
+                        f"{html.escape(e['verdict'])}</li>" for e in c["diffs"])
+        out.append(f"<section class=compare id=compare-{k}><h2>B − A, where A = rules "
+                   f"{html.escape(c['a'])} and B = rules {html.escape(c['b'])}</h2>"
+                   f"<ul>{items}</ul><p>Intervals are unpaired (conservative): for the "
+                   "paired difference game by game, run <code class=ab-command>"
+                   f"{html.escape(c['command'])}</code></p></section>")
+    return "".join(out)
+
+
+def quality_table_html(doc: dict[str, Any]) -> str:
+    """One row per value of the game-quality figures (value [95% CI])."""
+    from rummy.quality import DEFINITIONS
+
+    head = "".join(f"<th scope=col title=\"{html.escape(DEFINITIONS.get(key, ''))}\">"
+                   f"{html.escape(label)}</th>" for label, key, _ in _QUALITY_ROWS)
+    body = "".join(
+        f"<tr><th scope=row>{html.escape(_label(row['rules']))}</th>"
+        + "".join(f"<td>{html.escape(_quality_cell(row, key, unit))}</td>"
+                  for _, key, unit in _QUALITY_ROWS) + "</tr>" for row in doc["sweep"])
+    defs = "".join(f"<li><strong>{html.escape(k.replace('_', ' '))}</strong>: "
+                   f"{html.escape(v)}</li>" for k, v in DEFINITIONS.items())
+    return (f"<h2>Game quality (95% CI clustered by game)</h2><table><thead><tr>"
+            f"<th scope=col>rules</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<ul class=definitions>{defs}</ul>")
 
 
 def add_sweep_parser(sub: Any) -> None:
@@ -371,5 +551,6 @@ def add_sweep_options(p: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-__all__ = ["add_sweep_options", "add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html",
+__all__ = ["ab_command", "add_sweep_options", "add_sweep_parser", "cmd_sweep",
+           "compare_html", "compare_values", "parse_sweep", "quality_table_html", "render_html",
            "sweep_charts", "sweep_document", "sweep_plan", "write_outputs"]
