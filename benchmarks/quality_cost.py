@@ -15,8 +15,7 @@ import argparse
 import json
 import time
 
-from rummy.simulate import DEFAULT_LINEUP, Aggregate, game_seed, lineup_for, parse_lineup, \
-    play_game
+from rummy.simulate import DEFAULT_LINEUP, Aggregate, game_seed, lineup_for, parse_lineup, play_game
 
 
 def main() -> None:

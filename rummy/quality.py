@@ -38,8 +38,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rummy.stats import Z95, ClusterSums, MeanCI, ProportionCI, clustered_mean, \
-    clustered_proportion, wilson
+from rummy.stats import (
+    Z95,
+    ClusterSums,
+    MeanCI,
+    ProportionCI,
+    clustered_mean,
+    clustered_proportion,
+    wilson,
+)
 
 #: a meld phase is sampled for decision moves once every this many (per game, from an
 #: offset set by the game's seed): the solver runs again there, so sampling keeps the
@@ -147,7 +154,8 @@ def game_sums(*, bots: Sequence[str], winners: Sequence[int], final: Sequence[in
     multi = sum(1 for p in plays if p > 1)
     total_plays = sum(plays)
     out = {
-        "games": 1, "rounds": rounds, "turns": turns, "rounds_sq": rounds * rounds, "turns_sq": turns * turns,
+        "games": 1, "rounds": rounds, "turns": turns, "rounds_sq": rounds * rounds,
+        "turns_sq": turns * turns,
         "lead_changes": changes, "lead_changes_sq": changes * changes,
         "comeback": comeback, "comeback_sq": comeback * comeback,
         "from_behind": int(comeback > 0),
@@ -264,7 +272,7 @@ class QualityReport:
                 m = MeanCI(-m.mean, None if m.high is None else -m.high,
                            None if m.low is None else -m.low, m.se, m.n, m.clusters)
             need = games_needed(_sd(n, s, sq), m.mean)
-            if m.low is None:
+            if m.low is None or m.high is None:
                 verdict = "too few games for an interval"
             elif m.low > 0:
                 verdict = (f"{a} beats {b} by {100 * m.mean:.1f} points of win rate "
@@ -377,7 +385,10 @@ def verdict(name: str, diff: float, low: float | None, high: float | None, games
     target = DETECT.get(unit, 0.0)
     sd = (high - low) / (2 * Z95) * math.sqrt(games)
     need = games_needed(sd, target)
-    more = (f"; about {need} games would detect ±{show(target)}" if need else "")
+    if need is not None and need <= games:
+        more = f"; a change of ±{show(target)} would have been detected (about {need} games)"
+    else:
+        more = f"; about {need} games would detect ±{show(target)}" if need else ""
     return f"{name}: no detectable change at this sample size ({games} games, {ci}){more}"
 
 

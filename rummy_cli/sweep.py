@@ -225,7 +225,7 @@ def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
                                              doc["games"], unit, a=lb, b=la)})
 
     for bot in sorted(set(ra["bots"]) & set(rb["bots"])):
-        def win(r: dict[str, Any]) -> dict[str, Any]:
+        def win(r: dict[str, Any], bot: str = bot) -> dict[str, Any]:
             s = r["bots"][bot]
             return {"value": s["win"], "low": s["low"], "high": s["high"]}
         add(f"{bot} win rate", win(ra), win(rb), "pp")

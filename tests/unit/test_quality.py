@@ -9,8 +9,15 @@ import math
 import pytest
 
 from rummy.balance import BalanceReport
-from rummy.quality import (DEFINITIONS, MARGIN_UNIT, QualityReport, drama, game_sums,
-                           games_needed, verdict)
+from rummy.quality import (
+    DEFINITIONS,
+    MARGIN_UNIT,
+    QualityReport,
+    drama,
+    game_sums,
+    games_needed,
+    verdict,
+)
 from rummy.simulate import Aggregate, game_seed, lineup_for, play_game, play_range
 from rummy.stats import Z95
 
@@ -70,6 +77,9 @@ def test_games_needed_and_verdicts_in_words() -> None:
     assert verdict("x", 0.0, -0.04, 0.04, 100, "pp") == (
         "x: no detectable change at this sample size (100 games, 95% CI -4.0 to 4.0 "
         "points); about 818 games would detect ±2.0 points")
+    # a narrow interval: 2 points would have shown (sd 0.1: ((1.96+0.84)·5)² = 196.2)
+    assert verdict("x", 0.001, -0.0088, 0.0108, 400, "pp").endswith(
+        "a change of ±2.0 points would have been detected (about 197 games)")
     assert verdict("turns per game", -24.75, -40.3, -9.2, 20, "turns", a="A", b="B") == (
         "turns per game: 24.75 turns lower under A than under B (95% CI -40.30 to "
         "-9.20 turns)")
@@ -100,3 +110,28 @@ def test_aggregate_carries_quality_and_old_aggregates_load_without_it() -> None:
     doc = BalanceReport.of(agg).to_dict()["quality"]
     assert doc["games"] == 4 and doc["rounds"]["value"] == agg.rounds / 4
     assert doc["definitions"] == DEFINITIONS
+
+
+def test_terminal_report_prints_the_quality_table_and_the_skill_verdict() -> None:
+    from rich.console import Console
+
+    from rummy_cli.report_format import quality_rows, render
+
+    rep = BalanceReport.of(play_range(("strategic", "greedy"), 5, 0, 4))
+    rows = quality_rows(rep)
+    assert [r[0] for r in rows][1:] == [
+        "lead changes per game", "largest deficit a winner came back from",
+        "games won from behind", "decided after round",
+        "decided after (share of the game's rounds)", "meld phases with more than one play",
+        "distinct plays per meld phase", "rounds per game", "turns per game",
+        "games in which a round ran the stock out"]
+    assert rows[0][0] in ("skill trace: strategic over greedy",
+                          "skill trace: greedy over strategic")
+    q = rep.quality
+    assert q is not None
+    assert rows[8][1] == f"{q.rounds.mean.mean:.2f} rounds (sd {q.rounds.sd:.2f})"
+    console = Console(record=True, width=140)
+    render(rep, console)
+    text = console.export_text()
+    assert "Game quality over 4 games" in text
+    assert f"Skill trace: {q.skill[0].verdict}" in " ".join(text.split())

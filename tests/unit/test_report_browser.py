@@ -177,8 +177,9 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     assert [v.split(":")[0] for v in verdicts] == [
         "greedy win rate", "random win rate", "seat 0 win rate", "seat 1 win rate",
         "seat 2 win rate", "rounds per game", "turns per game"]
-    from rummy.quality import verdict
     from rummy_worker.output import ab_verdicts
+
+    from rummy.quality import verdict
 
     cmp = rep.compare  # type: ignore[union-attr]
     assert verdicts == [verdict(label, e["diff"], e["low"], e["high"], 8, unit)

@@ -533,6 +533,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     batch, as when the connection settings of ``rummy batch submit`` were forgotten."""
     _set_env(args)
     from rummy_store.urls import redact_url
+
     from rummy_worker import config
 
     store = _store()

@@ -157,8 +157,9 @@ def compare(p: Paired, bots_a: Sequence[str], bots_b: Sequence[str]) -> dict[str
     Returns a JSON-ready dict: ``games``; ``seat_win_rate`` (per seat) and ``slot_win_rate``
     (per line-up slot, with ``bot_a``/``bot_b``): each ``{a, b, diff, low, high}`` with win
     rates as fractions of games; ``bot_win_rate`` (per bot in both line-ups: its win rate
-    per seat-game, the mean of its slots' credits in each game, paired by game); ``rounds_per_game``, ``turns_per_game``,
-    ``turns_per_round`` (the last by the delta method) in the same shape.
+    per seat-game, the mean of its slots' credits in each game, paired by game);
+    ``rounds_per_game``, ``turns_per_game``, ``turns_per_round`` (the last by the delta
+    method) in the same shape.
     """
     n, w, g = p.players, width(p.players), p.games
     unit = 1 / WIN_UNIT
