@@ -229,6 +229,17 @@ def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
             s = r["bots"][bot]
             return {"value": s["win"], "low": s["low"], "high": s["high"]}
         add(f"{bot} win rate", win(ra), win(rb), "pp")
+    for t in (ra.get("quality") or {}).get("skill_trace", []):
+        def margin(r: dict[str, Any], t: dict[str, Any] = t) -> dict[str, Any] | None:
+            u = next((u for u in (r.get("quality") or {}).get("skill_trace", [])
+                      if {u["stronger"], u["weaker"]} == {t["stronger"], t["weaker"]}), None)
+            if u is None:
+                return None
+            sign = 1 if u["stronger"] == t["stronger"] else -1
+            bounds = (None, None) if u["low"] is None else sorted(
+                (sign * u["low"], sign * u["high"]))
+            return {"value": sign * u["margin"], "low": bounds[0], "high": bounds[1]}
+        add(f"skill trace ({t['stronger']} over {t['weaker']})", margin(ra), margin(rb), "pp")
     for label, key, unit in _COMPARED:
         add(label, ra.get("quality", {}).get(key), rb.get("quality", {}).get(key), unit)
     return {"a": la, "b": lb, "diffs": diffs, "command": ab_command(doc, i, j)}

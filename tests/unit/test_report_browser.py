@@ -205,11 +205,15 @@ def test_sweep_page_states_the_difference_and_the_ab_command(tmp_path: Path) -> 
     assert seen["commands"] == ["rummy batch ab --games 6 --players 2 --bots strategic,greedy "
                                 "--seed 4 --rules joker_moves=free --compare-rules "
                                 "joker_moves=locked --wait --html ab.html"]
-    assert [v.split(":")[0] for v in seen["verdicts"]] == [
-        "greedy win rate", "strategic win rate", "turns per game", "rounds per game",
-        "lead changes per game", "decided after (share of the game's rounds)",
-        "meld phases with more than one play"]
+    names = [v.split(":")[0] for v in seen["verdicts"]]
+    skill = doc["sweep"][0]["quality"]["skill_trace"][0]
+    assert names == [
+        "greedy win rate", "strategic win rate",
+        f"skill trace ({skill['stronger']} over {skill['weaker']})", "turns per game",
+        "rounds per game", "lead changes per game",
+        "decided after (share of the game's rounds)", "meld phases with more than one play"]
+    assert seen["verdicts"] == [e["verdict"] for e in doc["compare"][0]["diffs"]]
     turns = next(e for e in doc["compare"][0]["diffs"] if e["metric"] == "turns per game")
-    assert seen["verdicts"][2] == turns["verdict"]
+    assert seen["verdicts"][3] == turns["verdict"]
     assert "under joker_moves=locked than under joker_moves=free" in turns["verdict"] or \
         "no detectable change at this sample size (6 games" in turns["verdict"]
