@@ -176,7 +176,7 @@ _COMPARED: tuple[tuple[str, str, str], ...] = (
     ("meld phases with more than one play", "decision_share", "%"))
 
 
-def _diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+def unpaired_diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     """``b − a`` of two figures ``{value, low, high}`` with an unpaired 95% interval (each
     side's standard error read off its interval): conservative when both values played the
     same seeds, which makes them positively correlated."""
@@ -208,7 +208,7 @@ def ab_command(doc: dict[str, Any], i: int, j: int) -> str:
 def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
     """Value ``j`` against value ``i`` of a sweep document: ``{"a", "b"}`` (their labels),
     ``"diffs"``: per bot (win rate) and per figure of :data:`_COMPARED`, the difference
-    ``b − a`` with an unpaired 95% interval (:func:`_diff`) and a verdict in words
+    ``b − a`` with an unpaired 95% interval (:func:`unpaired_diff`) and a verdict in words
     (:func:`rummy.quality.verdict`), and ``"command"``: the ``rummy batch ab`` command
     that measures the same differences paired game by game (narrower intervals)."""
     from rummy.quality import verdict
@@ -218,7 +218,7 @@ def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
     diffs = []
 
     def add(label: str, a: dict[str, Any] | None, b: dict[str, Any] | None, unit: str) -> None:
-        e = _diff(a, b)
+        e = unpaired_diff(a, b)
         if e is not None:
             diffs.append({"metric": label, "unit": unit, **e,
                           "verdict": verdict(label, e["diff"], e["low"], e["high"],
@@ -562,6 +562,6 @@ def add_sweep_options(p: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-__all__ = ["ab_command", "add_sweep_options", "add_sweep_parser", "cmd_sweep",
+__all__ = ["ab_command", "unpaired_diff", "add_sweep_options", "add_sweep_parser", "cmd_sweep",
            "compare_html", "compare_values", "parse_sweep", "quality_table_html", "render_html",
            "sweep_charts", "sweep_document", "sweep_plan", "write_outputs"]

@@ -18,6 +18,7 @@ from rummy.quality import (
     games_needed,
     verdict,
 )
+from rummy.rules import RuleSet
 from rummy.simulate import Aggregate, game_seed, lineup_for, play_game, play_range
 from rummy.stats import Z95
 
@@ -135,3 +136,23 @@ def test_terminal_report_prints_the_quality_table_and_the_skill_verdict() -> Non
     text = console.export_text()
     assert "Game quality over 4 games" in text
     assert f"Skill trace: {q.skill[0].verdict}" in " ".join(text.split())
+
+
+def test_ab_quality_verdicts_compare_a_minus_b() -> None:
+    from rummy_worker.output import quality_verdicts
+
+    bots = ("strategic", "greedy")
+    a = BalanceReport.of(play_range(bots, 8, 0, 6))
+    locked = RuleSet.from_dict({"joker_moves": "locked"})
+    b = BalanceReport.of(play_range(bots, 8, 0, 6, locked))
+    out = quality_verdicts(a, b, 6)
+    assert [v.split(":")[0] for v in out][:3] == [
+        "lead changes per game", "decided after (share of the game's rounds)",
+        "meld phases with more than one play"]
+    assert a.quality is not None and b.quality is not None
+    d = a.quality.lead_changes.mean - b.quality.lead_changes.mean
+    if d == 0:
+        assert "no detectable change" in out[0] or "the same under" in out[0]
+    else:
+        assert f"{abs(d):.2f} changes" in out[0] or "no detectable change" in out[0]
+    assert quality_verdicts(a, BalanceReport.of(Aggregate.empty(2)), 6) == []

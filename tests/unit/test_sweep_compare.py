@@ -11,18 +11,18 @@ from rummy.balance import BalanceReport
 from rummy.rules import RuleSet
 from rummy.simulate import play_range
 from rummy.stats import Z95
-from rummy_cli.sweep import _diff, ab_command, parse_sweep, sweep_document
+from rummy_cli.sweep import ab_command, parse_sweep, sweep_document, unpaired_diff
 
 
 def test_unpaired_difference_adds_the_variances_read_off_each_interval() -> None:
     a = {"value": 0.5, "low": 0.4, "high": 0.6}
     b = {"value": 0.6, "low": 0.5, "high": 0.7}
-    e = _diff(a, b)
+    e = unpaired_diff(a, b)
     assert e is not None
     half = Z95 * math.sqrt(0.2 ** 2 + 0.2 ** 2) / (2 * Z95)  # = 0.1414
     assert (e["diff"], e["low"], e["high"]) == pytest.approx((0.1, 0.1 - half, 0.1 + half))
-    assert _diff(a, None) is None
-    assert _diff(a, {"value": 0.7, "low": None, "high": None}) == pytest.approx(
+    assert unpaired_diff(a, None) is None
+    assert unpaired_diff(a, {"value": 0.7, "low": None, "high": None}) == pytest.approx(
         {"diff": 0.2, "low": None, "high": None})
 
 

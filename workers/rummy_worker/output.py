@@ -196,6 +196,8 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
         for _, label, e, unit in ab_verdicts(cmp):
             console.print("  " + verdict(label, e["diff"], e["low"], e["high"], cmp["games"],
                                          unit), highlight=False)
+        for v in quality_verdicts(rep.a, rep.b, cmp["games"]):
+            console.print(f"  {v} (unpaired)", highlight=False)
 
 
 # ----------------------------------------------------------------------------- HTML / SVG
@@ -322,7 +324,39 @@ def ab_verdicts(cmp: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], str
     return rows
 
 
-def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None) -> str:
+def quality_verdicts(a: BalanceReport, b: BalanceReport, games: int) -> list[str]:
+    """Verdicts in words (A − B) on the game-quality figures of an A/B batch that the
+    paired statistics do not hold: skill trace, lead changes, decisiveness, decision moves.
+    Their intervals are unpaired (each variant's own interval, variances added):
+    conservative, as both variants play the same seeds."""
+    from rummy.quality import verdict
+    from rummy_cli.sweep import unpaired_diff
+
+    if a.quality is None or b.quality is None or not a.quality.games or not b.quality.games:
+        return []
+    qa, qb = a.quality.to_dict(), b.quality.to_dict()
+    out = []
+    for key, label, unit in (("lead_changes", "lead changes per game", "changes"),
+                             ("decided_share", "decided after (share of the game's rounds)",
+                              "%"),
+                             ("decision_share", "meld phases with more than one play", "%")):
+        e = unpaired_diff(qb[key], qa[key])  # A − B
+        if e is not None:
+            out.append(verdict(label, e["diff"], e["low"], e["high"], games, unit))
+    ta = {(t["stronger"], t["weaker"]): t for t in qa["skill_trace"]}
+    for t in qb["skill_trace"]:
+        u = ta.get((t["stronger"], t["weaker"]))
+        if u is not None:
+            e = unpaired_diff({"value": t["margin"], "low": t["low"], "high": t["high"]},
+                      {"value": u["margin"], "low": u["low"], "high": u["high"]})
+            if e is not None:
+                out.append(verdict(f"skill trace ({t['stronger']} over {t['weaker']})",
+                                   e["diff"], e["low"], e["high"], games, "pp"))
+    return out
+
+
+def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
+            quality: Sequence[str] = ()) -> str:
     """The A/B section: which variant is A and which B, a verdict in words per bot, seat
     and game length (:func:`rummy.quality.verdict`), one chart per unit, and a table of the
     paired differences (win rates in points of percent, lengths in rounds and turns)."""
@@ -337,6 +371,10 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None) 
         out.append(f"<li class=verdict data-kind={kind}>"
                    f"{_esc(verdict(label, e['diff'], e['low'], e['high'], g, unit))}</li>")
     out.append("</ul>")
+    if quality:
+        out.append("<h3>Game quality, A − B (unpaired 95% CI: conservative)</h3><ul>"
+                   + "".join(f"<li class=quality-verdict>{_esc(v)}</li>" for v in quality)
+                   + "</ul>")
     if charts is not None:
         win = [(lab, e) for kind, lab, e, _ in rows if kind in ("bot", "seat")]
         out.append("<div class=plots>")
@@ -391,7 +429,8 @@ def to_html(doc: dict[str, Any]) -> str:
         out.append(missing_note(missing))
     if isinstance(rep, ABReport):
         names = variant_names(spec)
-        out.append(ab_html(rep.compare, names, charts))
+        out.append(ab_html(rep.compare, names, charts,
+                           quality_verdicts(rep.a, rep.b, rep.compare["games"])))
         out.append(_report_html(rep.a, f"Variant {names[0]}", charts))
         out.append(_report_html(rep.b, f"Variant {names[1]}", charts))
     else:
