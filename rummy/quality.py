@@ -214,8 +214,19 @@ class Spread:
 
 
 def _per_game(n: int, s: float, sq: float) -> MeanCI:
-    """Mean of a per-game value over ``n`` independent games with a normal interval."""
-    return clustered_mean(ClusterSums(n, s, n, sq, s, n))
+    """Mean of a non-negative per-game value over ``n`` independent games with a normal
+    interval, its lower bound clipped at 0 (the value cannot be negative)."""
+    return _clip(clustered_mean(ClusterSums(n, s, n, sq, s, n)), 0.0, None)
+
+
+def _clip(m: MeanCI, low: float | None, high: float | None) -> MeanCI:
+    """``m`` with its interval clipped to the range the figure can take."""
+    lo, hi = m.low, m.high
+    if lo is not None and low is not None:
+        lo = max(lo, low)
+    if hi is not None and high is not None:
+        hi = min(hi, high)
+    return MeanCI(m.mean, lo, hi, m.se, m.n, m.clusters)
 
 
 def _sd(n: int, s: float, sq: float) -> float | None:
@@ -266,7 +277,7 @@ class QualityReport:
             n = q.get(f"margin:{pair}:n", 0)
             s = q.get(f"margin:{pair}:sum", 0) / MARGIN_UNIT
             sq = q.get(f"margin:{pair}:sq", 0) / MARGIN_UNIT ** 2
-            m = _per_game(n, s, sq)
+            m = _clip(clustered_mean(ClusterSums(n, s, n, sq, s, n)), -1.0, 1.0)
             if m.mean < 0:
                 a, b = b, a
                 m = MeanCI(-m.mean, None if m.high is None else -m.high,
@@ -274,6 +285,9 @@ class QualityReport:
             need = games_needed(_sd(n, s, sq), m.mean)
             if m.low is None or m.high is None:
                 verdict = "too few games for an interval"
+            elif m.low == m.high:
+                verdict = (f"{a} beat {b} by {100 * m.mean:.1f} points in every one of the "
+                           f"{n} games (no spread: more games would tell more)")
             elif m.low > 0:
                 verdict = (f"{a} beats {b} by {100 * m.mean:.1f} points of win rate "
                            f"(95% CI {100 * m.low:.1f} to {100 * m.high:.1f}): skill shows")
@@ -283,17 +297,18 @@ class QualityReport:
                               if need else ""))
             skill.append(SkillTrace(a, b, m, n, need, verdict))
         skill.sort(key=lambda t: -t.margin.mean)
-        decided_share = clustered_mean(ClusterSums(g, q.get("decided", 0), rounds,
+        decided_share = _clip(clustered_mean(ClusterSums(g, q.get("decided", 0), rounds,
                                                    q.get("decided_sq", 0),
                                                    q.get("decided_rounds", 0),
-                                                   q.get("rounds_sq", 0)))
+                                                   q.get("rounds_sq", 0))), 0.0, 1.0)
         decision = clustered_proportion(ClusterSums(g, q.get("multi", 0), q.get("sampled", 0),
                                                     q.get("multi_sq", 0),
                                                     q.get("multi_sampled", 0),
                                                     q.get("sampled_sq", 0)))
-        branching = clustered_mean(ClusterSums(g, q.get("plays", 0), q.get("sampled", 0),
-                                               q.get("plays_sq", 0), q.get("plays_sampled", 0),
-                                               q.get("sampled_sq", 0)))
+        branching = _clip(clustered_mean(ClusterSums(g, q.get("plays", 0), q.get("sampled", 0),
+                                                     q.get("plays_sq", 0),
+                                                     q.get("plays_sampled", 0),
+                                                     q.get("sampled_sq", 0))), 0.0, None)
         behind = q.get("from_behind", 0)
         lo, hi = wilson(behind, g)
         cap = q.get("capped", 0)

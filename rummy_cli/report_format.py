@@ -38,7 +38,7 @@ def quality_rows(rep: BalanceReport) -> list[tuple[str, str, str, str]]:
     for key, label, value, low, high, unit in q.rows():
         if key == "skill_trace":
             continue
-        text = fmt(value, unit) + ("" if unit in ("%", "pp") else f" {unit}")
+        text = fmt(value, unit) + ("" if unit in ("%", "pp", "round") else f" {unit}")
         if key in ("rounds", "turns"):
             sd = q.rounds.sd if key == "rounds" else q.turns.sd
             text += "" if sd is None else f" (sd {sd:.2f})"
@@ -64,6 +64,12 @@ def render_quality(rep: BalanceReport, console: Console) -> None:
     console.print(t)
     for s in q.skill:
         console.print(f"Skill trace: {s.verdict}", highlight=False)
+    seen = set()
+    for label, _, _, definition in rows:  # one line each, once per metric
+        name = label.split(":")[0]
+        if name not in seen:
+            seen.add(name)
+            console.print(f"[dim]{name}: {definition}[/dim]", highlight=False)
 
 
 def render(rep: BalanceReport, console: Console, title: str = "Balance report") -> None:

@@ -156,3 +156,18 @@ def test_ab_quality_verdicts_compare_a_minus_b() -> None:
     else:
         assert f"{abs(d):.2f} changes" in out[0] or "no detectable change" in out[0]
     assert quality_verdicts(a, BalanceReport.of(Aggregate.empty(2)), 6) == []
+
+
+def test_intervals_stay_in_the_range_a_figure_can_take() -> None:
+    # lead changes 0 and 2 in two games: mean 1, se 1, normal interval -0.96..2.96
+    q = QualityReport.of({"games": 2, "lead_changes": 2, "lead_changes_sq": 4})
+    assert q.lead_changes.mean == 1.0
+    assert q.lead_changes.low == 0.0
+    assert q.lead_changes.high == pytest.approx(1 + Z95)
+    # a margin of a whole win in each of 3 games: no spread, said in words
+    sums = {"games": 3, "margin:a|b:n": 3, "margin:a|b:sum": 3 * MARGIN_UNIT,
+            "margin:a|b:sq": 3 * MARGIN_UNIT ** 2}
+    (t,) = QualityReport.of(sums).skill
+    assert (t.margin.low, t.margin.high) == (1.0, 1.0)
+    assert t.verdict == ("a beat b by 100.0 points in every one of the 3 games (no spread: "
+                         "more games would tell more)")
