@@ -328,6 +328,8 @@ def _print(doc: dict[str, Any], console: Console) -> None:
     for row in doc["sweep"]:
         for w in row["warnings"]:
             console.print(f"[yellow]{_label(row['rules'])}: {w}[/yellow]")
+    console.print("[dim]game-quality figures: 95% CI clustered by game; definitions in "
+                  "docs/metrics.md[/dim]", highlight=False)
     for c in doc.get("compare", []):
         console.print(f"[bold]{c['b']} against {c['a']}[/bold] (unpaired 95% CI; paired: "
                       f"{c['command']})", highlight=False)
