@@ -155,16 +155,25 @@ def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[Any
 
 def sweep_document(combos: list[dict[str, str]], reports: list[BalanceReport], *, games: int,
                    players: int, seed: int, bots: list[str] | tuple[str, ...],
-                   seconds: float) -> dict[str, Any]:
+                   seconds: float,
+                   paired: list[list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """The sweep document (what ``--json`` writes): one row per combination of values, in
-    sweep order, each with its figures and report (:func:`_row`). The same seeds give the
+    sweep order, each with its figures and report (:func:`_row`); ``compare``: each value
+    against the first (:func:`compare_values`, unpaired); with ``paired`` (per value after
+    the first, :func:`paired_compare` output) also ``paired_compare``, the same with the
+    game-by-game differences. The same seeds give the
     same document, bar ``seconds`` (wall time), whether the batches ran locally
     (``rummy sweep``) or on Celery workers (``rummy batch sweep``)."""
     rows = [{"rules": c, **_row(rep)} for c, rep in zip(combos, reports, strict=True)]
     doc = {"games": games, "players": players, "seed": seed, "lineup": list(bots),
            "paired": "every value plays the same seeds and line-ups", "sweep": rows,
            "seconds": round(seconds, 1)}
+    # "compare" is the same whether the batches ran locally or on the workers; the local
+    # sweep, which keeps each game's figures, adds the game-by-game comparison beside it
     doc["compare"] = [compare_values(doc, 0, k) for k in range(1, len(rows))]
+    if paired is not None:
+        doc["paired_compare"] = [compare_values(doc, 0, k, paired[k - 1])
+                                 for k in range(1, len(rows))]
     return doc
 
 
@@ -205,7 +214,8 @@ def ab_command(doc: dict[str, Any], i: int, j: int) -> str:
             "--wait --html ab.html")
 
 
-def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
+def compare_values(doc: dict[str, Any], i: int, j: int,
+                   paired: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Value ``j`` against value ``i`` of a sweep document: ``{"a", "b"}`` (their labels),
     ``"diffs"``: per bot (win rate) and per figure of :data:`_COMPARED`, the difference
     ``b − a`` with an unpaired 95% interval (:func:`unpaired_diff`) and a verdict in words
@@ -242,7 +252,16 @@ def compare_values(doc: dict[str, Any], i: int, j: int) -> dict[str, Any]:
         add(f"skill trace ({t['stronger']} over {t['weaker']})", margin(ra), margin(rb), "pp")
     for label, key, unit in _COMPARED:
         add(label, ra.get("quality", {}).get(key), rb.get("quality", {}).get(key), unit)
-    return {"a": la, "b": lb, "diffs": diffs, "command": ab_command(doc, i, j)}
+    if paired is not None:  # game by game: replaces the unpaired figures it has
+        done = {e["metric"] for e in paired}
+        diffs = [{**e, "paired": True,
+                  "verdict": verdict(e["metric"], e["diff"], e["low"], e["high"], e["games"],
+                                     e["unit"], a=lb, b=la)} for e in paired] + [
+            {**e, "paired": False} for e in diffs if e["metric"] not in done]
+    else:
+        diffs = [{**e, "paired": False} for e in diffs]
+    return {"a": la, "b": lb, "diffs": diffs, "command": ab_command(doc, i, j),
+            "paired": paired is not None}
 
 
 def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
@@ -263,9 +282,10 @@ def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked."""
+    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked.
+    Each game's figures are kept per value (:func:`game_row`), so that every value is
+    compared with the first game by game (:func:`paired_compare`)."""
     from rummy.simulate import Aggregate, merge_all
-    from rummy_cli.main import _chunk
 
     combos, rulesets, bots = sweep_plan(args)
     problem = output_problem(args.json, args.html)
@@ -274,25 +294,91 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 2
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     size = max(1, min(25, -(-args.games // (jobs * 8))))
-    tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules, True, None))
+    tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules))
              for i, rules in enumerate(rulesets) for a in range(0, args.games, size)]
     parts: dict[int, list[Aggregate]] = {i: [] for i in range(len(rulesets))}
+    games: dict[int, dict[int, list[float]]] = {i: {} for i in range(len(rulesets))}
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]sweeping"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
                   disable=args.quiet) as progress:
         bar = progress.add_task("games", total=args.games * len(rulesets))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_chunk, t): (i, t) for i, t in tasks}
+            futures = {pool.submit(_sweep_chunk, t): (i, t) for i, t in tasks}
             for fut in as_completed(futures):
                 i, t = futures[fut]
-                parts[i].append(Aggregate.from_dict(fut.result()))
+                agg, rows = fut.result()
+                parts[i].append(Aggregate.from_dict(agg))
+                games[i].update(rows)
                 progress.advance(bar, t[3] - t[2])
     reports = [BalanceReport.of(merge_all(args.players, parts[i])).with_run(
         args.seed, tuple(bots), r.changed()) for i, r in enumerate(rulesets)]
+    names = sorted(set(bots))
+    paired = [paired_compare(games[0], games[k], names, args.players)
+              for k in range(1, len(rulesets))]
     doc = sweep_document(combos, reports, games=args.games, players=args.players,
-                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0)
+                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0,
+                         paired=paired)
     return write_outputs(doc, args)
+
+
+def game_row(r: Any, bots: list[str]) -> list[float]:
+    """The figures of one finished game (a :class:`rummy.simulate.GameResult`) that a sweep
+    pairs across values: the win rate per seat-game of each bot of ``bots`` (fraction), the
+    win credit of each seat (fraction), rounds, turns, lead changes
+    (:func:`rummy.quality.drama`)."""
+    from rummy.quality import drama
+    from rummy.simulate import WIN_UNIT
+
+    credit = WIN_UNIT // len(r.winners)
+    seat = [credit / WIN_UNIT if s in r.winners else 0.0 for s in range(len(r.bots))]
+    per_bot = []
+    for b in bots:
+        seats = [s for s, x in enumerate(r.bots) if x == b]
+        per_bot.append(sum(seat[s] for s in seats) / len(seats) if seats else 0.0)
+    changes = drama(r.positions, r.final, r.winners)[0]
+    return per_bot + seat + [float(r.rounds), float(sum(r.turns)), float(changes)]
+
+
+def _sweep_chunk(task: tuple[list[str], int, int, int, Any]) -> tuple[dict[str, Any],
+                                                                     dict[int, list[float]]]:
+    """Worker-process body of ``rummy sweep``: games [start, stop) of one value, as an
+    aggregate dict and each finished game's :func:`game_row` by game index."""
+    from rummy.simulate import play_range
+
+    bots, seed, start, stop, rules = task
+    names = sorted(set(bots))
+    rows: dict[int, list[float]] = {}
+    agg = play_range(bots, seed, start, stop, rules, True,
+                     on_game=lambda i, r, _s: rows.__setitem__(i, game_row(r, names)))
+    return agg.to_dict(), rows
+
+
+def paired_compare(base: dict[int, list[float]], other: dict[int, list[float]],
+                   bots: list[str], players: int) -> list[dict[str, Any]]:
+    """Paired differences ``other − base`` over the game indices both finished: per bot
+    and per seat (win rates, ``pp``), rounds, turns and lead changes per game, each
+    ``{"metric", "unit", "diff", "low", "high", "games"}`` with a normal 95% interval of
+    the per-game differences (``mean ± z·sd/√n``; bounds ``None`` under 2 games)."""
+    from rummy.stats import Z95
+
+    idx = sorted(base.keys() & other.keys())
+    labels = ([(f"{b} win rate", "pp") for b in bots]
+              + [(f"seat {s} win rate", "pp") for s in range(players)]
+              + [("rounds per game", "rounds"), ("turns per game", "turns"),
+                 ("lead changes per game", "changes")])
+    n = len(idx)
+    out = []
+    for k, (label, unit) in enumerate(labels):
+        d = [other[i][k] - base[i][k] for i in idx]
+        mean = sum(d) / n if n else 0.0
+        low = high = None
+        if n >= 2:
+            sd = (sum((x - mean) ** 2 for x in d) / (n - 1)) ** 0.5
+            low, high = mean - Z95 * sd / n ** 0.5, mean + Z95 * sd / n ** 0.5
+        out.append({"metric": label, "unit": unit, "diff": mean, "low": low, "high": high,
+                    "games": n})
+    return out
 
 
 def _print(doc: dict[str, Any], console: Console) -> None:
@@ -330,11 +416,14 @@ def _print(doc: dict[str, Any], console: Console) -> None:
             console.print(f"[yellow]{_label(row['rules'])}: {w}[/yellow]")
     console.print("[dim]game-quality figures: 95% CI clustered by game; definitions in "
                   "docs/metrics.md[/dim]", highlight=False)
-    for c in doc.get("compare", []):
-        console.print(f"[bold]{c['b']} against {c['a']}[/bold] (unpaired 95% CI; paired: "
-                      f"{c['command']})", highlight=False)
+    for c in doc.get("paired_compare") or doc.get("compare", []):
+        console.print(f"[bold]{c['b']} against {c['a']}[/bold] (95% CI"
+                      + ("; paired game by game unless marked" if c.get("paired") else
+                         ", unpaired") + f"; on the workers: {c['command']})", highlight=False)
         for e in c["diffs"]:
-            console.print(f"  {e['verdict']}", highlight=False)
+            console.print(f"  {e['verdict']}" + ("" if e.get("paired") else " (unpaired)"),
+                          highlight=False)
+        console.print(f"[dim]{MANY}[/dim]", highlight=False)
 
 
 #: game-quality figures of a sweep's table: (label, key in a row's ``quality``, unit)
@@ -498,19 +587,33 @@ def render_html(doc: dict[str, Any]) -> str:
             "</body></html>\n")
 
 
+#: the caveat of many verdicts on one page
+MANY = ("Many differences are tested here: at 95% about one in twenty shows a change by "
+        "chance alone (for the seats, the seat-fairness test in the table below tests every "
+        "seat at once).")
+
+
 def compare_html(doc: dict[str, Any]) -> str:
     """The page's answer first: for each value after the first, which is A and which B,
     the difference B − A per bot and per figure with its interval as a verdict in words,
     and the ``rummy batch ab`` command that measures it paired game by game."""
     out = []
-    for k, c in enumerate(doc.get("compare", []), start=1):
-        items = "".join(f"<li class=verdict data-metric=\"{html.escape(e['metric'])}\">"
-                        f"{html.escape(e['verdict'])}</li>" for e in c["diffs"])
+    for k, c in enumerate(doc.get("paired_compare") or doc.get("compare", []), start=1):
+        items = "".join(f"<li class=verdict data-metric=\"{html.escape(e['metric'])}\" "
+                        f"data-paired={str(e.get('paired', False)).lower()}>"
+                        f"{html.escape(e['verdict'])}"
+                        + ("" if e.get("paired") else " (unpaired)") + "</li>"
+                        for e in c["diffs"])
+        how = ("Win rates, rounds, turns and lead changes are paired game by game (the same "
+               "seeds under both values); the figures marked unpaired add the two values' "
+               "variances (conservative). The same comparison on the workers: "
+               if c.get("paired") else
+               "Intervals are unpaired (conservative): for the paired difference game by "
+               "game, run ")
         out.append(f"<section class=compare id=compare-{k}><h2>B − A, where A = rules "
                    f"{html.escape(c['a'])} and B = rules {html.escape(c['b'])}</h2>"
-                   f"<ul>{items}</ul><p>Intervals are unpaired (conservative): for the "
-                   "paired difference game by game, run <code class=ab-command>"
-                   f"{html.escape(c['command'])}</code></p></section>")
+                   f"<ul>{items}</ul><p>{how}<code class=ab-command>"
+                   f"{html.escape(c['command'])}</code></p><p>{MANY}</p></section>")
     return "".join(out)
 
 
