@@ -171,3 +171,21 @@ def test_intervals_stay_in_the_range_a_figure_can_take() -> None:
     assert (t.margin.low, t.margin.high) == (1.0, 1.0)
     assert t.verdict == ("a beat b by 100.0 points in every one of the 3 games (no spread: "
                          "more games would tell more)")
+
+
+def test_rummy_simulate_prints_and_writes_the_quality_figures(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, "-m", "rummy", "simulate", "--games", "6",
+                           "--players", "2", "--seed", "3", "--jobs", "1", "--quiet",
+                           "--json", str(out)], capture_output=True, text=True, cwd=root,
+                          timeout=300, check=True)
+    assert "Game quality over 6 games" in done.stdout
+    q = json.loads(out.read_text())["quality"]
+    expected = BalanceReport.of(play_range(("strategic", "greedy"), 3, 0, 6)).to_dict()
+    assert q == json.loads(json.dumps(expected["quality"]))
+    assert q["games"] == 6 and q["turns"]["unit"] == "turns"
