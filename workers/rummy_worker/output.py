@@ -371,6 +371,9 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
         out.append(f"<li class=verdict data-kind={kind}>"
                    f"{_esc(verdict(label, e['diff'], e['low'], e['high'], g, unit))}</li>")
     out.append("</ul>")
+    from rummy_cli.sweep import MANY
+
+    out.append(f"<p>{_esc(MANY)}</p>")
     if quality:
         out.append("<h3>Game quality, A − B (unpaired 95% CI: conservative)</h3><ul>"
                    + "".join(f"<li class=quality-verdict>{_esc(v)}</li>" for v in quality)
