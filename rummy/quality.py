@@ -147,9 +147,12 @@ def game_sums(*, bots: Sequence[str], winners: Sequence[int], final: Sequence[in
               positions: Sequence[Sequence[int]], turns: int, reasons: Sequence[str],
               plays: Sequence[int], meld_phases: int, win_unit: int) -> dict[str, int]:
     """The integer sums one game adds to an aggregate's ``quality`` (keys: see the code;
-    ``margin:A|B:*`` for each pair of bots ``A < B`` in the line-up)."""
+    ``margin:A|B:*`` for each pair of bots ``A < B`` in the line-up). A negative entry of
+    ``plays`` (the count failed) is counted in ``sample_errors`` and in no figure."""
     rounds = len(positions)
     changes, comeback, decided = drama(positions, final, winners)
+    errors = sum(1 for p in plays if p < 0)
+    plays = [p for p in plays if p >= 0]
     sampled = len(plays)
     multi = sum(1 for p in plays if p > 1)
     total_plays = sum(plays)
@@ -164,7 +167,7 @@ def game_sums(*, bots: Sequence[str], winners: Sequence[int], final: Sequence[in
         "meld_phases": meld_phases, "sampled": sampled, "sampled_sq": sampled * sampled,
         "multi": multi, "multi_sq": multi * multi, "multi_sampled": multi * sampled,
         "plays": total_plays, "plays_sq": total_plays * total_plays,
-        "plays_sampled": total_plays * sampled,
+        "plays_sampled": total_plays * sampled, "sample_errors": errors,
     }
     credit = win_unit // len(winners)
     seats: dict[str, int] = {}
@@ -264,6 +267,7 @@ class QualityReport:
     rounds: Spread
     turns: Spread
     capped: ProportionCI
+    sample_errors: int = 0
 
     @classmethod
     def of(cls, q: Mapping[str, int]) -> QualityReport:
@@ -324,7 +328,8 @@ class QualityReport:
                    _sd(g, rounds, q.get("rounds_sq", 0))),
             Spread(_per_game(g, turns, q.get("turns_sq", 0)),
                    _sd(g, turns, q.get("turns_sq", 0))),
-            ProportionCI(cap / g if g else 0.0, clo, chi, clo, chi, g, g, None))
+            ProportionCI(cap / g if g else 0.0, clo, chi, clo, chi, g, g, None),
+            q.get("sample_errors", 0))
 
     def rows(self) -> list[tuple[str, str, Any, Any, Any, str]]:
         """Every figure as ``(key, label, value, low, high, unit)`` in report order; unit
@@ -361,6 +366,7 @@ class QualityReport:
             "games": self.games, **figs,
             "rounds_sd": self.rounds.sd, "turns_sd": self.turns.sd,
             "meld_phases": self.meld_phases, "sampled_meld_phases": self.sampled,
+            "sample_errors": self.sample_errors,
             "sample_every": SAMPLE_EVERY,
             "skill_trace": [{"stronger": t.stronger, "weaker": t.weaker,
                              "margin": t.margin.mean, "low": t.margin.low,

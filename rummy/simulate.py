@@ -73,7 +73,8 @@ class GameResult:
         positions: running totals after each round (R7), round 1 first.
         meld_phases: meld phases (R3.2) the game went through.
         plays: distinct legal plays found at each sampled meld phase
-            (:func:`rummy.quality.count_plays`; empty with ``metrics=False``).
+            (:func:`rummy.quality.count_plays`; empty with ``metrics=False``; -1 where the
+            count failed, which no figure uses and the report counts apart).
     """
 
     seed: int
@@ -129,7 +130,12 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
         seen = view(state, seat)
         if state.phase == MELD_OR_PASS:
             if metrics and is_sampled(seed, meld_phases):
-                plays.append(count_plays(seen))
+                try:
+                    plays.append(count_plays(seen))
+                except ValueError:  # the solver refused the position: a metric never
+                    # fails a game (only ValueError: a runner's signals, such as Celery's
+                    # soft time limit, must still stop the chunk)
+                    plays.append(-1)  # counted apart (quality "sample_errors")
             meld_phases += 1
         cmd = agents[seat].act(seen)
         state, events = step(state, cmd)

@@ -64,6 +64,9 @@ def render_quality(rep: BalanceReport, console: Console) -> None:
     console.print(t)
     for s in q.skill:
         console.print(f"Skill trace: {s.verdict}", highlight=False)
+    if q.sample_errors:
+        console.print(f"[yellow]warning:[/yellow] the plays could not be counted at "
+                      f"{q.sample_errors} sampled meld phase(s) (left out)", highlight=False)
     seen = set()
     for label, _, _, definition in rows:  # one line each, once per metric
         name = label.split(":")[0]

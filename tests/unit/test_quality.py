@@ -189,3 +189,20 @@ def test_rummy_simulate_prints_and_writes_the_quality_figures(tmp_path) -> None:
     expected = BalanceReport.of(play_range(("strategic", "greedy"), 3, 0, 6)).to_dict()
     assert q == json.loads(json.dumps(expected["quality"]))
     assert q["games"] == 6 and q["turns"]["unit"] == "turns"
+
+
+def test_a_failed_play_count_is_counted_apart_and_fails_no_game(monkeypatch) -> None:
+    import rummy.simulate as simulate
+
+    def broken(view):  # type: ignore[no-untyped-def]
+        raise ValueError("solver refused")
+
+    monkeypatch.setattr(simulate, "count_plays", broken)
+    bots = lineup_for(("strategic", "greedy"), 0)
+    r = play_game(bots, game_seed(1, 0))
+    assert r.plays and set(r.plays) == {-1}
+    agg = Aggregate.of_game(r)
+    assert agg.failed == {} and agg.quality["sample_errors"] == len(r.plays)
+    assert agg.quality["sampled"] == 0
+    q = QualityReport.of(agg.quality)
+    assert q.sample_errors == len(r.plays) and q.to_dict()["sample_errors"] == len(r.plays)
