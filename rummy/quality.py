@@ -49,9 +49,17 @@ from rummy.stats import (
 )
 
 #: a meld phase is sampled for decision moves once every this many (per game, from an
-#: offset set by the game's seed): the solver runs again there, so sampling keeps the
-#: metrics' cost under a tenth of a batch's CPU (measured: docs/metrics.md)
+#: offset set by the game's seed) when every seat's bot runs the solver itself; the solver
+#: runs again there, so sampling keeps the metrics' cost under a tenth of a batch's CPU
+#: (measured: docs/metrics.md). With fewer solver seats the interval grows in proportion
+#: (:func:`sample_every`), as the games are cheaper.
 SAMPLE_EVERY = 32
+#: the interval when no seat's bot runs the solver (``basic``, ``random``): those games
+#: cost a fraction of a solver bot's, so a sample is rare there
+SAMPLE_EVERY_NO_SOLVER = 1280
+#: the bots that run the exact solver at every meld phase (rummy.bots: ``greedy`` and its
+#: subclasses ``strategic`` and ``human``, and ``search``)
+SOLVER_BOTS = frozenset({"greedy", "strategic", "human", "search"})
 #: at most this many of the best play's cards are each kept back to look for another play
 MAX_ALTERNATIVES = 3
 #: skill-trace margins are counted in 1/MARGIN_UNIT of a win per seat-game: 60 × 60, so a
@@ -85,10 +93,26 @@ DEFINITIONS: dict[str, str] = {
 }
 
 
-def is_sampled(seed: int, meld_phase: int) -> bool:
+def sample_every(bots: Sequence[str]) -> int:
+    """The sampling interval of decision moves for a game with seats ``bots``:
+    :data:`SAMPLE_EVERY` when every seat's bot is one of :data:`SOLVER_BOTS`,
+    2 × :data:`SAMPLE_EVERY` × ⌈seats / solver seats⌉ with some, and
+    :data:`SAMPLE_EVERY_NO_SOLVER` with none; deterministic, so a batch's report does not
+    depend on timing (measured costs: docs/metrics.md)."""
+    solver = sum(1 for b in bots if b in SOLVER_BOTS)
+    if not solver:
+        return SAMPLE_EVERY_NO_SOLVER
+    if solver == len(bots):
+        return SAMPLE_EVERY
+    # cheap seats make the game cheaper and, melding less, longer: twice the proportion
+    return 2 * SAMPLE_EVERY * -(-len(bots) // solver)
+
+
+def is_sampled(seed: int, meld_phase: int, every: int = SAMPLE_EVERY) -> bool:
     """Whether meld phase number ``meld_phase`` (0-based, counted over the whole game) of
-    the game with ``seed`` is sampled for decision moves (one in :data:`SAMPLE_EVERY`)."""
-    return (meld_phase + seed) % SAMPLE_EVERY == 0
+    the game with ``seed`` is sampled for decision moves (one in ``every``,
+    :func:`sample_every`)."""
+    return (meld_phase + seed) % every == 0
 
 
 def count_plays(view: Any) -> int:
@@ -367,7 +391,7 @@ class QualityReport:
             "rounds_sd": self.rounds.sd, "turns_sd": self.turns.sd,
             "meld_phases": self.meld_phases, "sampled_meld_phases": self.sampled,
             "sample_errors": self.sample_errors,
-            "sample_every": SAMPLE_EVERY,
+            "sample_every": SAMPLE_EVERY, "sample_every_no_solver": SAMPLE_EVERY_NO_SOLVER,
             "skill_trace": [{"stronger": t.stronger, "weaker": t.weaker,
                              "margin": t.margin.mean, "low": t.margin.low,
                              "high": t.margin.high, "games": t.games,
@@ -423,6 +447,7 @@ def fmt(value: float | None, unit: str) -> str:
     return f"{value:.2f}"
 
 
-__all__ = ["DEFINITIONS", "MARGIN_UNIT", "QualityReport", "SAMPLE_EVERY", "SkillTrace",
+__all__ = ["DEFINITIONS", "MARGIN_UNIT", "QualityReport", "SAMPLE_EVERY",
+           "SAMPLE_EVERY_NO_SOLVER", "SOLVER_BOTS", "SkillTrace", "sample_every",
            "Spread", "count_plays", "drama", "fmt", "game_sums", "games_needed", "is_sampled",
            "verdict", "DETECT"]

@@ -25,7 +25,7 @@ from rummy.bots import BOTS, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
-from rummy.quality import count_plays, game_sums, is_sampled
+from rummy.quality import count_plays, game_sums, is_sampled, sample_every
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER, MELD_OR_PASS
 from rummy.views import view
@@ -123,13 +123,14 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
     round_turns = 0
     steps = 0
     positions: list[tuple[int, ...]] = []
+    every = sample_every(bots)
     meld_phases = 0
     plays: list[int] = []
     while state.phase != GAME_OVER:
         seat = state.turn
         seen = view(state, seat)
         if state.phase == MELD_OR_PASS:
-            if metrics and is_sampled(seed, meld_phases):
+            if metrics and is_sampled(seed, meld_phases, every):
                 try:
                     plays.append(count_plays(seen))
                 except ValueError:  # the solver refused the position: a metric never

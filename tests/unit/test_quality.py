@@ -206,3 +206,15 @@ def test_a_failed_play_count_is_counted_apart_and_fails_no_game(monkeypatch) -> 
     assert agg.quality["sampled"] == 0
     q = QualityReport.of(agg.quality)
     assert q.sample_errors == len(r.plays) and q.to_dict()["sample_errors"] == len(r.plays)
+
+
+def test_sampling_interval_grows_as_fewer_seats_run_the_solver() -> None:
+    from rummy.quality import sample_every
+
+    assert sample_every(("strategic", "greedy", "strategic", "greedy")) == 32
+    assert sample_every(("greedy", "basic", "greedy", "basic")) == 128
+    assert sample_every(("greedy", "random", "random")) == 192
+    assert sample_every(("basic", "random")) == 1280
+    r = play_game(("basic", "random"), game_seed(2, 0))
+    assert len(r.plays) == sum(1 for k in range(r.meld_phases)
+                               if (k + r.seed) % 1280 == 0)

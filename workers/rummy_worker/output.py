@@ -294,7 +294,8 @@ def quality_html(r: BalanceReport) -> str:
     return (f"<h3>Game quality ({q.games} games; 95% CI clustered by game)</h3>"
             + _table(["metric", "value", "95% CI", "definition"], rows) + verdicts
             + f"<p>Plays were counted at {q.sampled} of {q.meld_phases} meld phases "
-            f"(one in {SAMPLE_EVERY}); definitions and sources: docs/metrics.md.</p>")
+            f"(one in {SAMPLE_EVERY} or more, fewer with bots that do not run the solver); "
+            "definitions and sources: docs/metrics.md.</p>")
 
 
 def variant_names(spec: dict[str, Any]) -> tuple[str, str]:
