@@ -80,14 +80,18 @@ def _doc() -> dict:
 
 
 def test_html_charts_each_metric_against_the_values() -> None:
-    """Five matplotlib charts, inline: win rate by seat and by bot (with the 1/n line),
-    game length, round ends, points left; the grid's values label the x axis."""
+    """Nine matplotlib charts, inline: win rate by seat and by bot (with the 1/n line),
+    game length, round ends, points left, then the game-quality figures (skill trace,
+    turns, lead changes, decisiveness and decisions); the grid's values label the x
+    axis."""
     pytest.importorskip("matplotlib")
     page = render_html(_doc())
     svgs = re.findall(r"<svg .*?</svg>", page, flags=re.DOTALL)
     labels = [ET.fromstring(s).get("aria-label") for s in svgs]  # well-formed XML each
     assert labels == ["Win rate by seat", "Win rate by bot (per seat-game)", "Game length",
-                      "How rounds ended", "Mean points left at a round's end"]
+                      "How rounds ended", "Mean points left at a round's end",
+                      "Skill trace: win-rate margin", "Turns per game",
+                      "Drama: lead changes per game", "Decisiveness and decisions"]
     assert "knock_threshold / hand_size" in svgs[0] and "0 / 7" in svgs[0]
     assert "1/2 = 50.0%" in svgs[0] and "1/2 = 50.0%" in svgs[1]  # the fair-share line
     assert "1/2" not in svgs[2]

@@ -562,15 +562,42 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """``rummy batch list``: recent batches with their progress."""
+    """``rummy batch list``: recent batches with their progress and rules, after the line
+    naming the store it read; exit code 1 (naming the settings) when that store has no
+    batch, as when the connection settings of ``rummy batch submit`` were forgotten."""
     _set_env(args)
+    from rummy_store.urls import redact_url
+
+    from rummy_worker import config
+
     store = _store()
-    for bid in store.recent(args.limit):
+    where = f"{redact_url(config.state_url())} (key prefix {config.key_prefix()!r})"
+    ids = store.recent(args.limit)
+    if not ids:
+        return _die(f"no batches in the batch-state store {where}: if they were submitted "
+                    "elsewhere, give the same RUMMY_STATE_URL and RUMMY_KEY_PREFIX (or "
+                    "--state-url and --prefix) as `rummy batch submit` had")
+    print(f"batches in {where}, newest first:")
+    for bid in ids:
         st = store.status(bid)
         spec = store.spec(bid)
         print(f"{bid}  {st.done:>5}/{st.chunks:<5} chunks  {spec.games:>8} games  "
-              f"seed {spec.seed}  bots {','.join(spec.bots)}" + ("  [A/B]" if spec.is_ab else ""))
+              f"seed {spec.seed}  bots {','.join(spec.bots)}  rules {_rules_text(spec)}")
     return 0
+
+
+def _rules_text(spec: Any) -> str:
+    """A batch's changed rules (``default`` when none); ``A: ... | B: ...`` for an A/B
+    batch, with B's line-up when it differs."""
+    def text(rules: Any) -> str:
+        return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in sorted((rules or {}).items())) or "default"
+
+    if not spec.is_ab:
+        return text(spec.rules)
+    b = text(spec.rules if spec.compare_rules is None else spec.compare_rules)
+    bots = f" bots {','.join(spec.compare_bots)}" if spec.compare_bots else ""
+    return f"[A/B] A: {text(spec.rules)} | B: {b}{bots}"
 
 
 def _guarded(cmd: Any) -> Any:
@@ -594,7 +621,8 @@ def _guarded(cmd: Any) -> Any:
             from rummy_worker import config
 
             return _die(f"cannot reach the batch-state Redis at "
-                        f"{redact_url(config.state_url())}: {e}")
+                        f"{redact_url(config.state_url())}: {e}; set RUMMY_STATE_URL (or "
+                        "--state-url) to the one `rummy batch submit` used")
 
     run.__doc__ = cmd.__doc__
     run.__name__ = cmd.__name__
