@@ -97,6 +97,8 @@ COMMANDS: dict[str, str] = {
     "rummy replay game.jsonl --fork 120": "parse",
     "rummy puzzles out/*.jsonl --cases p.jsonl --html p.html": "parse",
     "rummy play": "help",
+    "rummy batch ab": "help",
+    "rummy sweep --rules joker_moves=free,locked --games 400 --seed 7 --html joker.html": "parse",
     "rummy batch status": "help",
     # 5. batches
     "rummy simulate --games 50 --players 4 --bots basic,random --seed 7": "run",
