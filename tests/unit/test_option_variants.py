@@ -286,3 +286,14 @@ def test_a_fork_inside_a_transient_phase_plays_on_and_one_at_the_end_is_refused(
     assert [e.TYPE for e in automatic] == ["RoundStarted"] and state.phase == DRAW
     with pytest.raises(ValueError, match="the game is over: there is nothing to play on"):
         fork_prefix(log, len(log), 0)
+
+
+def test_a_review_budget_past_its_cap_is_refused():
+    # found by a tester: --analyse --budget 1000000000 was accepted and ran until killed
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "rummy_cli", "replay",
+                          "tests/golden/basic-2p-seed1.jsonl", "--analyse", "--budget",
+                          "1000000000"], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "--budget must be 0..64" in res.stderr
