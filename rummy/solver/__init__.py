@@ -606,6 +606,11 @@ def _park(melds: list[list[int]], n: int) -> set[int]:
     return touched
 
 
+class Unproven(ValueError):
+    """The search cannot prove the best play under a rule set's variants (those it checks
+    rather than models: see :func:`solve`'s ``rules``)."""
+
+
 def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
                 rules: RuleSet | None = None, opening: bool = False) -> int:
     """The ``best_play`` conformance value: the largest R1.5 points one legal meld action
@@ -613,14 +618,14 @@ def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
     0 when no legal meld action exists.
 
     Raises:
-        ValueError: as :func:`solve`, and when the search cannot prove the value under
+        ValueError: as :func:`solve`; :class:`Unproven` when it cannot prove the value under
             ``rules`` (a variant it checks rather than models, whose unrestricted best play
             breaks it: see :func:`solve`'s ``rules``).
     """
     sol = solve(table, hand, rules=rules, opening=opening)
     if not sol.optimal:
         changed = (rules or RuleSet()).changed()
-        raise ValueError("the solver cannot prove the best play under these rule variants "
+        raise Unproven("the solver cannot prove the best play under these rule variants "
                          f"({', '.join(f'{k}={v}' for k, v in changed.items())})")
     return sol.play.points if sol.play is not None else 0
 

@@ -297,3 +297,12 @@ def test_a_review_budget_past_its_cap_is_refused():
                           "tests/golden/basic-2p-seed1.jsonl", "--analyse", "--budget",
                           "1000000000"], capture_output=True, text=True, timeout=120)
     assert res.returncode != 0 and "--budget must be 0..64" in res.stderr
+
+
+def test_an_unprovable_best_play_case_is_not_called_malformed():
+    # found by a tester: a well-formed case under ace_high=false failed as "malformed"
+    ok, message = run_case({"id": "u", "kind": "best_play", "rule": "R4.3",
+                            "rules": {"ace_high": False},
+                            "table": [["JS", "QS", "KS"], ["5H", "6H", "*7H"]],
+                            "hand": ["AS", "7H", "8H"], "best_points": 15})
+    assert not ok and message.startswith("not proven: the solver cannot prove")
