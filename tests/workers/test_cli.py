@@ -221,3 +221,20 @@ def test_rabbitmq_broker(tmp_path: Path, prefix: str, queue: str):
 
         with Connection(AMQP_URL) as conn:
             conn.default_channel.queue_delete(queue)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["batch", "status", "X", "--state-url", "http://bogus"], "RUMMY_STATE_URL"),
+    (["worker", "--broker", "http://x"], "RUMMY_BROKER_URL"),
+    (["batch", "submit", "--games", "4", "--broker", "http://x"], "RUMMY_BROKER_URL"),
+])
+def test_an_unusable_url_is_refused_in_one_line_before_anything(args, needle):
+    # found by a tester: tracebacks (ValueError, KeyError 'No such transport'), or a batch
+    # recorded before the broker URL's scheme typo was noticed
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "rummy_cli", *args], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert needle in res.stderr and "Traceback" not in res.stderr

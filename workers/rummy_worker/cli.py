@@ -121,6 +121,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``rummy worker``: a Celery worker consuming chunk tasks (blocks until stopped)."""
     _set_env(args)
+    problem = url_problem()
+    if problem is not None:
+        return _die(problem, 2)
     if args.metrics_port is not None and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
 
@@ -600,14 +603,49 @@ def _rules_text(spec: Any) -> str:
     return f"[A/B] A: {text(spec.rules)} | B: {b}{bots}"
 
 
+#: the URL schemes each setting takes (Celery's brokers as this project configures them; the
+#: batch state and the event store are Redis)
+_SCHEMES = {"RUMMY_BROKER_URL": ("redis", "rediss", "amqp", "amqps", "pyamqp"),
+            "RUMMY_STATE_URL": ("redis", "rediss", "unix")}
+
+
+def url_problem() -> str | None:
+    """Why a configured URL (broker, batch state; event store for ``--record-every``)
+    cannot work, naming the setting and the schemes it takes, never the URL's password;
+    ``None`` when each has a usable scheme."""
+    from rummy_store.factory import UnknownStoreURL, store_scheme
+    from rummy_store.urls import redact_url
+
+    from rummy_worker import config
+
+    for name, url in (("RUMMY_BROKER_URL", config.broker_url()),
+                      ("RUMMY_STATE_URL", config.state_url())):
+        scheme = url.partition("://")[0].lower() if "://" in url else ""
+        if scheme not in _SCHEMES[name]:
+            return (f"{name} (or its option) {redact_url(url)!r} is no URL this takes: use "
+                    f"{', '.join(s + '://' for s in _SCHEMES[name])}")
+    store = os.environ.get("RUMMY_EVENT_STORE_URL")
+    if store:
+        try:
+            store_scheme(store)
+        except UnknownStoreURL as e:
+            return f"RUMMY_EVENT_STORE_URL: {e}"
+    return None
+
+
 def _guarded(cmd: Any) -> Any:
-    """``cmd`` with connection failures reported in one line (exit code 1), not a trace."""
+    """``cmd`` with connection failures reported in one line (exit code 1), not a trace,
+    and unusable URLs refused first (exit code 2)."""
 
     def run(args: argparse.Namespace) -> int:
         import redis
         from rummy_store.urls import SecretFileError, redact_url
 
         try:
+            _set_env(args)
+            problem = url_problem()
+            if problem is not None:
+                return _die(problem, 2)
             return int(cmd(args) or 0)
         except SecretFileError as e:
             return _die(str(e))
