@@ -57,6 +57,10 @@ def _set_env(args: argparse.Namespace) -> None:
         value = getattr(args, opt, None)
         if value:
             os.environ[var] = value
+    mp_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if mp_dir:  # the worker image sets it; a one-off `rummy batch ...` in it needs it too
+        with contextlib.suppress(OSError):  # unwritable: prometheus-client says so itself
+            os.makedirs(mp_dir, exist_ok=True)
 
 
 def _connection_options(p: argparse.ArgumentParser) -> None:
