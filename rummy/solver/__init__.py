@@ -194,13 +194,14 @@ def solve(
             :mod:`rummy.solver.search`) or ``"compiled"`` (:mod:`rummy.solver.compiled`;
             ValueError without numba). Both return the same play, node for node.
         rules: the game's rule set (``None``: the default rules). The §11 variants that
-            restrict the meld action are applied: ``joker_release="hand"`` and the opening
-            minimum (``opening_meld_min_points``, when ``opening``) exactly inside the
-            search; ``ace_high=False``, ``joker_moves="locked"`` and
+            restrict the meld action are applied: ``ace_high=False`` (no high-ace step,
+            ``*J Q K`` as the one wildcard-led start, no mirror image),
+            ``joker_release="hand"`` and the opening minimum (``opening_meld_min_points``,
+            when ``opening``) exactly inside the search; ``joker_moves="locked"`` and
             ``opening_meld_per_player`` (when ``opening`` on a non-empty table) by checking
             the unrestricted best play, which is then the best (each only removes plays),
-            and otherwise falling back to the best legal play of the hand's own new melds
-            beside the table, with ``optimal=False``.
+            and otherwise falling back to the best legal play of a few restricted searches,
+            with ``optimal=False``.
         opening: the action is the seat's opening meld (R5.5 and the opening variants).
 
     Returns:
@@ -236,7 +237,7 @@ def solve(
     if rules is not None and _restricts(rules, opening):
         return _solve_under(rules, opening, table_t, hand_t, keep_t, objective, node_limit,
                             backend)
-    return _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, False)
+    return _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend)
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
@@ -249,18 +250,19 @@ def _restricts(rules: RuleSet, opening: bool) -> bool:
 
 def _solve_checked(table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
                    keep_t: tuple[int, ...], objective: str, node_limit: int | None,
-                   backend: str, by_hand: bool) -> Solution:
+                   backend: str, by_hand: bool = False, ace_high: bool = True) -> Solution:
     """:func:`solve` on checked inputs with a resolved backend; ``by_hand``: jokers are
-    freed only by real cards from the hand (§11 ``joker_release="hand"``)."""
+    freed only by real cards from the hand (§11 ``joker_release="hand"``); without
+    ``ace_high`` the ace is low only (§11 ``ace_high=false``)."""
     if backend == "compiled":
         try:
             return _race(table_t, hand_t, keep_t, objective, node_limit,
-                         compiled.CompiledSearch, by_hand)
+                         compiled.CompiledSearch, by_hand, ace_high)
         except (compiled.Overflow, OSError):
             # a step with more moves than the compiled buffer, or numba could not write
             # its cache: the reference search gives the same answer
             pass
-    return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand)
+    return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand, ace_high)
 
 
 def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
@@ -268,7 +270,8 @@ def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
                  node_limit: int | None, backend: str) -> Solution:
     """:func:`solve` under a rule set with §11 variants (see its ``rules`` argument)."""
     by_hand = rules.joker_release == "hand"
-    sol = _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, by_hand)
+    sol = _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, by_hand,
+                         rules.ace_high)
     if sol.play is not None and not _legal_under(rules, opening, table_t, hand_t, sol.play):
         sol = Solution(_fallback(rules, opening, table_t, hand_t, keep_t, objective,
                                  node_limit, backend), False)
@@ -306,7 +309,7 @@ def _fallback(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
     for searched, kept, keep in tries:
         try:
             own = _solve_checked(searched, hand_t, keep, objective, node_limit, backend,
-                                 by_hand).play
+                                 by_hand, rules.ace_high).play
         except ValueError:
             continue
         if own is None or (best is not None and own.points <= best.points):
@@ -379,7 +382,7 @@ def _mirrored(c: int) -> int:
 def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
           objective: str, node_limit: int | None,
           engine: type[Search] | type[compiled.CompiledSearch],
-          by_hand: bool = False) -> Solution:
+          by_hand: bool = False, ace_high: bool = True) -> Solution:
     """:func:`_best_play` on the position or on its mirror image, whichever finishes first.
 
     The search sweeps the line from the low ace up; on some positions (two freed table
@@ -390,11 +393,14 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
     searched, under that limit.
     """
     if node_limit is not None:
-        return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand)
+        return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand,
+                          ace_high=ace_high)
     for mirror, budget in _RACE:
+        if mirror and not ace_high:
+            continue  # the mirror image of "the ace is low only" is "high only": not here
         try:
             return _best_play(table, hand, keep, objective, None, engine, mirror, budget,
-                              by_hand)
+                              by_hand, ace_high)
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
@@ -404,7 +410,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
                objective: str, node_limit: int | None,
                engine: type[Search] | type[compiled.CompiledSearch],
                mirror: bool = False, abort: int | None = None,
-               by_hand: bool = False) -> Solution:
+               by_hand: bool = False, ace_high: bool = True) -> Solution:
     """:func:`solve` with the search class ``engine``, on inputs already checked by
     :func:`_check_cards`; with ``mirror``, on the mirror image of the position (the play
     is mapped back); with ``abort``, raises :class:`Aborted` after that many states; with
@@ -475,6 +481,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         if abort is not None and used >= abort:
             raise Aborted
         search = engine(mand, opt, cost, wcost, wild, node_limit, fill=fill,
+                        ace_high=ace_high,
                         dead_costs=bounds, abort=None if abort is None else abort - used)
         st = pack_state(wm, hand_jokers)
         dropped = search.solve_root(st, best_left - dead_cost)
@@ -487,7 +494,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         return Solution(None, not exceeded)
     search, st, freed = best
     steps, end = search.trace(st)
-    new_table = _build_table(search, steps, end, before, freed)
+    new_table = _build_table(search, steps, end, before, freed, ace_high)
     new_real = Counter(c for m in new_table for c in m if c < 52)
     jokers_added = sum(1 for m in new_table for c in m if c >= TABLE_JOKER_BASE) \
         - sum(before.values())
@@ -513,7 +520,8 @@ def _mirror_meld(m: MeldCards) -> MeldCards:
 
 def _build_table(search: Search | compiled.CompiledSearch,
                  steps: list[tuple[int, tuple[int, ...]]], end: int,
-                 before: Counter[int], freed: dict[int, int]) -> list[MeldCards]:
+                 before: Counter[int], freed: dict[int, int],
+                 ace_high: bool = True) -> list[MeldCards]:
     """Turn the traced decisions into table melds with physical cards, each in display
     order (R4.5; a 13-card sequence may have its ace last): the one builder,
     :func:`rummy.solver.build.build_melds` (compiled by the compiled backend), then the
@@ -521,10 +529,11 @@ def _build_table(search: Search | compiled.CompiledSearch,
     kept = [0] * 52  # table jokers that keep their declared card (R5.7)
     for c, k in before.items():
         kept[c] = k - freed.get(c, 0)
-    return _finish_melds(search.melds(steps, kept), search.parked(end))
+    return _finish_melds(search.melds(steps, kept), search.parked(end), ace_high)
 
 
-def _finish_melds(done: list[list[int]], wildcards: int) -> list[MeldCards]:
+def _finish_melds(done: list[list[int]], wildcards: int,
+                  ace_high: bool = True) -> list[MeldCards]:
     """The melds of the sweep as table melds: A..K..A cut in two, ``wildcards`` parked,
     each meld in display order (a 13-card sequence may have its ace last)."""
     # A..K..A (14 cards) is two legal sequences (R4.3); split before parking wildcards
@@ -534,7 +543,7 @@ def _finish_melds(done: list[list[int]], wildcards: int) -> list[MeldCards]:
             melds_l.extend((r[:7], r[7:]))
         else:
             melds_l.append(r)
-    parked = _park(melds_l, wildcards)
+    parked = _park(melds_l, wildcards, ace_high)
     return [canonical_meld(m) if id(m) in parked else tuple(m) for m in melds_l]
 
 
@@ -549,14 +558,15 @@ def _line(m: list[int]) -> tuple[int, int, int] | None:
     return eff[0] // 13, pos[0], pos[-1]
 
 
-def _park(melds: list[list[int]], n: int) -> set[int]:
+def _park(melds: list[list[int]], n: int, ace_high: bool = True) -> set[int]:
     """Add ``n`` wildcards to ``melds`` (legal melds, changed in place) where they keep
     every meld legal, as :meth:`Search.finish` counts them (R4.4, R5.6, R5.9).
 
     The search parks a wildcard when the new table has a sequence, or when 3 or more are
     left (a meld of jokers alone), or into a group of 3 (as its missing suit). Every
     sequence can take one more card: one of fewer than 13 cards at an end (above its
-    highest card, or below its lowest when it ends with the high ace), one of 13 cards
+    highest card, or below its lowest when it ends with the high ace, or with the K when
+    the ace is low only, §11 ``ace_high=false``), one of 13 cards
     (A..K, no free end, R4.3) after it is cut into legal pieces of 6 and 7 cards.
 
     Returns:
@@ -571,7 +581,7 @@ def _park(melds: list[list[int]], n: int) -> set[int]:
             ln = _line(seq) if len(seq) < 13 else None
             if ln is not None:
                 suit, lo, hi = ln
-                p = hi + 1 if hi < 13 else lo - 1
+                p = hi + 1 if hi < (13 if ace_high else 12) else lo - 1
                 seq.append(TABLE_JOKER_BASE + suit * 13 + p % 13)
                 touched.add(id(seq))
                 n -= 1

@@ -37,6 +37,7 @@ from rummy.solver.search import (
     O_FILL,
     O_GOK,
     O_HMAX,
+    O_LOW,
     O_NEED,
     O_THREES,
     groups_short,
@@ -115,6 +116,8 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
     if pos == 13:
         if a:
             return 0
+        if T[O_LOW]:
+            w = 0  # the ace is low only (ace_high=false): no wildcard goes high either
         rsh = _RES + 2 * s
         res = (st >> rsh) & 3
         base &= ~(3 << rsh)
@@ -234,7 +237,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
             if h > real:
                 break
             hbase = base | (h << (_RES + 2 * s)) if h and not relax else base
-            starts = real - h if pos != 11 else MAX_COUNT
+            starts = real - h if pos != (10 if T[O_LOW] else 11) else MAX_COUNT
             need = T[O_NEED + ((hbase >> _RES) & 255)] if pos < 11 else 0
             for j in range(w + 1 - need):
                 nn = real - h + j

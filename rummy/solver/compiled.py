@@ -86,7 +86,8 @@ class CompiledSearch:
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
-                 dead_costs: Sequence[Sequence[int]] = (), abort: int | None = None) -> None:
+                 dead_costs: Sequence[Sequence[int]] = (), abort: int | None = None,
+                 ace_high: bool = True) -> None:
         k = kernels()
         np = k.np
         self._k = k
@@ -104,7 +105,8 @@ class CompiledSearch:
         lower = np.zeros(n_dead * 4 * LOWER_POS, dtype=i64)
         # the tables of Search.__init__, by the same builder, compiled (one call)
         suits = k._tables(self._mand, np.array(opt, dtype=i64), np.array(cost, dtype=i64),
-                          wild, 1 if fill else 0, dead, n_dead, flat, lower)
+                          wild, 1 if fill else 0, dead, n_dead, flat, lower,
+                          0 if ace_high else 1)
         wants_relaxed = suits >= 2  # as Search.wants_relaxed
         self._params = (flat, lower.reshape(n_dead, 4, LOWER_POS))
         limit = -1 if node_limit is None else min(node_limit, 1 << 62)

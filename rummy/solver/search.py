@@ -115,7 +115,8 @@ O_THREES = O_GOK + 256  #: THREES_TABLE
 O_EMPTY = O_THREES + 256  #: 1 for a step whose card has no copy at all
 O_FILL = O_EMPTY + 56  #: 1: wildcards are placed during the sweep
 O_EX = O_FILL + 1  #: scratch: wildcards one suit's r kept-back aces need, at 4 * s + r
-T_SIZE = O_EX + 16
+O_LOW = O_EX + 16  #: 1: the ace is low only (§11 ``ace_high=false``): nothing at step 13
+T_SIZE = O_LOW + 1
 #: the flat table before :func:`search_tables` fills it: zeros, and the group tables
 FLAT_TEMPLATE: tuple[int, ...] = ((0,) * O_GOK + GROUPS_TABLE + THREES_TABLE
                                   + (0,) * (T_SIZE - O_EMPTY))
@@ -124,7 +125,7 @@ LOWER_POS = 19
 
 
 def search_tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: Any,
-                  n_dead: int, flat: Any, lower: Any) -> int:
+                  n_dead: int, flat: Any, lower: Any, low: int = 0) -> int:
     """Fill the tables of one search: the one builder, run by :class:`Search` on Python
     lists and, compiled from this source, by the compiled backend on int64 arrays.
 
@@ -132,6 +133,9 @@ def search_tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: An
         mand, opt, cost: mandatory and optional copies and the cost of leaving one optional
             copy in hand, by card 0..51 (``suit * 13 + rank``).
         wild: the wildcards of the position; ``fill``: 1 if the sweep places them.
+        low: 1 when the ace is low only (§11 ``ace_high=false``): no ace is kept back for
+            a high sequence and nothing, wildcards included, goes on the high-ace
+            position.
         dead: ``n_dead * 52`` costs (row ``w``: the optional copies no meld can use with
             only ``w`` wildcards left).
         flat: a copy of :data:`FLAT_TEMPLATE` (``T_SIZE`` integers), filled at the
@@ -164,9 +168,11 @@ def search_tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: An
             if flat[O_CAP + s * 16 + p] == 0:
                 flat[O_EMPTY + p * 4 + s] = 1
     suits = 0
+    flat[O_LOW] = low
     for s in range(4):
-        # each ace kept back needs its own Q and K (real or wildcards); at most 3
-        a = min(flat[O_CAP + s * 16], 3)
+        # each ace kept back needs its own Q and K (real or wildcards); at most 3; none
+        # when the ace is low only
+        a = 0 if low else min(flat[O_CAP + s * 16], 3)
         b = min(flat[O_CAP + s * 16 + 11], flat[O_CAP + s * 16 + 12]) + wild
         flat[O_HMAX + s] = min(a, b)
         if flat[O_HMAX + s]:
@@ -273,14 +279,14 @@ class Search:
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "counter", "abort", "node_limit",
-                 "exceeded", "cap", "high_max", "fill", "empty", "lower", "info",
+                 "exceeded", "cap", "high_max", "fill", "ace_high", "empty", "lower", "info",
                  "high_need", "relax", "relaxed", "root_trace")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
                  wcost: int, wild: int, node_limit: int | None, fill: bool = True,
                  dead_costs: Sequence[Sequence[int]] = (), relax: bool = False,
                  bounded: bool = True, abort: int | None = None,
-                 counter: list[int] | None = None) -> None:
+                 counter: list[int] | None = None, ace_high: bool = True) -> None:
         if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
         self.mand = tuple(mand)
@@ -295,12 +301,14 @@ class Search:
         self.exceeded = False
         self.fill = fill
         self.relax = relax
+        self.ace_high = ace_high
         # the tables of the search (:func:`search_tables`, the one builder, which the
         # compiled backend runs compiled), as tuples
         flat = list(FLAT_TEMPLATE)
         lower = [0] * (len(dead_costs) * 4 * LOWER_POS)
         search_tables(self.mand, self.opt, self.cost, wild, 1 if fill else 0,
-                      [x for row in dead_costs for x in row], len(dead_costs), flat, lower)
+                      [x for row in dead_costs for x in row], len(dead_costs), flat, lower,
+                      0 if ace_high else 1)
         #: cap[s][L]: most copies that line position L of suit s can hold (0 past the end)
         self.cap = tuple(tuple(flat[O_CAP + 16 * s:O_CAP + 16 * s + 16]) for s in range(4))
         #: most aces of each suit worth keeping for a high ace: each needs its own Q and K
@@ -331,7 +339,8 @@ class Search:
         self.root_trace: tuple[list[tuple[int, tuple[int, ...]]], int] | None = None
         if bounded and not relax and self.wants_relaxed():
             self.relaxed = Search(mand, opt, cost, wcost, wild, None, fill, dead_costs,
-                                  relax=True, abort=abort, counter=self.counter)
+                                  relax=True, abort=abort, counter=self.counter,
+                                  ace_high=ace_high)
 
     # ------------------------------------------------------------------ transitions
 
@@ -359,6 +368,8 @@ class Search:
         if pos == 13:  # high ace: only extensions (a 1-card sequence at K cannot finish)
             if a:
                 return out
+            if not self.ace_high:
+                w = 0  # the ace is low only: nothing goes high, a wildcard neither
             rsh = _RES + 2 * s
             res = (st >> rsh) & 3
             base &= ~(3 << rsh)
@@ -464,8 +475,9 @@ class Search:
                 hbase = base | (h << (_RES + 2 * s)) if h and not self.relax else base
                 # new sequences start with a real card (see the module docstring), except
                 # *Q K A: a sequence led by a wildcard can drop it (4+ cards: the wildcard is
-                # parked) or move it past its other end, unless that end is the high ace
-                starts = real - h if pos != 11 else MAX_COUNT
+                # parked) or move it past its other end, unless that end is the high ace;
+                # when the ace is low only, the end is the K and the exception *J Q K
+                starts = real - h if pos != (11 if self.ace_high else 10) else MAX_COUNT
                 # wildcards that the reserved high aces need as their Q and K (each high
                 # ace ends its own sequence ...Q K A), while those steps are still ahead
                 need = self.high_need[(hbase >> _RES) & 255] if pos < 11 else 0

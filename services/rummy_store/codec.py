@@ -58,8 +58,8 @@ _RELEASED: Mapping[tuple[str, int], tuple[str, ...]] = {
 def _current() -> dict[tuple[str, int], tuple[str, ...]]:
     """The layout of every event type of the core at its current schema version: its
     fields in ``to_dict``'s order (the dataclass's)."""
-    return {(cls.TYPE, cls.VERSION): tuple(f.name for f in fields(cls))
-            for cls in EVENT_TYPES.values()}
+    return {(name, cls.VERSION): tuple(f.name for f in fields(cls))  # type: ignore[attr-defined]
+            for name, cls in EVENT_TYPES.items()}
 
 
 LAYOUTS: Mapping[tuple[str, int], tuple[str, ...]] = MappingProxyType({**_current(), **_RELEASED})

@@ -32,7 +32,10 @@ TJ = 53
 POINTS = [min(r + 1, 10) for _ in range(4) for r in range(13)]
 
 
-def _legal_melds() -> list[tuple[int, ...]]:
+def _legal_melds(ace_high: bool = True) -> list[tuple[int, ...]]:
+    """Every legal meld (R4.2, R4.3); without ``ace_high`` no sequence reaches the high
+    ace (§11 ``ace_high=false``)."""
+    top = 14 if ace_high else 13
     melds: set[tuple[int, ...]] = set()
     for rank in range(13):
         for mask in range(16):
@@ -40,8 +43,8 @@ def _legal_melds() -> list[tuple[int, ...]]:
             if len(suits) >= 3:
                 melds.add(tuple(s * 13 + rank for s in suits))
     for suit in range(4):
-        for start in range(14):
-            for end in range(start + 2, 14):
+        for start in range(top):
+            for end in range(start + 2, top):
                 if end - start + 1 <= 13:
                     melds.add(tuple(sorted(suit * 13 + p % 13 for p in range(start, end + 1))))
     return sorted(melds)
@@ -49,13 +52,18 @@ def _legal_melds() -> list[tuple[int, ...]]:
 
 LEGAL_MELDS = _legal_melds()
 assert len(LEGAL_MELDS) == 369
+LEGAL_MELDS_ACE_LOW = _legal_melds(ace_high=False)
 
 
 def milp_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
-              objective: str = "points", timing: dict[str, float] | None = None) -> int:
+              objective: str = "points", timing: dict[str, float] | None = None,
+              ace_high: bool = True, joker_release: str = "table") -> int:
     """Optimal objective value (points or cards added) of one meld action; 0 if none.
 
-    ``timing``, if given, receives ``build`` and ``solve`` seconds.
+    ``timing``, if given, receives ``build`` and ``solve`` seconds. ``ace_high`` and
+    ``joker_release`` are the §11 variants of the same names: the ace low only (no
+    sequence reaches the high ace), and jokers freed only by real cards from the hand
+    (R5.8 as ``before[c] - after[c] <= y[c]``).
     """
     t0 = time.perf_counter()
     flat = [c for m in table for c in m]
@@ -66,7 +74,8 @@ def milp_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
     table_j = sum(before.values())
     jokers = table_j + hand_j
     avail = [real_table[c] + hand_c[c] for c in range(52)]
-    melds = [m for m in LEGAL_MELDS if sum(1 for c in m if avail[c] == 0) <= jokers]
+    legal = LEGAL_MELDS if ace_high else LEGAL_MELDS_ACE_LOW
+    melds = [m for m in legal if sum(1 for c in m if avail[c] == 0) <= jokers]
 
     cols_lb: list[float] = []
     cols_ub: list[float] = []
@@ -100,9 +109,10 @@ def milp_best(table: Iterable[Iterable[int]], hand: Sequence[int], *,
         rows.append((real_table[c], real_table[c], idx, val))
     if jokers:  # joker conservation (R5.2, R5.9)
         rows.append((table_j, table_j, list(a.values()) + [h], [1.0] * len(a) + [-1.0]))
-    for c, b in before.items():  # R5.8
+    for c, b in before.items():  # R5.8 (or its joker_release="hand" form)
         idx = [a[i, c] for i in by_card[c] if (i, c) in a] + [y[c]]
-        rows.append((b - real_table[c], highspy.kHighsInf, idx, [1.0] * len(idx)))
+        low = b if joker_release == "hand" else b - real_table[c]
+        rows.append((low, highspy.kHighsInf, idx, [1.0] * len(idx)))
     rows.append((1, highspy.kHighsInf, y + [h], [1.0] * 53))  # R5.1
 
     t1 = time.perf_counter()
