@@ -217,6 +217,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._candidates: list[Table] = []
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._steps = 0
+        self._seed_rng: random.Random | None = None
+        self.game_seed = 0
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
         """The (fixed) observation space of ``agent``."""
@@ -290,10 +292,22 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     # ---------------------------------------------------------------- AEC API
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; ``seed`` decides every deck and the first dealer (R2.1), a
-        random one if ``None``. ``options`` is accepted and ignored."""
-        if seed is None:
-            seed = random.SystemRandom().getrandbits(62)
+        """Start a new game. ``options`` is accepted and ignored.
+
+        Seeding follows Gymnasium's contract: ``reset(seed=s)`` plays the game of seed
+        ``s`` (every deck and the first dealer, R2.1) and re-seeds the environment's
+        generator with ``s``; a later ``reset()`` without a seed draws the next game's seed
+        from that generator, so ``reset(seed=5); reset()`` is the same pair of games on
+        every run. The first unseeded reset of an environment seeds the generator from the
+        operating system's entropy.
+        """
+        if seed is not None:
+            self._seed_rng = random.Random(seed)
+        else:
+            if self._seed_rng is None:
+                self._seed_rng = random.Random(random.SystemRandom().getrandbits(64))
+            seed = self._seed_rng.getrandbits(62)
+        self.game_seed = seed  #: the seed of the game being played (public: for replays)
         names = tuple(self.possible_agents)
         self._state, _ = step(None, CreateGame(self.players, seed, self.rules, names))
         self._steps = 0
