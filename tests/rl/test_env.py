@@ -103,12 +103,12 @@ def test_candidates_follow_the_documented_order() -> None:
         s = env.state_
         if s.phase == "game_over":
             break
-        mask = env._mask
+        mask = env.legal_mask()
         if s.phase == "meld_or_pass":
             planned = plan_play(view(s, s.turn))
             assert bool(mask[rummy_v0.N_FIXED]) == (planned is not None)
             if planned is not None:
-                assert env._candidates[0] == planned[0]
+                assert env.candidates().table(0) == planned[0]
                 checked += 1
         legal = np.flatnonzero(mask)
         env.step(int(legal[-1]))
