@@ -651,6 +651,50 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         """Nothing to release."""
 
 
-__all__ = ["env", "raw_env", "meld_candidates", "observation_vector", "state_vector",
-           "scales", "MELD_SLOTS", "N_ACTIONS", "N_FIXED", "EXACT_ACTION", "OBS_SIZE",
-           "STATE_SIZE", "HISTORY_FEATURES", "KINDS"]
+
+def commands_of_events(events: Sequence[Event]) -> list[Command]:
+    """The seat commands that produced a game's full event log (e.g. read from a record
+    with :func:`rummy.record.from_record`), in order: each command is rebuilt from the first
+    event it caused (``CardDrawn`` a draw, ``Passed`` a pass, ``Melded`` a meld with its
+    table, ``Knocked`` a knock, ``TurnEnded`` in a ``knock_or_end`` state an end of turn)
+    and replayed through the engine to skip the automatic events that followed it.
+
+    Raises:
+        ValueError: the log does not start with ``GameStarted`` (with its seed) or does
+            not replay (an event the engine did not produce).
+    """
+    from rummy.events import CardDrawn, GameStarted, Knocked, Passed, TurnEnded
+    if not events or not isinstance(events[0], GameStarted) or events[0].seed is None:
+        raise ValueError("a full event log starts with GameStarted and its seed")
+    g = events[0]
+    assert g.seed is not None
+    s, produced = step(None, CreateGame(g.players, g.seed, g.rules, g.names,
+                                              g.turn_seconds))
+    i = len(produced)
+    out: list[Command] = []
+    while i < len(events):
+        e = events[i]
+        cmd: Command
+        if isinstance(e, CardDrawn):
+            cmd = Draw(e.seat)
+        elif isinstance(e, Passed):
+            cmd = Pass(e.seat)
+        elif isinstance(e, Melded):
+            cmd = Meld(e.seat, e.table)
+        elif isinstance(e, Knocked):
+            cmd = Knock(e.seat)
+        elif isinstance(e, TurnEnded) and s.phase == KNOCK_OR_END:
+            cmd = EndTurn(e.seat)
+        else:
+            raise ValueError(f"event {i} ({type(e).__name__}) starts no command here")
+        s, produced = step(s, cmd)
+        if list(events[i:i + len(produced)]) != produced:
+            raise ValueError(f"events from {i} do not replay")
+        out.append(cmd)
+        i += len(produced)
+    return out
+
+
+__all__ = ["env", "raw_env", "commands_of_events", "meld_candidates", "observation_vector",
+           "state_vector", "scales", "MELD_SLOTS", "N_ACTIONS", "N_FIXED", "EXACT_ACTION",
+           "OBS_SIZE", "STATE_SIZE", "HISTORY_FEATURES", "KINDS"]
