@@ -16,8 +16,9 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
+from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
-from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, rank_of, suit_of
+from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, physical, rank_of, suit_of
 from rummy.commands import Meld
 from rummy.decide import check_opening
 from rummy.errors import RummyError
@@ -108,6 +109,14 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     return [(t, c) for _, t, c, _ in out]
 
 
+def _added(table: Table, new: Table) -> list[int]:
+    """The physical cards ``new`` holds beyond ``table`` (jokers as ``JOKER``)."""
+    from collections import Counter
+    left = Counter(physical(t) for m in new for t in m)
+    left.subtract(physical(t) for m in table for t in m)
+    return sorted(left.elements())
+
+
 _PLANNED: dict[tuple[Any, ...], Table | None] = {}
 _PLANNED_MAX = 4096
 
@@ -151,16 +160,22 @@ class Candidates:
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        gen: list[tuple[Table, tuple[int, ...], object]] = [
-            (tuple(v.table) + (m,), m, m) for m in triples(v.hand)]
+        gen: list[tuple[Table, tuple[int, ...], object]] = []
+        basic = BasicBot.plan(v)
+        basic_key = canonical_table(basic) if basic is not None else None
+        if basic is not None:
+            gen.append((basic, tuple(_added(v.table, basic)), basic_key))
+        gen += [(tuple(v.table) + (m,), m, m) for m in triples(v.hand)]
         if room > len(gen):
             gen += [(t, (c,), (v.table[i], c)) for t, c, i in
                     layoffs(tuple(v.table), v.hand, with_index=True)]
         for table, added, key in gen:
             if len(cheap) == room:
                 break
-            if key in seen:
-                continue
+            if key in seen or (cheap and basic is not None and key is not basic_key
+                               and len(table) == len(basic)
+                               and canonical_table(table) == basic_key):
+                continue  # the basic play made only this triple or lay-off
             if self.restricted:
                 try:
                     check_opening(state, Meld(self.seat, table), tuple(sorted(added)))
