@@ -2,10 +2,11 @@
 
 Slot 0 and slot 1 are the solver's plays (most points, most cards); they are searched only
 when a slot is played, looked at, or when no cheap candidate proves that some play exists.
-Slots 2.. are the cheap candidates (new melds of three hand cards, single lay-offs), legal
-by construction: every card comes from the hand, every new or extended meld passes
-:func:`rummy.melds.is_valid_meld`, the rest of the table stands; under the opening variants
-of R5.5 each is also checked with :func:`rummy.decide.check_opening`. No candidate is ever
+Slots 2.. are the cheap candidates (the basic bot's play, new melds of three hand cards,
+single lay-offs), legal by construction: every card comes from the hand, every new or
+extended meld passes :func:`rummy.melds.is_valid_meld`, the rest of the table stands (the
+basic bot's plays are legal by the bot contract); under the opening variants of R5.5 each
+is also checked with :func:`rummy.decide.check_opening`. No candidate is ever
 trial-stepped through the engine.
 """
 

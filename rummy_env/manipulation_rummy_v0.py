@@ -34,11 +34,14 @@ Meld slots, from the acting seat's view only (I3):
   the most cards (may equal slot 0). Both are legal exactly when the seat may meld; the
   solver runs only when one of them is played or looked at, or when no cheap candidate
   shows that a play exists;
-* slots 2…: every new meld of three hand cards put on the table as it is (R4.2, R4.3; no
-  joker), most points first, then every single lay-off of one hand card on one table meld
-  (a joker with the first declaration that fits, R5.6), most points first; duplicates
-  removed, the first ``K − 2`` kept. They are legal by construction (checked against the
-  R5.5 variants when those apply); nothing is trial-stepped.
+* slots 2…: the ``basic`` bot's play (:meth:`rummy.bots.basic.BasicBot.plan`: every new
+  meld it can form from the hand, jokers completing pairs, then single lay-offs; no
+  manipulation) when it is more than one triple or lay-off; then every new meld of three
+  hand cards put on the table as it is (R4.2, R4.3; no joker), most points first; then
+  every single lay-off of one hand card on one table meld (a joker with the first
+  declaration that fits, R5.6), most points first; duplicates removed, the first
+  ``K − 2`` kept. They are legal by construction (checked against the R5.5 variants when
+  those apply); nothing is trial-stepped.
 
 ``info["candidates"]`` (for the acting agent) lists each slot's new table in the R1.4
 notation, computed only when read.
