@@ -152,3 +152,11 @@ def test_unseeded_first_reset_uses_entropy() -> None:
         env.reset()
         seeds.add(env.game_seed)
     assert len(seeds) == 3
+
+
+@pytest.mark.parametrize("kwargs", [{"auto_forced": True},
+                                    {"opponents": {1: "greedy"}, "auto_forced": True,
+                                     "normalize": True, "history": 4}])
+def test_pettingzoo_api_and_seed_with_options(kwargs: dict) -> None:
+    api_test(rummy_v0.env(players=3, **kwargs), num_cycles=200)
+    seed_test(lambda: rummy_v0.env(players=3, **kwargs), num_cycles=200)
