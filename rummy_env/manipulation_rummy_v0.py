@@ -176,17 +176,20 @@ def observation_vector(v: PlayerView) -> np.ndarray:
         obs[53:105] = counts[:52]
         obs[105:157] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
     seat = v.seat if v.seat is not None else 0
-    for k in range(v.players):
-        s = (seat + k) % v.players
-        obs[157 + k] = v.hand_sizes[s]
-        obs[167 + k] = v.totals[s]
-        obs[172 + k] = float(v.opened[s])
-    obs[162] = v.stock_size
+    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+    n = v.players
+    for k in range(n):
+        s = (seat + k) % n
+        tail[k] = v.hand_sizes[s]
+        tail[10 + k] = v.totals[s]
+        tail[15 + k] = float(v.opened[s])
+    tail[5] = v.stock_size
     if v.phase in _PHASES:
-        obs[163 + _PHASES.index(v.phase)] = 1.0
-    obs[166] = v.draws
-    obs[177] = float(v.final_turns_left is not None)
-    obs[178] = v.hand_points
+        tail[6 + _PHASES.index(v.phase)] = 1.0
+    tail[9] = v.draws
+    tail[20] = float(v.final_turns_left is not None)
+    tail[21] = v.hand_points
+    obs[157:] = tail
     return obs
 
 
