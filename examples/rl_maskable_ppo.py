@@ -76,10 +76,18 @@ def main() -> None:
         return int(action)
 
     eval_seed = 1_000_000
-    rows = []
+    rows: list[tuple[int, float, float, float]] = []
+
+    def save_csv() -> None:  # after every evaluation, so a cut run keeps its points
+        with open(f"{args.out}.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["timesteps", "cpu_s", "win_rate", "mean_reward"])
+            w.writerows(rows)
+
     win, rew = evaluate(random_policy, args.eval_games, args.target, eval_seed)
     rows.append((0, time.process_time(), win, rew))
     print(f"{0:>8} steps  cpu {rows[-1][1]:7.1f} s  win {win:.3f}  reward {rew:+.3f}  (random)")
+    save_csv()
     done = 0
     while done < args.timesteps:
         model.learn(args.eval_every, reset_num_timesteps=False)
@@ -87,11 +95,7 @@ def main() -> None:
         win, rew = evaluate(ppo_policy, args.eval_games, args.target, eval_seed)
         rows.append((done, time.process_time(), win, rew))
         print(f"{done:>8} steps  cpu {rows[-1][1]:7.1f} s  win {win:.3f}  reward {rew:+.3f}")
-
-    with open(f"{args.out}.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["timesteps", "cpu_s", "win_rate", "mean_reward"])
-        w.writerows(rows)
+        save_csv()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -77,10 +77,24 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a new game (seeding as the AEC environment: Gymnasium's contract) and
-        play the opponents up to the seat's first decision."""
+        play the opponents up to the seat's first decision.
+
+        Should the opponents end the game before the seat's first decision (a short
+        ``target_score`` and an opponent going out at once), that game is skipped and the
+        next one started with the next seed of the environment's generator, so a reset
+        always returns a decision to make (``info["skipped_games"]`` counts them)."""
         super().reset(seed=seed)
         self.aec.reset(seed=seed)
-        return self._obs()
+        skipped = 0
+        while self.aec.terminations[self.agent] or self.aec.truncations[self.agent]:
+            skipped += 1
+            if skipped > 1000:
+                raise RuntimeError("1000 games in a row ended before the seat's first "
+                                   "decision; check the rules and opponents")
+            self.aec.reset()
+        obs, info = self._obs()
+        info["skipped_games"] = skipped
+        return obs, info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play ``action`` and the opponents up to the seat's next decision (or the end).

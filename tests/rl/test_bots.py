@@ -154,3 +154,19 @@ def test_every_record_line_maps_to_an_action() -> None:
         assert 0 <= env.action_of(cmd) < rummy_v0.N_ACTIONS
         env.step_command(cmd)
     assert env.state_.result == events[-1]
+
+
+def test_single_agent_reset_never_returns_a_finished_game() -> None:
+    """With target_score 50 the greedy opponent sometimes goes out in its first turn and
+    ends the game before the learner's first decision (MaskablePPO then stepped a finished
+    game and the engine raised GameOverError); reset skips such a game."""
+    rules = RuleSet(target_score=50)
+    env = single_agent(seat=0, opponents={1: "greedy"}, rules=rules)
+    rng = np.random.default_rng(0)
+    skipped = 0
+    for g in range(400):
+        _, info = env.reset(seed=g)
+        skipped += info["skipped_games"]
+        assert env.action_masks().any() and env.aec.state_.phase != "game_over"
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert skipped > 0  # the case happens within these seeds
