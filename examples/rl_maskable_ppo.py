@@ -2,7 +2,7 @@
 
     pip install sb3-contrib matplotlib        # not project dependencies (torch is large)
     python -m rummy_env.warmup
-    PYTHONPATH=. python examples/rl_maskable_ppo.py --timesteps 60000 --out docs/rl_ppo
+    PYTHONPATH=. python examples/rl_maskable_ppo.py --out docs/rl_ppo   # ~300 CPU s
 
 The learner is ``rummy_env.single_agent(seat=0, opponents={1: "greedy"})`` (2 players,
 normalised observations, forced decisions played inside the environment, docs/rl.md),
@@ -51,9 +51,9 @@ def evaluate(policy, games: int, target: int, seed: int) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--timesteps", type=int, default=60_000)
-    ap.add_argument("--eval-every", type=int, default=6_000)
-    ap.add_argument("--eval-games", type=int, default=40)
+    ap.add_argument("--timesteps", type=int, default=200_000)
+    ap.add_argument("--eval-every", type=int, default=20_000)
+    ap.add_argument("--eval-games", type=int, default=100)
     ap.add_argument("--target", type=int, default=50, help="target_score of the games")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="rl_ppo")
