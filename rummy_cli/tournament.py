@@ -1,14 +1,17 @@
-"""``rummy tournament``: a round robin between bots, rated with openskill (docs/strength.md).
+"""``rummy tournament``: a round robin between bots, rated by a Bradley-Terry fit
+(docs/strength.md).
 
 Every combination of ``--players`` bots out of ``--bots`` plays ``--games`` games; game
 ``i`` of a pairing is played with seed :func:`rummy.simulate.game_seed` ``(S, index)`` and
 the line-up rotated by ``i`` seats, so seat advantage and bot strength are not confounded.
-Games run in ``--jobs`` processes; the ratings are then fitted in game order in the parent,
-so the table does not depend on ``--jobs``.
+Games run in ``--jobs`` processes; the ratings are then fitted in one batch in the parent,
+so the table depends neither on ``--jobs`` nor on the order of the games.
 
-Ratings: openskill's Plackett-Luce model (each game ranks the seats by final total, R9.4;
-tied totals share a rank), starting from openskill's defaults (mu 25, sigma 25/3); the
-interval is mu ± 2 sigma. Win rates count a shared win as 1/k, with 95% Wilson intervals.
+Ratings: choix's Bradley-Terry maximum-likelihood fit over every game at once (:func:`fit`):
+each game is broken into pairs of seats ordered by final total (R9.4), then fewer points
+left in the hand, then more rounds won; pairs still level count half a win each way. On
+the Elo scale (mean 1500) with a standard error from the fit; the table is sorted by the
+conservative rating, rating - 2 sd. Win rates count a shared win as 1/k, with 95% Wilson intervals.
 Cost per move is the wall time of ``bot.act(view)`` in milliseconds, on this machine: its
 mean, and its median and 99th percentile over every move of the bot (nearest rank).
 """
@@ -40,8 +43,10 @@ MAX_STEPS = 200_000
 
 
 def play_timed(lineup: tuple[str, ...], seed: int, rules: RuleSet) -> dict[str, Any]:
-    """One game: final totals (R9), winners, and per seat the moves, the seconds spent in
-    ``act`` and each move's time in whole microseconds (``us``)."""
+    """One game: final totals (R9), winners, per seat the points left in the hand when the
+    last round was scored (``left``, R7) and the rounds won (``rounds_won``, R9.3), and per
+    seat the moves, the seconds spent in ``act`` and each move's time in whole
+    microseconds (``us``)."""
     bots = [make_bot(b, seed * 8 + i) for i, b in enumerate(lineup)]
     state, _ = step(None, CreateGame(len(lineup), seed, rules, lineup))
     moves = [0] * len(lineup)
@@ -62,7 +67,9 @@ def play_timed(lineup: tuple[str, ...], seed: int, rules: RuleSet) -> dict[str, 
             raise RuntimeError(f"game with seed {seed} did not end")
     assert state.result is not None
     return {"lineup": list(lineup), "final": list(state.result.final),
-            "winners": list(state.result.winners), "moves": moves, "secs": secs, "us": us}
+            "winners": list(state.result.winners), "moves": moves, "secs": secs, "us": us,
+            "left": list(state.last_round.points) if state.last_round else [0] * len(lineup),
+            "rounds_won": list(state.result.rounds_won)}
 
 
 def _chunk(args: tuple[list[tuple[int, tuple[str, ...], int]], RuleSet]
@@ -91,25 +98,93 @@ def percentile(values: list[int], q: float) -> float:
     return float(ordered[max(0, math.ceil(q * len(ordered)) - 1)])
 
 
+#: Gaussian prior precision of the fit (on the log-strength scale): keeps a bot that never
+#: lost (or never won) at a finite rating; 400 games move it far less than a point
+PRIOR = 0.01
+#: Elo points per unit of log-strength (400 / ln 10): a difference of 400 is 10:1 odds
+ELO = 400 / math.log(10)
+
+
+def finish_key(r: dict[str, Any], seat: int) -> tuple[float, float, float]:
+    """The order of finish of ``seat`` in game ``r`` (larger is better): final total
+    (R9.4), then fewer points left in the hand when the last round was scored (``left``,
+    R7), then more rounds won (``rounds_won``, R9.3). Seats with equal keys tie."""
+    left = r.get("left")
+    won = r.get("rounds_won")
+    return (float(r["final"][seat]), -float(left[seat]) if left else 0.0,
+            float(won[seat]) if won else 0.0)
+
+
+def comparisons(results: list[dict[str, Any]], bots: list[str]) -> list[tuple[int, int]]:
+    """Every game broken into pairwise comparisons ``(winner, loser)`` of bot indices, in
+    a canonical (sorted) order, so the fit never depends on the order of the games. A pair
+    that finishes level (equal :func:`finish_key`) counts half a win each way: each
+    decided pair is listed twice and each tie once in each direction. Seats of the same
+    bot in one game are not compared."""
+    index = {b: i for i, b in enumerate(bots)}
+    out: list[tuple[int, int]] = []
+    for r in results:
+        lineup = r["lineup"]
+        keys = [finish_key(r, s) for s in range(len(lineup))]
+        for a, b in itertools.combinations(range(len(lineup)), 2):
+            ia, ib = index[lineup[a]], index[lineup[b]]
+            if ia == ib:
+                continue
+            if keys[a] > keys[b]:
+                out += [(ia, ib), (ia, ib)]
+            elif keys[b] > keys[a]:
+                out += [(ib, ia), (ib, ia)]
+            else:
+                out += [(ia, ib), (ib, ia)]
+    out.sort()
+    return out
+
+
+def fit(results: list[dict[str, Any]], bots: list[str]) -> list[tuple[float, float]]:
+    """Bradley-Terry maximum-likelihood ratings of the bots from every game at once
+    (choix's ``opt_pairwise``, a Gaussian prior of precision :data:`PRIOR`), on the Elo
+    scale: ``(rating, sd)`` per bot, ratings centred on 1500, ``sd`` the standard error
+    from the fit's Hessian (the observed Fisher information plus the prior, projected on
+    ratings that sum to zero). The pairs come from :func:`comparisons`, so the answer is
+    the same for any order of ``results`` (a batch fit, not an online update)."""
+    import choix
+    import numpy as np
+    n = len(bots)
+    data = comparisons(results, bots)
+    if not data:
+        return [(1500.0, 0.0)] * n
+    theta = np.asarray(choix.opt_pairwise(n, data, alpha=PRIOR), dtype=float)
+    theta -= theta.mean()
+    info = PRIOR * np.eye(n)
+    for w, lo in data:  # each listed pair carries weight 1/2 (decided pairs appear twice)
+        p = 1.0 / (1.0 + math.exp(theta[lo] - theta[w]))
+        h = 0.5 * p * (1.0 - p)
+        info[w, w] += h
+        info[lo, lo] += h
+        info[w, lo] -= h
+        info[lo, w] -= h
+    centre = np.eye(n) - 1.0 / n
+    cov = centre @ np.linalg.inv(info) @ centre
+    return [(1500.0 + ELO * float(t), ELO * math.sqrt(max(0.0, float(cov[i, i]))))
+            for i, t in enumerate(theta)]
+
+
 def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, float]]:
-    """Ratings, win rates and costs per bot from the games, in order: ``ms`` the mean
-    milliseconds per move, ``ms_p50``/``ms_p99`` the median and 99th percentile when the
-    games carry per-move times (``us``, see :func:`play_timed`)."""
-    from openskill.models import PlackettLuce
-    model = PlackettLuce()
-    ratings = {b: model.rating(name=b) for b in bots}
+    """Ratings, win rates and costs per bot from the games (any order: see :func:`fit`).
+
+    Keys: ``rating`` and ``sd`` (Elo scale, :func:`fit`), ``conservative`` = rating - 2 sd
+    (the table is sorted by it), ``mu``/``sigma`` the same two numbers under their older
+    names, ``games``, ``win`` (a shared win counts 1/k) with its 95% Wilson interval
+    ``win_lo``/``win_hi``, ``ms`` the mean milliseconds per move, ``ms_p50``/``ms_p99`` the
+    median and 99th percentile when the games carry per-move times (``us``, see
+    :func:`play_timed`)."""
     seats = dict.fromkeys(bots, 0)
     wins = dict.fromkeys(bots, 0.0)
     moves = dict.fromkeys(bots, 0)
     secs = dict.fromkeys(bots, 0.0)
     per_move: dict[str, list[int]] = {b: [] for b in bots}
     for r in results:
-        lineup, final = r["lineup"], r["final"]
-        ranks: list[float] = [sorted(final, reverse=True).index(f) + 1.0 for f in final]
-        teams = model.rate([[ratings[b]] for b in lineup], ranks=ranks)
-        for b, team in zip(lineup, teams, strict=True):
-            ratings[b] = team[0]
-        for seat, b in enumerate(lineup):
+        for seat, b in enumerate(r["lineup"]):
             seats[b] += 1
             moves[b] += r["moves"][seat]
             secs[b] += r["secs"][seat]
@@ -117,10 +192,12 @@ def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, 
                 per_move[b].extend(r["us"][seat])
             if seat in r["winners"]:
                 wins[b] += 1 / len(r["winners"])
+    fitted = fit(results, bots)
     out: dict[str, dict[str, float]] = {}
-    for b in bots:
+    for b, (rating, sd) in zip(bots, fitted, strict=True):
         lo, hi = wilson(wins[b], seats[b])
-        out[b] = {"mu": ratings[b].mu, "sigma": ratings[b].sigma, "games": seats[b],
+        out[b] = {"rating": rating, "sd": sd, "conservative": rating - 2 * sd,
+                  "mu": rating, "sigma": sd, "games": seats[b],
                   "win": wins[b] / seats[b] if seats[b] else 0.0, "win_lo": lo, "win_hi": hi,
                   "ms": 1000 * secs[b] / moves[b] if moves[b] else 0.0,
                   "ms_p50": percentile(per_move[b], 0.5) / 1000,
@@ -129,24 +206,34 @@ def rate(results: list[dict[str, Any]], bots: list[str]) -> dict[str, dict[str, 
 
 
 def markdown(table: dict[str, dict[str, float]], command: str, seconds: float) -> str:
-    """The Markdown section (between the BEGIN/END markers), best rated first."""
-    import openskill
-    rows = sorted(table.items(), key=lambda kv: -kv[1]["mu"])
-    lines = [BEGIN, "## Ratings (round robin, openskill)", "", "```", command, "```", "",
-             "| bot | rating mu ± 2σ | games | win rate [95% CI] | cost per move "
-             "(mean) | median | p99 |",
-             "|---|---:|---:|---|---:|---:|---:|"]
+    """The Markdown section (between the BEGIN/END markers), sorted by the conservative
+    rating (rating - 2 sd), best first; ties by name."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        choix_version = version("choix")
+    except PackageNotFoundError:  # pragma: no cover - the rating needs it installed
+        choix_version = "?"
+    rows = sorted(table.items(), key=lambda kv: (-round(kv[1]["conservative"], 6), kv[0]))
+    lines = [BEGIN, "## Ratings (round robin, Bradley-Terry fit)", "", "```", command, "```",
+             "", "| bot | conservative (rating − 2 sd) | rating ± 2 sd | games | win rate "
+             "[95% CI] | cost per move (mean) | median | p99 |",
+             "|---|---:|---:|---:|---|---:|---:|---:|"]
     for b, t in rows:
-        lines.append(f"| {b} | {t['mu']:.1f} ± {2 * t['sigma']:.1f} | {int(t['games'])} | "
+        lines.append(f"| {b} | {t['conservative']:.0f} | {t['rating']:.0f} ± "
+                     f"{2 * t['sd']:.0f} | {int(t['games'])} | "
                      f"{100 * t['win']:.1f} % [{100 * t['win_lo']:.1f}, "
                      f"{100 * t['win_hi']:.1f}] | {t['ms']:.2f} ms | "
                      f"{t.get('ms_p50', 0.0):.2f} ms | {t.get('ms_p99', 0.0):.2f} ms |")
-    lines += ["", f"openskill {getattr(openskill, '__version__', '?')} Plackett-Luce, "
-              "default prior (mu 25, σ 25/3), seats ranked by final total (R9.4), games "
-              "fed in schedule order; win rate counts a shared win as 1/k (Wilson "
-              "intervals); cost = wall time of `bot.act` per move (mean, median, 99th "
-              "percentile over every move, draws included). Run took "
-              f"{seconds:.0f} s.", END]
+    lines += ["", f"choix {choix_version} Bradley-Terry maximum "
+              "likelihood over every game at once (the table does not depend on the order "
+              "of the games), each game broken into pairs of seats; the order of finish is "
+              "the final total (R9.4), then fewer points left in the hand in the last round, "
+              "then more rounds won; pairs still level count half a win each. Elo scale "
+              f"(400 = 10:1 odds, mean 1500), Gaussian prior of precision {PRIOR} on the "
+              "log-strengths; sd from the fit's Hessian; sorted by rating − 2 sd. Win rate "
+              "counts a shared win as 1/k (Wilson intervals); cost = wall time of `bot.act` "
+              "per move (mean, median, 99th percentile over every move, draws included). "
+              f"Run took {seconds:.0f} s.", END]
     return "\n".join(lines) + "\n"
 
 
@@ -169,10 +256,10 @@ def write_section(path: str, section: str) -> None:
 def cmd_tournament(args: argparse.Namespace) -> int:
     """``rummy tournament``."""
     try:
-        import openskill  # noqa: F401
+        import choix  # noqa: F401
     except ImportError:
         print("error: `rummy tournament` needs the 'ratings' extra: "
-              "pip install 'manipulation-rummy[ratings]' (openskill)", file=sys.stderr)
+              "pip install 'manipulation-rummy[ratings]' (choix)", file=sys.stderr)
         return 1
     try:
         bots = bot_names(args.bots) or []
@@ -236,19 +323,21 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 DESCRIPTION = """\
-Play a round robin between bots and rate them with openskill (docs/strength.md).
+Play a round robin between bots and rate them by a Bradley-Terry fit (docs/strength.md).
 
 Every combination of --players bots out of --bots plays --games games. Game i of a
 pairing uses the seed derived from --seed and its index, with the line-up rotated by i
 seats, so seat advantage and bot strength are not confounded. Games run in --jobs
-processes; the ratings are fitted in game order afterwards, so the table does not depend
-on --jobs.
+processes; the ratings are fitted afterwards in one batch, so the table depends neither
+on --jobs nor on the order of the games.
 
-Ratings: openskill's Plackett-Luce model (each game ranks the seats by final total, R9.4;
-tied totals share a rank) from openskill's defaults (mu 25, sigma 25/3); the interval is
-mu +/- 2 sigma. Win rates count a shared win as 1/k, with 95% Wilson intervals. Cost per
-move is the wall time of the bot's act() in milliseconds on this machine: mean, median
-and 99th percentile over every move.
+Ratings: choix's Bradley-Terry maximum-likelihood fit over every game at once: each game
+is broken into pairs of seats ordered by final total (R9.4), then fewer points left in the
+hand in the last round, then more rounds won; pairs still level count half a win each.
+Elo scale (400 = 10:1 odds, mean 1500), +/- 2 standard errors from the fit; the table is
+sorted by the conservative rating, rating - 2 sd. Win rates count a shared win as 1/k,
+with 95% Wilson intervals. Cost per move is the wall time of the bot's act() in
+milliseconds on this machine: mean, median and 99th percentile over every move.
 
 --bots names 2 or more distinct bots of: random, basic, human, greedy, strategic, search
 (docs/strength.md says what each does); --players is at most the number of bots. The
@@ -265,7 +354,7 @@ examples:
 
 def add_parser(sub: Any) -> None:
     """Register ``rummy tournament``."""
-    p = sub.add_parser("tournament", help="round robin between bots, with openskill ratings",
+    p = sub.add_parser("tournament", help="round robin between bots, with Bradley-Terry ratings",
                        description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bots", default="random,basic,greedy,strategic",

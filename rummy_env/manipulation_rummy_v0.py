@@ -7,11 +7,12 @@
 >>> obs["observation"].shape, obs["action_mask"].dtype.name, env.agent_selection
 ((179,), 'int8', 'player_1')
 
-Agents are ``"player_0"`` … ``"player_{n-1}"`` (seat i is ``player_i``); the agent to act
-is the seat whose turn it is (R2.3, R3), and one agent acts several times in a row within
-its turn (draw, then meld or pass, then knock or end the turn).
+Agents are ``"player_0"`` … ``"player_{n-1}"`` (seat i is ``player_i``), minus the seats
+given to ``opponents`` (bots the environment plays itself); the agent to act is the seat
+whose turn it is (R2.3, R3), and one agent acts several times in a row within its turn
+(draw, then meld or pass, then knock or end the turn).
 
-**Actions** ``Discrete(4 + K)`` with ``K = MELD_SLOTS = 16``:
+**Actions** ``Discrete(4 + K + 1)`` with ``K = MELD_SLOTS = 16``:
 
 ===========  ==============================================================
 index        meaning
@@ -21,21 +22,29 @@ index        meaning
 2            ``knock`` (R6.1)
 3            ``end_turn`` (R6.3)
 4 … 4+K−1    meld candidate slot ``k`` (a whole new table, R5)
+4+K (= 20)   :data:`EXACT_ACTION`: "this exact meld", a meld that is in no slot; never in
+             the mask, played only through :meth:`raw_env.step_command` and returned by
+             :meth:`raw_env.action_of` (so every legal command maps to an action)
 ===========  ==============================================================
 
-The meld candidates are built from the acting seat's view only (I3), in this order,
-duplicates (same new table) and illegal ones removed, the first ``K`` kept:
+Meld slots, from the acting seat's view only (I3):
 
-1. the solver's best play, most points added (:func:`rummy.bots.greedy.plan_play`, which
-   follows the R5.5 opening variants);
-2. the solver's best play adding the most cards (``objective="cards"``);
-3. every new meld of three hand cards (R4.2, R4.3; no joker), put on the table as it is,
-   most points first;
-4. every single lay-off: one hand card (a joker with each declaration that fits, R5.6)
-   added to one table meld, most points first.
+* slot 0: the solver's best play, most points added (:func:`rummy.bots.greedy.plan_play`,
+  the greedy bot's meld, with the R5.5 opening variants); slot 1: the solver's play adding
+  the most cards (may equal slot 0). Both are legal exactly when the seat may meld; the
+  solver runs only when one of them is played or looked at, or when no cheap candidate
+  shows that a play exists;
+* slots 2…: the ``basic`` bot's play (:meth:`rummy.bots.basic.BasicBot.plan`: every new
+  meld it can form from the hand, jokers completing pairs, then single lay-offs; no
+  manipulation) when it is more than one triple or lay-off; then every new meld of three
+  hand cards put on the table as it is (R4.2, R4.3; no joker), most points first; then
+  every single lay-off of one hand card on one table meld (a joker with the first
+  declaration that fits, R5.6), most points first; duplicates removed, the first
+  ``K − 2`` kept. They are legal by construction (checked against the R5.5 variants when
+  those apply); nothing is trial-stepped.
 
-Unused slots are masked. ``info["candidates"]`` (for the acting agent) lists each slot's
-new table in the R1.4 notation, for debugging and for agents that read tables.
+``info["candidates"]`` (for the acting agent) lists each slot's new table in the R1.4
+notation, computed only when read.
 
 **Observation** a dict (shapes and dtypes are fixed for a given player count):
 
@@ -43,26 +52,33 @@ new table in the R1.4 notation, for debugging and for agents that read tables.
   :func:`rummy.views.view` of the observing seat (I3: its own hand, every hand's *size*,
   the stock's size, the public table; never another hand or the stock order). Seats are
   *relative*: index 0 is the observer, 1 the next seat clockwise, …; absent seats are 0.
+  With ``normalize=True`` every entry is divided by the scale in brackets.
 
   ===========  =====  =========================================================
-  slice        size   content
+  slice        size   content [scale with ``normalize=True``]
   ===========  =====  =========================================================
   0:53         53     own hand, count of each card 0..51 (``AS``…``KC``, index
-                      ``suit*13+rank``, cards.py) and jokers (52): 0, 1 or 2
-  53:105       52     table: count of each real card 0..51 on the table
-  105:157      52     table: count of jokers declared as each card 0..51
-  157:162      5      hand sizes (cards), relative seats
-  162          1      stock size (cards)
+                      ``suit*13+rank``, cards.py) and jokers (52): 0, 1 or 2 [2]
+  53:105       52     table: count of each real card 0..51 on the table [2]
+  105:157      52     table: count of jokers declared as each card 0..51 [2]
+  157:162      5      hand sizes (cards), relative seats [hand_size]
+  162          1      stock size (cards) [cards in the deck(s)]
   163:166      3      phase one-hot: draw, meld_or_pass, knock_or_end
-  166          1      draws made this turn (0..max_draws_per_turn)
-  167:172      5      running totals (points, R9.1), relative seats
+  166          1      draws made this turn [max_draws_per_turn]
+  167:172      5      running totals (points, R9.1), relative seats [target_score]
   172:177      5      opened this round (0/1, R5.5 variants), relative seats
   177          1      1 in the final turns after the stock ran out (R8.2)
-  178          1      own hand's points (R1.5)
+  178          1      own hand's points (R1.5) [100]
   ===========  =====  =========================================================
 
-- ``"action_mask"``: ``int8[4 + K]``, 1 for each legal action of the observer, all 0 when
-  it is not the observer's turn.
+- ``"action_mask"``: ``int8[N_ACTIONS]``, 1 for each legal action of the observer, all 0
+  when it is not the observer's turn (and always 0 at :data:`EXACT_ACTION`).
+- ``"history"`` (only with ``history=H > 0``): ``float32[H * HISTORY_FEATURES]``, the
+  information state's public part: the last ``H`` commands of every seat, oldest first,
+  each as a one-hot kind (draw, pass, meld, knock, end_turn), a one-hot seat relative to
+  the observer, and the count of each card the command put on the table (53 entries,
+  jokers last); zero rows before the game's first commands. The drawn cards of other
+  seats are never in it (I3).
 
 **Rewards** (points as in R1.5/§7; the scale keeps them near ±1):
 
@@ -71,14 +87,19 @@ new table in the R1.4 notation, for debugging and for agents that read tables.
 - when the game ends (§9), each winner gets ``+1 / (number of winners)`` (R9.4); the
   other seats get 0. All agents then terminate.
 
-``max_steps`` (default 50 000 agent steps) truncates a game that runs too long.
+``max_steps`` (default 50 000 commands, the environment's own included) truncates a game
+that runs too long. ``auto_forced=True`` (default ``False``) plays every decision with a
+single legal action (each draw, a meld phase without any play) inside ``step``, so the
+agent is asked only when it has a choice. ``opponents={seat: bot}`` plays those seats with
+bots of :mod:`rummy.bots` (a registry name, built per game with a seed derived from the
+game's seed, or a bot object) inside ``step``.
 """
 
 from __future__ import annotations
 
-import itertools
+import copy
 import random
-from collections.abc import Iterable
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -87,85 +108,125 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from rummy.bots.greedy import plan_play
-from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points
+from rummy.bots import make_bot
+from rummy.bots.base import Bot
+from rummy.cards import JOKER, TABLE_JOKER_BASE, decks_for, new_deck, physical
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
-from rummy.errors import RummyError
-from rummy.events import Event, GameEnded, RoundScored
-from rummy.melds import Table, canonical_table, format_table, is_valid_meld, table_text
+from rummy.events import Event, GameEnded, Melded, RoundScored
+from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
-from rummy.solver import best_play
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, view
+from rummy_env._candidates import Candidates, layoffs, triples
 
 MELD_SLOTS = 16  #: K, the number of meld candidate actions
 N_FIXED = 4  #: draw, pass, knock, end_turn
-N_ACTIONS = N_FIXED + MELD_SLOTS
+EXACT_ACTION = N_FIXED + MELD_SLOTS  #: "this exact meld" (never in the mask)
+N_ACTIONS = EXACT_ACTION + 1
 DRAW_ACTION, PASS_ACTION, KNOCK_ACTION, END_TURN_ACTION = range(N_FIXED)
 MAX_SEATS = 5
 OBS_SIZE = 53 + 52 + 52 + MAX_SEATS + 1 + 3 + 1 + MAX_SEATS + MAX_SEATS + 1 + 1
+#: kinds of command in the history, in one-hot order
+KINDS = ("draw", "pass", "meld", "knock", "end_turn")
+HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
+#: global state (:meth:`raw_env.state`): every hand by absolute seat, the stock's cards,
+#: the table, seat to act, phase, draws, totals, opened, final turns
+STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
-_NODE_LIMIT = 40_000  #: the solver's budget per candidate search (as the greedy bot's)
+_KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
-    """The meld candidate tables of the acting seat's view, in the documented order (before
-    legality checks and deduplication). Uses only the view (I3)."""
+    """Every meld candidate table of the acting seat's view, in slot order, before
+    deduplication, the R5.5 checks and the cut to :data:`MELD_SLOTS` (eager: both
+    solver plays are searched). Uses only the view (I3)."""
+    from rummy.bots.greedy import plan_play
     out: list[Table] = []
-    planned = plan_play(v, node_limit=_NODE_LIMIT)
-    if planned is not None:
-        out.append(planned[0])
-        opening = v.rules.opening_meld_per_player and not v.opened[v.turn]
-        if not opening and not (not v.table and v.rules.opening_meld_min_points):
-            by_cards = best_play(v.table, v.hand, objective="cards", node_limit=_NODE_LIMIT)
-            if by_cards is not None:
-                out.append(by_cards.table)
-    real = sorted({c for c in v.hand if c != JOKER})
-    triples = [m for m in itertools.combinations(real, 3) if is_valid_meld(m)]
-    triples.sort(key=lambda m: (-hand_points(m), m))
-    out.extend(tuple(v.table) + (m,) for m in triples)
-    layoffs: list[tuple[int, Table]] = []
-    for i, meld in enumerate(v.table):
-        for c in sorted(set(v.hand)):
-            options: Iterable[int] = (range(TABLE_JOKER_BASE, TABLE_JOKER_BASE + NUM_REAL)
-                                      if c == JOKER else (c,))
-            for t in options:
-                new = meld + (t,)
-                if is_valid_meld(new):
-                    layoffs.append((POINTS[c], v.table[:i] + (new,) + v.table[i + 1:]))
-                    if c == JOKER:
-                        break  # one declaration per joker and meld is enough
-    layoffs.sort(key=lambda pt: -pt[0])
-    out.extend(t for _, t in layoffs)
+    for objective in ("points", "cards"):
+        planned = plan_play(v, objective=objective)
+        if planned is not None:
+            out.append(planned[0])
+    out.extend(tuple(v.table) + (m,) for m in triples(v.hand))
+    out.extend(t for t, _ in layoffs(tuple(v.table), v.hand))
     return out
+
+
+def scales(players: int, rules: RuleSet) -> np.ndarray:
+    """The ``float32[OBS_SIZE]`` divisors of ``normalize=True`` (module docstring)."""
+    sc = np.ones(OBS_SIZE, dtype=np.float32)
+    sc[:157] = 2.0
+    sc[157:162] = float(rules.hand_size)
+    sc[162] = float(len(new_deck(decks_for(players))))
+    sc[166] = float(rules.max_draws_per_turn)
+    sc[167:172] = float(rules.target_score)
+    sc[178] = 100.0
+    return sc
 
 
 def observation_vector(v: PlayerView) -> np.ndarray:
     """The ``float32[OBS_SIZE]`` observation of a seat's view (layout in the module
-    docstring)."""
+    docstring), not normalised."""
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    for c in v.hand:
-        obs[c] += 1
-    for m in v.table:
+    if v.hand:
+        obs[:53] = np.bincount(v.hand, minlength=53)
+    cards = [t for m in v.table for t in m]
+    if cards:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
+        counts = np.bincount(cards, minlength=TABLE_JOKER_BASE + 52)
+        obs[53:105] = counts[:52]
+        obs[105:157] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
+    seat = v.seat if v.seat is not None else 0
+    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+    n = v.players
+    for k in range(n):
+        s = (seat + k) % n
+        tail[k] = v.hand_sizes[s]
+        tail[10 + k] = v.totals[s]
+        tail[15 + k] = float(v.opened[s])
+    tail[5] = v.stock_size
+    if v.phase in _PHASES:
+        tail[6 + _PHASES.index(v.phase)] = 1.0
+    tail[9] = v.draws
+    tail[20] = float(v.final_turns_left is not None)
+    tail[21] = v.hand_points
+    obs[157:] = tail
+    return obs
+
+
+def state_vector(s: GameState) -> np.ndarray:
+    """The ``float32[STATE_SIZE]`` global state (hidden information included, for
+    centralised critics; never an agent's observation): each seat's hand as card counts
+    (absolute seats), the stock's card counts, the table's real cards and declared jokers,
+    the seat to act (one-hot), the phase (one-hot), draws this turn, totals, opened, and
+    1 in the final turns (R8.2). Counts are not normalised."""
+    out = np.zeros(STATE_SIZE, dtype=np.float32)
+    for seat, hand in enumerate(s.hands):
+        for c in hand:
+            out[seat * 53 + c] += 1
+    base = MAX_SEATS * 53
+    for c in s.deck[s.stock_pos:]:
+        out[base + c] += 1
+    base += 53
+    for m in s.table:
         for t in m:
             if t >= TABLE_JOKER_BASE:
-                obs[105 + t - TABLE_JOKER_BASE] += 1
+                out[base + 52 + t - TABLE_JOKER_BASE] += 1
             else:
-                obs[53 + t] += 1
-    seat = v.seat if v.seat is not None else 0
-    for k in range(v.players):
-        s = (seat + k) % v.players
-        obs[157 + k] = v.hand_sizes[s]
-        obs[167 + k] = v.totals[s]
-        obs[172 + k] = float(v.opened[s])
-    obs[162] = v.stock_size
-    if v.phase in _PHASES:
-        obs[163 + _PHASES.index(v.phase)] = 1.0
-    obs[166] = v.draws
-    obs[177] = float(v.final_turns_left is not None)
-    obs[178] = v.hand_points
-    return obs
+                out[base + t] += 1
+    base += 104
+    if s.phase != GAME_OVER:
+        out[base + s.turn] = 1.0
+    base += MAX_SEATS
+    if s.phase in _PHASES:
+        out[base + _PHASES.index(s.phase)] = 1.0
+    base += 3
+    out[base] = s.draws
+    base += 1
+    for seat in range(s.players):
+        out[base + seat] = s.totals[seat]
+        out[base + MAX_SEATS + seat] = float(s.opened[seat])
+    out[base + 2 * MAX_SEATS] = float(s.final_turns_left is not None)
+    return out
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -177,53 +238,117 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
+class _LazyTables(Sequence[list[list[str]]]):
+    """``info["candidates"]``: each legal slot's table in notation, computed when read."""
+
+    def __init__(self, cands: Candidates) -> None:
+        self._c = cands
+
+    def __len__(self) -> int:
+        return len(self._c.legal_slots())
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        slots = self._c.legal_slots()
+        table = self._c.table(slots[i])
+        assert table is not None
+        return format_table(table)
+
+    def __iter__(self) -> Iterator[list[list[str]]]:
+        return (self[k] for k in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == other
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
-    """Manipulation Rummy for 2–5 agents (see the module docstring).
+    """Manipulation Rummy for 2–5 seats (see the module docstring).
 
     Args:
         players: number of seats, 2..5 (R1.1).
         rules: the rule set (§11), default rules if ``None``.
         render_mode: ``None``, ``"human"`` (prints) or ``"ansi"`` (returns text); both show
             the public view only (no hand).
-        max_steps: agent steps after which every agent is truncated.
+        max_steps: commands after which every agent is truncated.
+        opponents: seats played by bots inside the environment, ``{seat: bot}`` with a
+            registry name of :data:`rummy.bots.BOTS` (a new bot per game, seeded from the
+            game's seed) or an object with ``act(view) -> Command``; those seats are not
+            agents.
+        auto_forced: play every decision with a single legal action inside ``step``.
+        normalize: divide the observation by the scales of the module docstring.
+        history: add the last ``history`` commands as ``obs["history"]`` (0: no key).
 
     Raises:
-        ValueError: a player count outside 2..5, a rule set that does not fit it, or an
-            unknown render mode.
+        ValueError: a player count outside 2..5, a rule set that does not fit it, an
+            unknown render mode, an opponent seat out of range, every seat an opponent, or
+            a negative ``history``.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["human", "ansi"],
                                 "name": "manipulation_rummy_v0", "is_parallelizable": False}
 
     def __init__(self, players: int = 2, rules: RuleSet | None = None,
-                 render_mode: str | None = None, max_steps: int = 50_000) -> None:
+                 render_mode: str | None = None, max_steps: int = 50_000, *,
+                 opponents: Mapping[int, str | Bot] | None = None, auto_forced: bool = False,
+                 normalize: bool = False, history: int = 0) -> None:
         super().__init__()
         self.rules = rules or RuleSet()
         self.rules.check_players(players)
         if render_mode is not None and render_mode not in ("human", "ansi"):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        self.opponents = dict(opponents or {})
+        for seat, bot in self.opponents.items():
+            if not 0 <= seat < players:
+                raise ValueError(f"opponent seat {seat} is not a seat of {players} players")
+            if isinstance(bot, str):
+                make_bot(bot)  # raises ValueError for an unknown name now, not at reset
+        if len(self.opponents) == players:
+            raise ValueError("every seat is an opponent: leave at least one agent")
+        if history < 0:
+            raise ValueError(f"history must be >= 0, got {history}")
         self.players = players
         self.render_mode = render_mode
         self.max_steps = max_steps
-        self.possible_agents = [f"player_{i}" for i in range(players)]
-        obs_space = spaces.Dict({
+        self.auto_forced = auto_forced
+        self.normalize = normalize
+        self.history_len = history
+        self._scale = scales(players, self.rules)
+        self.possible_agents = [f"player_{i}" for i in range(players)
+                                if i not in self.opponents]
+        obs_spaces: dict[str, spaces.Space[Any]] = {
             "observation": spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
                                       dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
-        })
+        }
+        if history:
+            obs_spaces["history"] = spaces.Box(low=0.0, high=np.inf,
+                                               shape=(history * HISTORY_FEATURES,),
+                                               dtype=np.float32)
+        obs_space = spaces.Dict(obs_spaces)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(low=0.0, high=np.inf, shape=(STATE_SIZE,),
+                                      dtype=np.float32)
         self._state: GameState | None = None
-        self._candidates: list[Table] = []
-        self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        self._cands: Candidates | None = None
+        self._mask: np.ndarray | None = None
+        self._bots: dict[int, Bot] = {}
         self._steps = 0
+        self._seed_rng: random.Random | None = None
+        self.game_seed = 0
+        #: public record of every command: ``(seat, kind index in KINDS, cards added)``
+        self.history: list[tuple[int, int, tuple[int, ...]]] = []
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
         """The (fixed) observation space of ``agent``."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
-        """``Discrete(4 + MELD_SLOTS)``."""
+        """``Discrete(N_ACTIONS)``."""
         return self.action_spaces[agent]
 
     # ---------------------------------------------------------------- game plumbing
@@ -235,7 +360,43 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         assert self._state is not None, "call reset() first"
         return self._state
 
-    def _action_command(self, action: int, seat: int) -> Command:
+    def candidates(self) -> Candidates | None:
+        """The meld candidates of the seat to act (built on first use, cached for the
+        state), or ``None`` outside a ``meld_or_pass`` phase."""
+        s = self.state_
+        if s.phase != MELD_OR_PASS:
+            return None
+        if self._cands is None or self._cands.state is not s:
+            self._cands = Candidates(s, MELD_SLOTS)
+        return self._cands
+
+    def legal_mask(self) -> np.ndarray:
+        """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state;
+        all 0 once the game is over)."""
+        if self._mask is None:
+            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+            phase = self.state_.phase
+            if phase == DRAW:
+                mask[DRAW_ACTION] = 1
+            elif phase == KNOCK_OR_END:
+                mask[KNOCK_ACTION] = 1
+                mask[END_TURN_ACTION] = 1
+            elif phase == MELD_OR_PASS:
+                mask[PASS_ACTION] = 1
+                cands = self.candidates()
+                assert cands is not None
+                for slot in cands.legal_slots():
+                    mask[N_FIXED + slot] = 1
+            self._mask = mask
+        return self._mask
+
+    def command_of(self, action: int) -> Command:
+        """The command that ``action`` stands for, for the seat to act.
+
+        Raises:
+            ValueError: :data:`EXACT_ACTION`, an index out of range, or an empty slot.
+        """
+        seat = self.state_.turn
         if action == DRAW_ACTION:
             return Draw(seat)
         if action == PASS_ACTION:
@@ -244,86 +405,172 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             return Knock(seat)
         if action == END_TURN_ACTION:
             return EndTurn(seat)
-        return Meld(seat, self._candidates[action - N_FIXED])
+        cands = self.candidates()
+        table = (cands.table(action - N_FIXED)
+                 if cands is not None and N_FIXED <= action < EXACT_ACTION else None)
+        if table is None:
+            raise ValueError(f"action {action} stands for no command now (an empty meld "
+                             "slot, EXACT_ACTION, or out of range)")
+        return Meld(seat, table)
 
-    def _legal(self) -> None:
-        """Compute the acting seat's candidates and action mask."""
-        s = self.state_
-        self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        self._candidates = []
-        if s.phase == GAME_OVER:
-            return
-        seat = s.turn
-        if s.phase == DRAW:
-            self._mask[DRAW_ACTION] = 1
-        elif s.phase == KNOCK_OR_END:
-            self._mask[KNOCK_ACTION] = 1
-            self._mask[END_TURN_ACTION] = 1
-        elif s.phase == MELD_OR_PASS:
-            self._mask[PASS_ACTION] = 1
-            seen: set[Table] = set()
-            for table in meld_candidates(view(s, seat)):
-                key = canonical_table(table)
-                if key in seen:
-                    continue
-                seen.add(key)
-                try:  # legality depends only on what the seat sees (its hand, the table)
-                    step(s, Meld(seat, table))
-                except RummyError:
-                    continue
-                self._mask[N_FIXED + len(self._candidates)] = 1
-                self._candidates.append(table)
-                if len(self._candidates) == MELD_SLOTS:
-                    break
+    def action_of(self, command: Command) -> int:
+        """The action index of a seat command of the seat to act: 0–3 for draw, pass,
+        knock and end_turn, the first meld slot whose table equals the command's (in
+        canonical form), else :data:`EXACT_ACTION`. Does not check legality (see
+        :meth:`step_command`), so every bot move and every recorded command maps.
+
+        Raises:
+            ValueError: not a seat command, or another seat's.
+        """
+        if isinstance(command, CreateGame) or type(command) not in _KIND:
+            raise ValueError(f"not a seat command: {command!r}")
+        if command.seat != self.state_.turn:
+            raise ValueError(f"seat {command.seat} is not the seat to act "
+                             f"({self.state_.turn})")
+        if isinstance(command, Meld):
+            cands = self.candidates()
+            slot = cands.slot_of(command.table) if cands is not None else None
+            return EXACT_ACTION if slot is None else N_FIXED + slot
+        return {Draw: DRAW_ACTION, Pass: PASS_ACTION, Knock: KNOCK_ACTION,
+                EndTurn: END_TURN_ACTION}[type(command)]
+
+    def _apply(self, cmd: Command) -> list[Event]:
+        self._state, events = step(self.state_, cmd)
+        self._cands = None
+        self._mask = None
+        self._steps += 1
+        added: tuple[int, ...] = ()
+        for e in events:
+            if isinstance(e, Melded):
+                added = e.cards
+                break
+        self.history.append((cmd.seat, _KIND[type(cmd)], added))  # type: ignore[union-attr]
+        return events
+
+    def _advance(self, events: list[Event]) -> None:
+        """Play the opponents' seats and (with ``auto_forced``) forced decisions."""
+        while self.state_.phase != GAME_OVER and self._steps < self.max_steps:
+            s = self.state_
+            bot = self._bots.get(s.turn)
+            if bot is not None:
+                events += self._apply(bot.act(view(s, s.turn)))
+                continue
+            if not self.auto_forced:
+                return
+            legal = np.flatnonzero(self.legal_mask())
+            if len(legal) != 1:
+                return
+            events += self._apply(self.command_of(int(legal[0])))
 
     def _rewards_of(self, events: list[Event]) -> dict[str, float]:
-        out = {a: 0.0 for a in self.possible_agents}
+        out = dict.fromkeys(self.possible_agents, 0.0)
         for e in events:
             if isinstance(e, RoundScored):
                 for i, pts in enumerate(e.scores):
-                    out[f"player_{i}"] += pts / self.rules.target_score
+                    if i not in self.opponents:
+                        out[f"player_{i}"] += pts / self.rules.target_score
             elif isinstance(e, GameEnded):
                 for w in e.winners:
-                    out[f"player_{w}"] += 1.0 / len(e.winners)
+                    if w not in self.opponents:
+                        out[f"player_{w}"] += 1.0 / len(e.winners)
         return out
+
+    def _after(self, events: list[Event]) -> None:
+        """Rewards, terminations, the agent to act and the infos after ``events``."""
+        self.rewards = self._rewards_of(events)
+        if self.state_.phase == GAME_OVER:
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self._steps >= self.max_steps:
+            self.truncations = dict.fromkeys(self.agents, True)
+        else:
+            self.agent_selection = f"player_{self.state_.turn}"
+        self._set_infos()
 
     # ---------------------------------------------------------------- AEC API
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; ``seed`` decides every deck and the first dealer (R2.1), a
-        random one if ``None``. ``options`` is accepted and ignored."""
-        if seed is None:
-            seed = random.SystemRandom().getrandbits(62)
-        names = tuple(self.possible_agents)
+        """Start a new game. ``options`` is accepted and ignored.
+
+        Seeding follows Gymnasium's contract: ``reset(seed=s)`` plays the game of seed
+        ``s`` (every deck and the first dealer, R2.1) and re-seeds the environment's
+        generator with ``s``; a later ``reset()`` without a seed draws the next game's seed
+        from that generator, so ``reset(seed=5); reset()`` is the same pair of games on
+        every run. The first unseeded reset of an environment seeds the generator from the
+        operating system's entropy. Opponents named by registry name get the bot seed
+        ``game_seed * 8 + seat``.
+        """
+        if seed is not None:
+            self._seed_rng = random.Random(seed)
+        else:
+            if self._seed_rng is None:
+                self._seed_rng = random.Random(random.SystemRandom().getrandbits(64))
+            seed = self._seed_rng.getrandbits(62)
+        self.game_seed = seed  #: the seed of the game being played (public: for replays)
+        names = tuple(f"player_{i}" for i in range(self.players))
         self._state, _ = step(None, CreateGame(self.players, seed, self.rules, names))
+        self._cands = None
+        self._mask = None
         self._steps = 0
+        self.history = []
+        self._bots = {seat: make_bot(b, seed * 8 + seat) if isinstance(b, str) else b
+                      for seat, b in self.opponents.items()}
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = f"player_{self.state_.turn}"
-        self._legal()
-        self._set_infos()
+        self.agent_selection = self.agents[0]
+        events: list[Event] = []
+        self._advance(events)
+        self._after(events)
+        self._accumulate_rewards()
 
     def _set_infos(self) -> None:
         for a in self.agents:
             self.infos[a] = {}
-        if self.agents and self.state_.phase != GAME_OVER:
-            self.infos[self.agent_selection] = {
-                "candidates": [format_table(t) for t in self._candidates]}
+        if self.agents and self.state_.phase == MELD_OR_PASS:
+            cands = self.candidates()
+            assert cands is not None
+            self.infos[self.agent_selection] = {"candidates": _LazyTables(cands)}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``agent``'s observation: its view (I3) as a vector, and its action mask."""
+        """``agent``'s observation: its view (I3) as a vector, its action mask and, with
+        ``history``, the public history (module docstring)."""
         seat = int(agent.split("_")[1])
-        v = view(self.state_, seat)
-        acting = self.state_.phase != GAME_OVER and self.state_.turn == seat
-        mask = self._mask.copy() if acting else np.zeros(N_ACTIONS, dtype=np.int8)
-        return {"observation": observation_vector(v), "action_mask": mask}
+        s = self.state_
+        obs = observation_vector(view(s, seat))
+        if self.normalize:
+            obs /= self._scale
+        acting = s.phase != GAME_OVER and s.turn == seat
+        mask = self.legal_mask().copy() if acting else np.zeros(N_ACTIONS, dtype=np.int8)
+        out = {"observation": obs, "action_mask": mask}
+        if self.history_len:
+            out["history"] = self.history_tensor(seat, self.history_len)
+        return out
+
+    def history_tensor(self, seat: int, length: int) -> np.ndarray:
+        """``float32[length * HISTORY_FEATURES]``: the last ``length`` public commands as
+        seen by ``seat`` (layout in the module docstring, oldest first, zero-padded at the
+        front)."""
+        out = np.zeros((length, HISTORY_FEATURES), dtype=np.float32)
+        recent = self.history[-length:] if length else []
+        first = length - len(recent)
+        for row, (who, kind, added) in enumerate(recent, start=first):
+            out[row, kind] = 1.0
+            out[row, len(KINDS) + (who - seat) % self.players] = 1.0
+            for c in added:
+                out[row, len(KINDS) + MAX_SEATS + (JOKER if c == JOKER else physical(c))] += 1
+        return out.reshape(-1)
+
+    def state(self) -> np.ndarray:
+        """The global state ``float32[STATE_SIZE]`` (:func:`state_vector`; hidden
+        information included: for centralised critics, never a policy's input)."""
+        return state_vector(self.state_)
 
     def step(self, action: int | None) -> None:
-        """Play ``action`` (an index, see the module docstring) for the agent to act.
+        """Play ``action`` (an index, see the module docstring) for the agent to act, then
+        the opponents' seats and, with ``auto_forced``, forced decisions.
 
         Raises:
             ValueError: a masked (illegal) action.
@@ -332,25 +579,65 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None or not 0 <= int(action) < N_ACTIONS or not self._mask[int(action)]:
+        mask = self.legal_mask()
+        if action is None or not 0 <= int(action) < N_ACTIONS or not mask[int(action)]:
             raise ValueError(f"action {action!r} is not legal for {agent} now; legal: "
-                             f"{np.flatnonzero(self._mask).tolist()} (see action_mask)")
-        seat = int(agent.split("_")[1])
+                             f"{np.flatnonzero(mask).tolist()} (see action_mask)")
+        self._play(self.command_of(int(action)))
+
+    def step_command(self, command: Command) -> None:
+        """Play a seat command of the agent to act (any legal meld, not only the slots';
+        e.g. a bot's move or a recorded one), then as :meth:`step`.
+
+        Raises:
+            ValueError: not a seat command of the agent to act, or the agent is done.
+            rummy.errors.RummyError: the engine refuses the command (the rule broken is in
+                the error; nothing changes).
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            raise ValueError(f"{agent} is done: step(None) it instead")
+        self.action_of(command)  # checks kind and seat
+        self._play(command)
+
+    def _play(self, cmd: Command) -> None:
+        agent = self.agent_selection
+        events = self._apply(cmd)
         self._cumulative_rewards[agent] = 0.0
-        self._state, events = step(self.state_, self._action_command(int(action), seat))
-        self._steps += 1
-        self.rewards = self._rewards_of(events)
-        if self.state_.phase == GAME_OVER:
-            self.terminations = {a: True for a in self.agents}
-        elif self._steps >= self.max_steps:
-            self.truncations = {a: True for a in self.agents}
-        if self.state_.phase != GAME_OVER:
-            self.agent_selection = f"player_{self.state_.turn}"
-        self._legal()
-        self._set_infos()
+        self._advance(events)
+        self._after(events)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def clone(self) -> raw_env:
+        """An independent copy (game state, generator, bots, history); stepping one
+        never changes the other."""
+        return copy.deepcopy(self)
+
+    def resample_from_infostate(self, agent: str, seed: int) -> raw_env:
+        """A copy whose hidden cards are re-dealt consistently with ``agent``'s
+        information (its view, I3): the cards it cannot see are shuffled with ``seed`` and
+        dealt into the other hands (their public sizes) and the stock
+        (:func:`rummy.bots.search.determinize`, the search bot's). ``seed`` also becomes
+        the copy's game seed (later rounds' decks, R2.2). For IS-MCTS and other
+        determinized searches.
+
+        Raises:
+            ValueError: ``agent`` is not a seat of this game.
+        """
+        from rummy.bots.search import determinize, unseen_cards
+        seat = int(agent.split("_")[1])
+        if not 0 <= seat < self.players:
+            raise ValueError(f"{agent!r} is not a seat of this game")
+        v = view(self.state_, seat)
+        cards = unseen_cards(v)
+        random.Random(seed).shuffle(cards)
+        other = self.clone()
+        other._state = determinize(v, cards, seed)
+        other._cands = None
+        other._mask = None
+        return other
 
     def render(self) -> str | None:
         """The public view (no hand, I3) as text; printed for ``"human"``."""
@@ -370,5 +657,50 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         """Nothing to release."""
 
 
-__all__ = ["env", "raw_env", "meld_candidates", "observation_vector", "MELD_SLOTS",
-           "N_ACTIONS", "OBS_SIZE"]
+
+def commands_of_events(events: Sequence[Event]) -> list[Command]:
+    """The seat commands that produced a game's full event log (e.g. read from a record
+    with :func:`rummy.record.from_record`), in order: each command is rebuilt from the first
+    event it caused (``CardDrawn`` a draw, ``Passed`` a pass, ``Melded`` a meld with its
+    table, ``Knocked`` a knock, ``TurnEnded`` in a ``knock_or_end`` state an end of turn)
+    and replayed through the engine to skip the automatic events that followed it.
+
+    Raises:
+        ValueError: the log does not start with ``GameStarted`` (with its seed) or does
+            not replay (an event the engine did not produce).
+    """
+    from rummy.events import CardDrawn, GameStarted, Knocked, Passed, TurnEnded
+    if not events or not isinstance(events[0], GameStarted) or events[0].seed is None:
+        raise ValueError("a full event log starts with GameStarted and its seed")
+    g = events[0]
+    assert g.seed is not None
+    s, produced = step(None, CreateGame(g.players, g.seed, g.rules, g.names,
+                                              g.turn_seconds))
+    i = len(produced)
+    out: list[Command] = []
+    while i < len(events):
+        e = events[i]
+        cmd: Command
+        if isinstance(e, CardDrawn):
+            cmd = Draw(e.seat)
+        elif isinstance(e, Passed):
+            cmd = Pass(e.seat)
+        elif isinstance(e, Melded):
+            cmd = Meld(e.seat, e.table)
+        elif isinstance(e, Knocked):
+            cmd = Knock(e.seat)
+        elif isinstance(e, TurnEnded) and s.phase == KNOCK_OR_END:
+            cmd = EndTurn(e.seat)
+        else:
+            raise ValueError(f"event {i} ({type(e).__name__}) starts no command here")
+        s, produced = step(s, cmd)
+        if list(events[i:i + len(produced)]) != produced:
+            raise ValueError(f"events from {i} do not replay")
+        out.append(cmd)
+        i += len(produced)
+    return out
+
+
+__all__ = ["env", "raw_env", "commands_of_events", "meld_candidates", "observation_vector",
+           "state_vector", "scales", "MELD_SLOTS", "N_ACTIONS", "N_FIXED", "EXACT_ACTION",
+           "OBS_SIZE", "STATE_SIZE", "HISTORY_FEATURES", "KINDS"]

@@ -103,12 +103,12 @@ def test_candidates_follow_the_documented_order() -> None:
         s = env.state_
         if s.phase == "game_over":
             break
-        mask = env._mask
+        mask = env.legal_mask()
         if s.phase == "meld_or_pass":
             planned = plan_play(view(s, s.turn))
             assert bool(mask[rummy_v0.N_FIXED]) == (planned is not None)
             if planned is not None:
-                assert env._candidates[0] == planned[0]
+                assert env.candidates().table(0) == planned[0]
                 checked += 1
         legal = np.flatnonzero(mask)
         env.step(int(legal[-1]))
@@ -123,3 +123,40 @@ def test_bad_arguments() -> None:
     env = rummy_v0.raw_env(players=2, render_mode="ansi")
     env.reset(seed=0)
     assert "table:" in str(env.render())
+
+
+def _first_hands(env, seed: int | None) -> tuple:
+    env.reset(seed=seed)
+    return env.unwrapped.state_.hands
+
+
+def test_unseeded_reset_continues_the_seeded_generator() -> None:
+    """Gymnasium's contract: after reset(seed=5), a reset() without a seed continues the
+    generator seeded with 5, so the sequence of games repeats on every run."""
+    a, b = rummy_v0.env(players=3), rummy_v0.env(players=3)
+    first_a, first_b = _first_hands(a, 5), _first_hands(b, 5)
+    assert first_a == first_b
+    second_a, second_b = _first_hands(a, None), _first_hands(b, None)
+    assert second_a == second_b and second_a != first_a
+    assert a.unwrapped.game_seed == b.unwrapped.game_seed != 5
+    third_a, third_b = _first_hands(a, None), _first_hands(b, None)
+    assert third_a == third_b and third_a not in (first_a, second_a)
+    # a seeded reset still plays the game of that seed
+    assert _first_hands(a, 5) == first_a and a.unwrapped.game_seed == 5
+
+
+def test_unseeded_first_reset_uses_entropy() -> None:
+    seeds = set()
+    for _ in range(3):
+        env = rummy_v0.raw_env(players=2)
+        env.reset()
+        seeds.add(env.game_seed)
+    assert len(seeds) == 3
+
+
+@pytest.mark.parametrize("kwargs", [{"auto_forced": True},
+                                    {"opponents": {1: "greedy"}, "auto_forced": True,
+                                     "normalize": True, "history": 4}])
+def test_pettingzoo_api_and_seed_with_options(kwargs: dict) -> None:
+    api_test(rummy_v0.env(players=3, **kwargs), num_cycles=200)
+    seed_test(lambda: rummy_v0.env(players=3, **kwargs), num_cycles=200)

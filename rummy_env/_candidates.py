@@ -1,0 +1,245 @@
+"""The meld candidates of one decision, computed lazily (docs/rl.md, "Actions").
+
+Slot 0 and slot 1 are the solver's plays (most points, most cards); they are searched only
+when a slot is played, looked at, or when no cheap candidate proves that some play exists.
+Slots 2.. are the cheap candidates (the basic bot's play, new melds of three hand cards,
+single lay-offs), legal by construction: every card comes from the hand, every new or
+extended meld passes :func:`rummy.melds.is_valid_meld`, the rest of the table stands (the
+basic bot's plays are legal by the bot contract); under the opening variants of R5.5 each
+is also checked with :func:`rummy.decide.check_opening`. No candidate is ever
+trial-stepped through the engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+from rummy.bots.basic import BasicBot
+from rummy.bots.greedy import plan_play
+from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
+from rummy.commands import Meld
+from rummy.decide import check_opening
+from rummy.errors import RummyError
+from rummy.melds import Table, canonical_table, check_action, is_valid_meld
+from rummy.state import GameState
+from rummy.views import PlayerView, view
+
+NODE_LIMIT = 40_000  #: the solver's budget per search (as the greedy bot's)
+SOLVER_SLOTS = 2  #: slot 0: most points; slot 1: most cards
+
+
+def _rank(card: int) -> int:
+    return card % 13
+
+
+def _suit(card: int) -> int:
+    return card // 13
+
+
+def _all_triples() -> list[tuple[int, int, int]]:
+    """Every legal meld of three distinct real cards (R4.2, R4.3), most points first, then
+    by cards. Only cards sharing a rank or a suit can form one, so only those are tried."""
+    found: set[tuple[int, int, int]] = set()
+    for key in (_rank, _suit):
+        buckets: dict[int, list[int]] = {}
+        for c in range(NUM_REAL):
+            buckets.setdefault(key(c), []).append(c)
+        for cards in buckets.values():
+            for m in itertools.combinations(cards, 3):
+                if is_valid_meld(m):
+                    found.add(m)
+    return sorted(found, key=lambda m: (-hand_points(m), m))
+
+
+_TRIPLES = _all_triples()
+#: for each real card, the other two cards of every legal triple that holds it
+_PARTNERS: list[list[tuple[int, int]]] = [[] for _ in range(NUM_REAL)]
+for _m in _TRIPLES:
+    for _i, _c in enumerate(_m):
+        _PARTNERS[_c].append(tuple(x for j, x in enumerate(_m) if j != _i))  # type: ignore[arg-type]
+
+
+def could_meld(table: Table, hand: Iterable[int]) -> bool:
+    """False only when no meld action can exist: no joker in the hand or on the table, and
+    no hand card forms a legal triple with two other cards of the hand or the table. (A
+    card added to the table ends in a legal meld of real cards, and a legal group or run
+    holding it holds a legal triple holding it, R4.2, R4.3.) True says nothing."""
+    hand = tuple(hand)
+    if JOKER in hand or any(t >= TABLE_JOKER_BASE for m in table for t in m):
+        return True
+    pool = set(hand)
+    pool.update(t for m in table for t in m)
+    return any(a in pool and b in pool for c in set(hand) for a, b in _PARTNERS[c])
+
+
+def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
+    """Every legal meld of three distinct real hand cards (R4.2, R4.3; no joker), most
+    points first, then by cards."""
+    held = set(hand)
+    return [m for m in _TRIPLES if m[0] in held and m[1] in held and m[2] in held]
+
+
+@functools.lru_cache(maxsize=8192)
+def _fits(meld: tuple[int, ...]) -> tuple[frozenset[int], int | None]:
+    """The real cards that extend ``meld`` to a legal meld, and the first declaration
+    (a table joker) with which a joker does (``None``: none)."""
+    real = frozenset(c for c in range(NUM_REAL) if is_valid_meld(meld + (c,)))
+    joker = next((t for t in range(TABLE_JOKER_BASE, TABLE_JOKER_BASE + NUM_REAL)
+                  if is_valid_meld(meld + (t,))), None)
+    return real, joker
+
+
+def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
+            ) -> list[Any]:
+    """Every single lay-off of one hand card on one table meld (a joker with the first
+    declaration that fits, R5.6): ``(new table, card)`` (``(new table, card, meld
+    index)`` with ``with_index``), most points first (stable: table order, then cards
+    ascending). Which cards fit a meld is cached per meld."""
+    out: list[tuple[int, Table, int, int]] = []
+    distinct = sorted(set(hand))
+    for i, meld in enumerate(table):
+        real, joker = _fits(meld)
+        for c in distinct:
+            if c == JOKER:
+                if joker is None:
+                    continue
+                t = joker
+            elif c in real:
+                t = c
+            else:
+                continue
+            out.append((POINTS[c], table[:i] + (meld + (t,),) + table[i + 1:], c, i))
+    out.sort(key=lambda x: -x[0])
+    if with_index:
+        return [(t, c, i) for _, t, c, i in out]
+    return [(t, c) for _, t, c, _ in out]
+
+
+def _added(table: Table, new: Table) -> list[int]:
+    """The physical cards ``new`` holds beyond ``table`` (jokers as ``JOKER``)."""
+    from collections import Counter
+    left = Counter(physical(t) for m in new for t in m)
+    left.subtract(physical(t) for m in table for t in m)
+    return sorted(left.elements())
+
+
+_PLANNED: dict[tuple[Any, ...], Table | None] = {}
+_PLANNED_MAX = 4096
+
+
+def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot: int,
+             v: PlayerView) -> Table | None:
+    """``plan_play(v)``'s table (slot 0: most points, 1: most cards), remembered for the
+    last :data:`_PLANNED_MAX` positions: it depends only on the rules, the table, the hand
+    and whether the seat has opened (clones and searches revisit positions)."""
+    key = (rules, table, hand, opened, slot)
+    if key in _PLANNED:
+        return _PLANNED[key]
+    planned = plan_play(v, node_limit=NODE_LIMIT, objective="points" if slot == 0 else "cards")
+    if len(_PLANNED) >= _PLANNED_MAX:
+        _PLANNED.pop(next(iter(_PLANNED)))
+    _PLANNED[key] = planned[0] if planned is not None else None
+    return _PLANNED[key]
+
+
+class Candidates:
+    """The meld candidates of ``state``'s seat to act (a ``meld_or_pass`` state).
+
+    Attributes:
+        cheap: the cheap candidate tables (slots 2..), deduplicated, at most
+            ``slots - 2``.
+        has_play: whether the seat may meld at all (then slots 0 and 1 are legal).
+    """
+
+    def __init__(self, state: GameState, slots: int) -> None:
+        self.state = state
+        self.seat = state.turn
+        self.view: PlayerView = view(state, self.seat)
+        v = self.view
+        rules = v.rules
+        self._plays: dict[int, Table | None] = {}
+        self.restricted = bool((rules.opening_meld_per_player and not v.opened[self.seat])
+                               or (not v.table and rules.opening_meld_min_points))
+        cheap: list[Table] = []
+        seen: set[object] = set()
+        room = slots - SOLVER_SLOTS
+        # a triple's table is the table plus that meld (triples are distinct); a lay-off's
+        # is the table with one meld extended: the same card on two equal melds gives the
+        # same table, so the key is (meld, card)
+        gen: list[tuple[Table, tuple[int, ...], object]] = []
+        basic = BasicBot.plan(v)
+        basic_key = canonical_table(basic) if basic is not None else None
+        if basic is not None:
+            gen.append((basic, tuple(_added(v.table, basic)), basic_key))
+        gen += [(tuple(v.table) + (m,), m, m) for m in triples(v.hand)]
+        if room > len(gen):
+            gen += [(t, (c,), (v.table[i], c)) for t, c, i in
+                    layoffs(tuple(v.table), v.hand, with_index=True)]
+        for table, added, key in gen:
+            if len(cheap) == room:
+                break
+            if key in seen or (cheap and basic is not None and key is not basic_key
+                               and len(table) == len(basic)
+                               and canonical_table(table) == basic_key):
+                continue  # the basic play made only this triple or lay-off
+            if self.restricted:
+                try:
+                    check_opening(state, Meld(self.seat, table), tuple(sorted(added)))
+                except RummyError:
+                    continue
+            if rules.restricts_melds:  # built for the default meld rules: §11 variants
+                try:
+                    check_action(v.table, v.hand, table, rules=rules)
+                except RummyError:
+                    continue
+            seen.add(key)
+            cheap.append(table)
+        self.cheap = cheap
+        if not cheap and not could_meld(v.table, v.hand):
+            self.has_play = False  # proven without the solver
+        elif self.restricted or not cheap:
+            self.has_play = self.play(0) is not None
+        else:
+            self.has_play = True
+
+    def play(self, slot: int) -> Table | None:
+        """The solver's play of slot 0 (most points) or 1 (most cards), searched on first
+        use and cached; ``None`` when the seat cannot (or, by R5.5, may not) meld. Should
+        the search stop at its node limit without a play although a cheap candidate
+        exists, slot 0 falls back to the first cheap candidate, slot 1 to slot 0."""
+        if slot not in self._plays:
+            v = self.view
+            table = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
+            if table is None:
+                table = (self.cheap[0] if slot == 0 and self.cheap
+                         else self.play(0) if slot == 1 else None)
+            self._plays[slot] = table
+        return self._plays[slot]
+
+    def table(self, slot: int) -> Table | None:
+        """The new table of meld slot ``slot`` (0-based), or ``None`` if it is empty."""
+        if slot < SOLVER_SLOTS:
+            return self.play(slot) if self.has_play else None
+        k = slot - SOLVER_SLOTS
+        return self.cheap[k] if k < len(self.cheap) else None
+
+    def slot_of(self, table: Table) -> int | None:
+        """The first slot whose table is ``table`` (compared in canonical form), or
+        ``None`` (runs the solver for slots 0 and 1)."""
+        key = canonical_table(table)
+        for slot in range(SOLVER_SLOTS):
+            planned = self.table(slot)
+            if planned is not None and canonical_table(planned) == key:
+                return slot
+        for k, t in enumerate(self.cheap):
+            if canonical_table(t) == key:
+                return SOLVER_SLOTS + k
+        return None
+
+    def legal_slots(self) -> list[int]:
+        """The slots holding a table (0-based)."""
+        first = list(range(SOLVER_SLOTS)) if self.has_play else []
+        return first + [SOLVER_SLOTS + k for k in range(len(self.cheap))]

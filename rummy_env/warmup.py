@@ -1,0 +1,56 @@
+"""Compile (or load from numba's on-disk cache) the solver's kernels before training.
+
+    python -m rummy_env.warmup
+
+The meld slots of the environment come from the exact solver (:mod:`rummy.solver`), whose
+search numba compiles on first use: in a fresh install the first ``env.step`` into a meld
+phase waits for that (about 2 minutes on a loaded 2-core machine, about 8 s on an idle
+one). numba then caches the machine code on disk (beside the package, or in
+``NUMBA_CACHE_DIR``), so later processes start at once. Run this once after installing
+(e.g. in a Dockerfile or a job's setup step); it prints what it did and how long it took.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def warmup() -> float:
+    """Run the solver once per objective and one short random game through the
+    environment; returns the seconds taken. Never raises for a missing numba: the pure
+    search then runs (slower, same plays), and the message says so."""
+    from rummy.cards import parse_cards
+    from rummy.melds import parse_table
+    from rummy.solver import best_play
+    from rummy.solver.compiled import usable
+    t0 = time.perf_counter()
+    table = parse_table(["3S 4S 5S", "7H 7D 7C"])
+    hand = parse_cards("6S 7S 2D 3D 4D 9C *".split())
+    for objective in ("points", "cards"):
+        best_play(table, hand, objective=objective)
+    import numpy as np
+
+    from rummy_env import manipulation_rummy_v0 as rummy_v0
+    env = rummy_v0.raw_env(players=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        if not env.agents:
+            break
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    seconds = time.perf_counter() - t0
+    backend = "compiled (numba)" if usable() else "pure Python (numba not usable here)"
+    print(f"solver ready: {backend}, warm-up took {seconds:.1f} s")
+    return seconds
+
+
+def main() -> int:
+    """``python -m rummy_env.warmup``."""
+    warmup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
