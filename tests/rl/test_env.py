@@ -160,3 +160,15 @@ def test_unseeded_first_reset_uses_entropy() -> None:
 def test_pettingzoo_api_and_seed_with_options(kwargs: dict) -> None:
     api_test(rummy_v0.env(players=3, **kwargs), num_cycles=200)
     seed_test(lambda: rummy_v0.env(players=3, **kwargs), num_cycles=200)
+
+
+@pytest.mark.parametrize("greedy", [False, True])
+def test_every_masked_action_is_legal_under_the_option_variants(greedy: bool) -> None:
+    # the env's candidates are built for the default meld rules; under the §11 variants
+    # only the legal ones may be offered (an illegal one raises in step)
+    rules = RuleSet(knock_timing="start", joker_release="hand", joker_moves="locked",
+                    ace_high=False, target_score=40)
+    env = rummy_v0.env(players=3, rules=rules)
+    env.reset(seed=11)
+    _play_out(env, np.random.default_rng(11), greedy=greedy)
+    assert not env.agents and isinstance(env.unwrapped.state_.result, GameEnded)
