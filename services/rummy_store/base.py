@@ -133,8 +133,13 @@ class EventLog(Protocol):
         request_id: str | None = None,
         request_hash: str | None = None,
         response: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
     ) -> AppendResult:
         """Atomically append ``events`` as versions ``expected_version + 1 ...``.
+
+        With ``summary`` (a JSON-serialisable dict), the results feed
+        (:mod:`rummy_store.results`) gets it in the same atomic step (on a Redis Cluster,
+        in the game's outbox, relayed right after); a duplicate appends nothing.
 
         In one atomic step: if ``request_id`` was already recorded for this game, return the
         original result (``duplicate=True``, nothing appended); else check that the stream is

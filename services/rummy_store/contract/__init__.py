@@ -33,3 +33,4 @@ from rummy_store.contract.requests import *  # noqa: F403
 from rummy_store.contract.schedule import *  # noqa: F403
 from rummy_store.contract.snapshots import *  # noqa: F403
 from rummy_store.contract.streams import *  # noqa: F403
+from rummy_store.contract.results import *  # noqa: F403
