@@ -98,6 +98,10 @@ RESULTS_PARKED = Gauge(
     "rummy_results_parked",
     "Results-feed entries parked for the group after too many deliveries (store-wide, as "
     "last read by this process), by consumer group.", ["group"])
+RESULTS_STREAMS = Gauge(
+    "rummy_results_streams_open",
+    "StreamResults calls in progress on this server process, by consumer group (0 on every "
+    "replica: nobody consumes the group).", ["group"])
 
 
 def observe_feed(group: str, status: Any) -> None:

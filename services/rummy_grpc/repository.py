@@ -419,9 +419,11 @@ class GameRepository(EventRepository):
 
     async def append(self, game_id: str, events: Sequence[Event], expected_version: int, *,
                      request_id: str | None = None, request_hash: str | None = None,
-                     response: dict[str, Any] | None = None) -> AppendResult:
+                     response: dict[str, Any] | None = None,
+                     summary: dict[str, Any] | None = None) -> AppendResult:
         """:meth:`EventRepository.append`, timing the append and counting the events
-        appended (metrics).
+        appended (metrics). An append that starts or ends a game carries its results-feed
+        summary (:func:`rummy_grpc.results.summarize`), unless ``summary`` is given.
 
         Raises:
             VersionConflict, RequestIdReused: as ``EventStore.append``.
@@ -429,7 +431,8 @@ class GameRepository(EventRepository):
         """
         if expected_version + len(events) > self.max_events:
             raise GameLimitReached(game_id, self.max_events)
-        summary = await self._summary(game_id, events, expected_version)
+        if summary is None:
+            summary = await self._summary(game_id, events, expected_version)
         t0 = time.perf_counter()
         self._enter(game_id)  # announcements during the append are kept for remember()
         try:

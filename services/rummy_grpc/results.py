@@ -22,10 +22,11 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from rummy_store.results import FeedEntry, FeedStatus, ParkedEntry, ResultsFeed, check_read
+
 from rummy.events import Event, GameEnded, GameStarted
 from rummy_grpc import metrics
 from rummy_grpc.errors import BadRequest
-from rummy_store.results import FeedEntry, FeedStatus, ParkedEntry, ResultsFeed, check_read
 
 __all__ = ["ResultsRpc", "controller", "summarize"]
 
@@ -129,6 +130,18 @@ class ResultsRpc:
             check_read(group, consumer, count, start, lease, most)
         except ValueError as exc:
             raise BadRequest(str(exc)) from exc
+        streams = metrics.child(metrics.RESULTS_STREAMS, group)
+        streams.inc()
+        try:
+            async for batch in self._batches(feed, group, consumer, start, count, lease, most,
+                                             in_flight):
+                yield batch
+        finally:
+            streams.dec()
+
+    async def _batches(self, feed: ResultsFeed, group: str, consumer: str, start: str,
+                       count: int, lease: int, most: int,
+                       in_flight: int) -> AsyncIterator[list[FeedEntry]]:
         while True:
             await self._maybe_sweep()
             status = await feed.results_status(group, consumer)

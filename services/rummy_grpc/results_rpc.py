@@ -4,16 +4,17 @@ Each needs the admin token."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_store.results import FeedEntry
 
 from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.results import ResultsRpc
-from rummy_store.results import FeedEntry
 
 __all__ = ["ResultsServicer", "result_to_proto"]
 
@@ -27,7 +28,6 @@ _KINDS = {"created": pb.RESULT_KIND_CREATED, "ended": pb.RESULT_KIND_ENDED,
 def result_to_proto(entry: FeedEntry) -> pb.GameResult:
     """A feed entry as a ``GameResult`` (unknown summary kinds: ``RESULT_KIND_UNSPECIFIED``,
     the JSON still carries them)."""
-    import json
     s = entry.summary
     return pb.GameResult(
         entry_id=entry.id, kind=_KINDS.get(str(s.get("kind")), pb.RESULT_KIND_UNSPECIFIED),

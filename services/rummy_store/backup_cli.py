@@ -43,9 +43,9 @@ def _client(url: str) -> Any:
     return client_from_url(url, decode_responses=False, max_connections=4)
 
 
-def _progress(quiet: bool, label: str) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+def _progress(quiet: bool) -> Any:
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
     return Progress("[progress.description]{task.description}", BarColumn(),
                     MofNCompleteColumn(), TimeRemainingColumn(),
                     console=Console(stderr=True), disable=quiet, transient=False)
@@ -62,7 +62,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
         return 2
 
     async def run() -> int:
-        with _progress(args.quiet, "backup") as bar:
+        with _progress(args.quiet) as bar:
             task = bar.add_task(f"backup {prefix}", total=None)
 
             def step(done: int, total: int) -> None:
@@ -93,7 +93,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return 2
 
     async def run() -> int:
-        with _progress(args.quiet, "restore") as bar:
+        with _progress(args.quiet) as bar:
             task = bar.add_task(f"restore {args.file.name}", total=None)
 
             def step(done: int, total: int) -> None:

@@ -14,15 +14,6 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy_store.memory_results import MemoryFeed
-from rummy_store.results import (
-    LEASE,
-    MAX_DELIVERIES,
-    FeedEntry,
-    FeedStatus,
-    ParkedEntry,
-    abandoned_summary,
-)
 from rummy_store.base import (
     AppendNotices,
     AppendResult,
@@ -38,6 +29,15 @@ from rummy_store.base import (
     dumps,
     serialise_events,
     serialise_snapshot,
+)
+from rummy_store.memory_results import MemoryFeed
+from rummy_store.results import (
+    LEASE,
+    MAX_DELIVERIES,
+    FeedEntry,
+    FeedStatus,
+    ParkedEntry,
+    abandoned_summary,
 )
 
 __all__ = ["MemoryEventStore"]
@@ -338,9 +338,9 @@ class MemoryEventStore:
     async def results_sweep(self, *, limit: int = 1000) -> int:
         """See :meth:`rummy_store.results.ResultsFeed.results_sweep` (expired games
         append their summary when the store notices them, here or in any read)."""
-        before = self._results.status("_sweep").length
+        before = self._results.length
         self._expire()
-        return self._results.status("_sweep").length - before
+        return self._results.length - before
 
     def _touch(self, game_id: str, ts: float) -> None:
         """A game's last append or meta write was at ``ts``: it moves to the end of the

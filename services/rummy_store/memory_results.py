@@ -58,6 +58,11 @@ class MemoryFeed:
         ms = int(time.time() * 1000)
         return (ms, 0) if ms > last[0] else (last[0], last[1] + 1)
 
+    @property
+    def length(self) -> int:
+        """Entries in the feed."""
+        return len(self._ids)
+
     def add(self, summary: dict[str, Any] | None) -> None:
         """Append ``summary`` (call it inside the store's lock, in the append's step)."""
         if summary is None:

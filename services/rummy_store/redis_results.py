@@ -34,6 +34,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from rummy_store.checks import dumps
 from rummy_store.redis_base import RedisBase, _s, log
 from rummy_store.results import (
     LEASE,
@@ -46,7 +47,6 @@ from rummy_store.results import (
     check_group,
     check_read,
 )
-from rummy_store.checks import dumps
 
 __all__ = ["RedisResults"]
 
@@ -91,7 +91,7 @@ class RedisResults(RedisBase):
         if len(out) >= count:
             return out
         try:
-            reply = await self._r.xreadgroup(
+            reply: Any = await self._r.xreadgroup(
                 group, consumer, {self._results_feed: ">"}, count=count - len(out),
                 block=None if out else max(1, block_ms))
         except ResponseError as exc:
@@ -155,8 +155,8 @@ class RedisResults(RedisBase):
         low = "-" if after in ("", "0") else "(" + check_entry_id(after)
         if self._unready:
             await self._initialize()
-        rows = await self._r.xrange(self._parked_key(group), min=low, max="+",
-                                    count=max(1, limit))
+        rows: Any = await self._r.xrange(self._parked_key(group), min=low, max="+",
+                                         count=max(1, limit))
         out = []
         for parked_id, fields in rows:
             f = {_s(k): _s(v) for k, v in fields.items()}

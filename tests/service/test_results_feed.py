@@ -39,6 +39,7 @@ from .conftest import ADMIN_TOKEN, Running, bots
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.redis]
 
+NO_CREATE_LIMIT = ("--rate-create", "0")  # the test creates hundreds of games at once
 SHORT = {"target_score": "1"}  # one round: a game ends within a few dozen events
 KIND = {pb.RESULT_KIND_CREATED: "created", pb.RESULT_KIND_ENDED: "ended",
         pb.RESULT_KIND_ABANDONED: "abandoned"}
@@ -172,7 +173,7 @@ async def test_300_games_a_consumer_killed_mid_batch_nothing_lost_or_twice(
     if reason:
         pytest.skip(reason)
     games_n = 300
-    server, port = start_server(REDIS_URL, prefix, tmp_path, "a")
+    server, port = start_server(REDIS_URL, prefix, tmp_path, "a", *NO_CREATE_LIMIT)
     store = RedisEventStore.from_url(REDIS_URL, prefix=prefix)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = pb_grpc.GameServiceStub(channel)
@@ -255,7 +256,7 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
     redis_proc = start_redis(port, data)  # append-only file, fsync always
     url = f"redis://127.0.0.1:{port}/0"
     prefix = "chaosfeed"
-    server, grpc_port = start_server(url, prefix, tmp_path, "s1")
+    server, grpc_port = start_server(url, prefix, tmp_path, "s1", *NO_CREATE_LIMIT)
     servers = [server]
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
     stub = pb_grpc.GameServiceStub(channel)
@@ -272,7 +273,8 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
                 servers[-1].send_signal(signal.SIGKILL)
                 servers[-1].wait()
                 await channel.close()
-                server, grpc_port = start_server(url, prefix, tmp_path, f"s{wave + 2}")
+                server, grpc_port = start_server(url, prefix, tmp_path, f"s{wave + 2}",
+                                                 *NO_CREATE_LIMIT)
                 servers.append(server)
                 channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
                 stub = pb_grpc.GameServiceStub(channel)
