@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_store import RedisEventStore
 
-from tests.chaos_helpers import ROOT, free_port, server_log, start_redis, start_server
+from tests.chaos_helpers import ROOT, free_port, start_redis, start_server
 from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
 
 from .conftest import ADMIN_TOKEN, Running, bots
@@ -114,23 +115,32 @@ async def test_a_games_summaries_carry_its_seats_and_final_scores(
     assert listed.last_delivered == last.entry_id
 
 
-async def _consume(stub: pb_grpc.GameServiceStub, group: str, consumer: str,
-                   into: list[pb.GameResult], until: int) -> None:
-    """Read and acknowledge every batch of ``group`` into ``into`` until it holds
-    ``until`` distinct entries; reconnects after a failed stream (a server restart)."""
-    while len({r.entry_id for r in into}) < until:
+async def _consume(stub_of: Callable[[], pb_grpc.GameServiceStub], group: str,
+                   consumer: str, into: list[pb.GameResult], lease: int = 1) -> None:
+    """Read and acknowledge every batch of ``group`` into ``into`` until cancelled;
+    ``stub_of()`` is the current server's stub (reconnects to it after a failed stream or
+    ack: a server or Redis killed; what was not acknowledged comes back after the lease)."""
+    while True:
         try:
+            stub = stub_of()
             async for msg in stub.StreamResults(pb.StreamResultsRequest(
                     admin_token=ADMIN_TOKEN, group=group, consumer=consumer, max_batch=50,
-                    lease_seconds=1)):
+                    lease_seconds=lease)):
                 into.extend(msg.results)
                 await stub.AckResults(pb.AckResultsRequest(
                     admin_token=ADMIN_TOKEN, group=group,
                     entry_ids=[r.entry_id for r in msg.results]))
-                if len({r.entry_id for r in into}) >= until:
-                    return
         except grpc.aio.AioRpcError:
             await asyncio.sleep(0.2)
+
+
+async def _until(lists: list[list[pb.GameResult]], counts: list[int],
+                 timeout: float = 300) -> None:
+    """Wait until each list holds its count of distinct entries (fails after timeout)."""
+    deadline = time.monotonic() + timeout
+    while any(len({r.entry_id for r in x}) < n for x, n in zip(lists, counts, strict=True)):
+        assert time.monotonic() < deadline, [len({r.entry_id for r in x}) for x in lists]
+        await asyncio.sleep(0.1)
 
 
 def _start_consumer(port: int, group: str, name: str, log: Path,
@@ -142,14 +152,26 @@ def _start_consumer(port: int, group: str, name: str, log: Path,
                             stderr=subprocess.DEVNULL)
 
 
+async def _create_game(stub: pb_grpc.GameServiceStub, seed: int) -> str:
+    """One two-bot game; retried with its request id while the store is unavailable (a
+    Redis restarting loads its append-only file: the service answers UNAVAILABLE)."""
+    for _ in range(200):
+        try:
+            return (await stub.CreateGame(pb.CreateGameRequest(
+                seats=bots("random", "random"), variants=SHORT, seed=seed,
+                request_id=f"create-{seed}"))).game_id
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("the service stayed unavailable")
+
+
 async def _create_games(stub: pb_grpc.GameServiceStub, n: int, seed: int) -> list[str]:
     ids: list[str] = []
     for start in range(0, n, 25):
-        replies = await asyncio.gather(*(
-            stub.CreateGame(pb.CreateGameRequest(seats=bots("random", "random"),
-                                                 variants=SHORT, seed=seed + i))
-            for i in range(start, min(n, start + 25))))
-        ids += [r.game_id for r in replies]
+        ids += await asyncio.gather(*(_create_game(stub, seed + i)
+                                      for i in range(start, min(n, start + 25))))
     return ids
 
 
@@ -182,7 +204,10 @@ async def test_300_games_a_consumer_killed_mid_batch_nothing_lost_or_twice(
     victim = _start_consumer(port, "ratings", "a", log, 0.3)
     ratings: list[pb.GameResult] = []
     payouts: list[pb.GameResult] = []
-    tasks: list[asyncio.Task[None]] = []
+    total = 2 * games_n
+    tasks = [asyncio.create_task(_consume(lambda: stub, "payouts", "p", payouts,
+                                          lease=60))]
+    # payouts reads while the games are played
     try:
         games = await _create_games(stub, games_n, 1000)
         # ---- kill consumer a while it holds a batch it has not acknowledged
@@ -205,11 +230,9 @@ async def test_300_games_a_consumer_killed_mid_batch_nothing_lost_or_twice(
         assert held
         for g in games:
             await _wait_ended(store, g, timeout=300)
-        total = 2 * games_n
-        tasks = [asyncio.create_task(_consume(stub, "ratings", "b", ratings,
-                                              total - len(acked))),
-                 asyncio.create_task(_consume(stub, "payouts", "p", payouts, total))]
-        await asyncio.wait_for(asyncio.gather(*tasks), 300)
+        tasks.append(asyncio.create_task(_consume(lambda: stub, "ratings", "b", ratings)))
+        await _until([ratings, payouts], [total - len(acked), total])
+        await asyncio.sleep(1.5)  # one lease more: nothing else arrives (nothing twice)
         # ---- the dead member's held entries went to b, after the lease, redelivered
         b_ids = {r.entry_id: r for r in ratings}
         assert held <= set(b_ids)
@@ -259,24 +282,26 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
     server, grpc_port = start_server(url, prefix, tmp_path, "s1", *NO_CREATE_LIMIT)
     servers = [server]
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
+    channels = [channel]  # closed at the end: closing one cancels the consumers' calls
     stub = pb_grpc.GameServiceStub(channel)
     store = RedisEventStore.from_url(url, prefix=prefix, socket_timeout=2,
                                      socket_connect_timeout=2)
     consumed: dict[str, list[pb.GameResult]] = {"ratings": [], "payouts": []}
-    tasks: list[asyncio.Task[None]] = []
+    games: list[str] = []
+    tasks = [asyncio.create_task(_consume(lambda: stub, group, "m", into))
+             for group, into in consumed.items()]  # consumers read through every kill
     try:
-        games: list[str] = []
         for wave in range(3):
             games += await _create_games(stub, games_n // 3, 10_000 * (wave + 1))
             if wave == 0:  # SIGKILL the service while its bots play; start another
                 await asyncio.sleep(1.0)
                 servers[-1].send_signal(signal.SIGKILL)
                 servers[-1].wait()
-                await channel.close()
                 server, grpc_port = start_server(url, prefix, tmp_path, f"s{wave + 2}",
                                                  *NO_CREATE_LIMIT)
                 servers.append(server)
                 channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
+                channels.append(channel)
                 stub = pb_grpc.GameServiceStub(channel)
             elif wave == 1:  # SIGKILL Redis for 2 s, same append-only file after
                 await asyncio.sleep(1.0)
@@ -287,9 +312,8 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
         for g in games:
             await _wait_ended(store, g, timeout=300)
         total = 2 * len(games)
-        tasks = [asyncio.create_task(_consume(stub, group, "m", into, total))
-                 for group, into in consumed.items()]
-        await asyncio.wait_for(asyncio.gather(*tasks), 300)
+        await _until(list(consumed.values()), [total, total])
+        await asyncio.sleep(1.5)  # one lease more: nothing else arrives
         for group, into in consumed.items():
             _check_group(into, games, group)
         print(f"\n{len(games)} games, service and Redis SIGKILLed: {total} summaries per "
@@ -298,7 +322,8 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
     finally:
         for t in tasks:
             t.cancel()
-        await channel.close()
+        for c in channels:
+            await c.close()
         await store.close()
         for s in servers:
             if s.poll() is None:
@@ -306,4 +331,3 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
                 s.wait()
         redis_proc.kill()
         redis_proc.wait()
-        _ = server_log
