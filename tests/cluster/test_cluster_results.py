@@ -77,3 +77,4 @@ async def test_served_games_on_the_cluster_each_summary_once(cluster_url: str) -
     finally:
         await channel.close()
         await server.stop(None)
+        await store.close()
