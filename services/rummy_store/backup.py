@@ -23,8 +23,8 @@ again on its next ``set_active``; its events are whole), a summary in the result
 be missing for a game appended after the feed was dumped. For one point in time, stop
 the servers (or copy an RDB / AOF instead).
 
-Only a single Redis: on a Redis Cluster run it against each primary's keys is not
-supported here (a cluster URL is refused).
+A single Redis only: a cluster URL is refused (back up a cluster by its primaries' RDB
+files).
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ async def backup(client: aioredis.Redis, prefix: str, out: IO[bytes], *,
         The number of keys written (a key that expired during the backup is skipped).
     """
     keys = await _keys(client, prefix)
+    if progress is not None:
+        progress(0, len(keys))
     info = await client.info("server")
     digest = hashlib.sha256()
     written = 0
