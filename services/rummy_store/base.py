@@ -19,6 +19,10 @@ protocol               members                                               cou
 :class:`Lifecycle`     idle_ttl, ping, check_access, close                   4
 =====================  ====================================================  =======
 
+The results feed, one store-wide stream of game summaries read by consumer groups, is a
+protocol of its own (:class:`rummy_store.results.ResultsFeed`, 5 members, and the
+``summary`` argument of :meth:`EventLog.append`); both backends implement it.
+
 :class:`EventStore` is their union (23 members) for callers that need all of them. Three
 backends implement every one (:class:`rummy_store.memory.MemoryEventStore`, and
 :class:`rummy_store.redis_store.RedisEventStore` on a single Redis or a Redis Cluster), and

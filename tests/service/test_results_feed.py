@@ -8,6 +8,7 @@
   ``ratings`` is SIGKILLed in the middle of a batch; the other member of the group gets
   its unacknowledged entries after the lease; group ``payouts`` reads alongside. Per
   group, every game's two summaries are processed, none lost, none appended twice;
+- an idle game that expires reaches the feed as abandoned (the stream's sweep);
 - chaos (``-m chaos``): the same over a private Redis (append-only file, fsync always)
   with the service and Redis SIGKILLed and restarted while games are played.
 """
@@ -36,7 +37,7 @@ from rummy_store import RedisEventStore
 from tests.chaos_helpers import ROOT, free_port, start_redis, start_server
 from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
 
-from .conftest import ADMIN_TOKEN, Running, bots
+from .conftest import ADMIN_TOKEN, Running, bots, humans, serving
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.redis]
 
@@ -331,3 +332,28 @@ async def test_games_with_service_and_redis_killed_every_summary_once(
                 s.wait()
         redis_proc.kill()
         redis_proc.wait()
+
+
+async def test_an_abandoned_game_reaches_the_feed_through_the_service(prefix: str) -> None:
+    reason = redis_unreachable()
+    if reason:
+        pytest.skip(reason)
+    store = RedisEventStore.from_url(REDIS_URL, prefix=prefix, idle_ttl=0.5)
+    try:
+        async with serving(store) as running:
+            created = await running.stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
+            await asyncio.sleep(1.5)  # idle past the expiry: its keys are gone
+            assert not await store.exists(created.game_id)
+            stream = running.stub.StreamResults(pb.StreamResultsRequest(
+                admin_token=ADMIN_TOKEN, group="history", consumer="h"))
+            got: list[pb.GameResult] = []
+            while len(got) < 2:  # the stream's first sweep finds the expired game
+                got += (await asyncio.wait_for(stream.read(), 30)).results
+            stream.cancel()
+        assert [(r.game_id, r.kind) for r in got] == [
+            (created.game_id, pb.RESULT_KIND_CREATED),
+            (created.game_id, pb.RESULT_KIND_ABANDONED)]
+        assert await store.list_games(active_only=True) == []
+    finally:
+        await store.close()
+        await delete_prefix(prefix)
