@@ -1,4 +1,4 @@
-"""CI smoke test of an installed wheel (issue 13): `rummy serve` from the installed package
+"""CI smoke test of an installed wheel: `rummy serve` from the installed package
 serves one gRPC game. Run with the wheel venv's python, from outside the checkout:
 
     /tmp/rummy-ci-wheel/bin/python .ci/wheel_smoke.py

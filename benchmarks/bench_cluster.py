@@ -1,4 +1,4 @@
-"""Event store on Redis Cluster (issue 15): appends/s on a 3-master cluster against one Redis.
+"""Event store on Redis Cluster: appends/s on a 3-master cluster against one Redis.
 
 Starts, in the same run, one plain ``redis-server`` and a local 3-master cluster
 (``tests/redis_cluster.py``: free ports, a temp dir, nothing persisted, torn down at the end),

@@ -1,4 +1,4 @@
-"""Engine benchmarks (issue 2): meld-action validation, engine steps/s, games/s.
+"""Engine benchmarks: meld-action validation, engine steps/s, games/s.
 
 Prints, in one run, our figures beside the reference measured in the same run (the
 straightforward Counter-based check ``check_action_slow``) and the published anchors:
@@ -6,12 +6,12 @@ straightforward Counter-based check ``check_action_slow``) and the published anc
 * validation of a whole-table meld action on 30-, 60- and 90-card tables (median and p99,
   microseconds), once with one meld changed (a card laid off) and once with every meld of
   the new table changed (written in another order); target <= 15 us at 60 cards with every
-  meld changed (issue 10);
+  meld changed;
 * engine steps per second with ``random`` bots (one step = one command decided and its
   events evolved; anchors: OpenSpiel's C++ gin rummy from Python ~63,000 steps/s, RLCard's
   pure-Python gin rummy 13,000-16,000; target >= 60,000), without and with the bots' time;
 * full 4-player games per second with ``basic`` bots;
-* engine vs OpenSpiel (issue 15), the two engines interleaved in rounds: (a) the full
+* engine vs OpenSpiel, the two engines interleaved in rounds: (a) the full
   random-play loop in decisions/s (ours: the ``random`` bot chooses from
   ``view(state, seat)``, then ``step``; OpenSpiel: ``gin_rummy``, ``legal_actions`` ->
   ``random.choice`` -> ``apply_action``, chance nodes sampled from ``chance_outcomes``);
@@ -259,7 +259,7 @@ def _summary(rates: list[float]) -> tuple[float, float]:
 
 
 def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
-    print(f"\nengine vs OpenSpiel gin_rummy (issue 15), {rounds} rounds of ~"
+    print(f"\nengine vs OpenSpiel gin_rummy, {rounds} rounds of ~"
           f"{seconds:g} s per engine, interleaved in slices within each round; decisions = "
           "commands a seat sends (ours) / player actions (OpenSpiel; chance actions not "
           "counted, their time included)")

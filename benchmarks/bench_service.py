@@ -1,4 +1,4 @@
-"""Game-service benchmark (issue 15): what a client sees, against the gRPC floor.
+"""Game-service benchmark: what a client sees, against the gRPC floor.
 
 Every figure is printed beside its reference, measured in the same run, interleaved and
 repeated (the median of the rounds is printed; these machines are noisy):
@@ -512,14 +512,14 @@ async def storage(client: aioredis.Redis, prefix: str) -> tuple[float, float, in
 
 def print_targets(summary: dict[str, dict[str, dict[str, float]]], think: float,
                   h2: dict[str, dict[str, float]] | None = None) -> None:
-    """The service targets of issue 15, each beside its measured figure and anchor:
+    """The service targets, each beside its measured figure and anchor:
     ``summary[level][server]`` holds the medians of :func:`level` (levels ``"10"``,
     ``"100"``, ``"paced"``), ``h2`` those of :func:`h2load_levels` (empty or ``None``:
     h2load was not run)."""
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
-    print("targets (issue 15):")
+    print("targets:")
     for games in ("10", "100"):
         m = summary[games]
         ratio = m["echo"]["cpu_us"] / m["one"]["cpu_us"]

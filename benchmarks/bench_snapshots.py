@@ -1,4 +1,4 @@
-"""Snapshot benchmark (issue 12 item 6): ``GetState`` at a version of a ~20,000-event game
+"""Snapshot benchmark: ``GetState`` at a version of a ~20,000-event game
 read from the local Redis, before snapshots (the old repository: the state at a version is a
 replay from event 1, an uncached latest state a replay of the whole log) and after (the
 newest snapshot at or before the version, then at most ~256 events; more than 64 evolved in

@@ -1,4 +1,4 @@
-"""Redis memory per event of whole games played through the game service (issue 15).
+"""Redis memory per event of whole games played through the game service.
 
 Plays complete two-seat games of the ``basic`` bot through :class:`rummy_grpc.app.GameApp`
 (in this process, over the real Redis at ``--redis-url``, under a fresh key prefix), every
@@ -6,7 +6,7 @@ command carrying its own client ``request_id`` as a careful client sends it, the
 ``MEMORY USAGE`` of every key of each game (the event stream, the request records, the
 metadata, the snapshots) and prints bytes per stored event by kind, beside the anchor: the
 event JSON of ``rummy.events.to_dict`` (what the stream kept before the compact encoding)
-and the target of issue 15 (at most 120 bytes per event, request records included).
+and the target (at most 120 bytes per event, request records included).
 
 Memory is counted, not timed, so the figures do not depend on the machine's load; they
 depend on the games (``--games``, ``--seed``) and on Redis's encoding settings
@@ -39,7 +39,7 @@ from rummy.commands import Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
 from rummy.melds import format_table  # noqa: E402
 
 ADMIN = "bench-storage-admin"
-TARGET = 120  # bytes per event, request records included (issue 15)
+TARGET = 120  # bytes per event, request records included
 KINDS = ("events", "requests", "meta", "snapshots")
 
 

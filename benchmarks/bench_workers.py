@@ -1,4 +1,4 @@
-"""Simulation-worker benchmarks (issue 5): games per second through real Celery workers with
+"""Simulation-worker benchmarks: games per second through real Celery workers with
 1 and 2 pool processes (the scaling ratio), for ``random`` bots and for the solver-based bot
 (``greedy`` when registered in ``rummy.bots.BOTS``, else ``basic``).
 

@@ -39,11 +39,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import Event, GameStarted, Knocked, Melded, Passed, TurnEnded
 from rummy.evolve import evolve
 from rummy.meld_commands import meld_command, table_change
 from rummy.melds import Table, format_meld
+from rummy.rules import RuleSet
 from rummy.solver import solve
 from rummy.state import KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import PlayerView, redact, view
@@ -235,7 +236,7 @@ def best_meld_play(v: PlayerView, *, node_limit: int | None = ANALYSIS_NODE_LIMI
     opening = rules.opening_meld_per_player and not v.opened[v.seat]
     hand_only = opening or (not v.table and rules.opening_meld_min_points > 0)
     table: Table = () if hand_only else v.table
-    solved = _solve(table, v.hand, node_limit)
+    solved = _solve(table, v.hand, node_limit, rules)
     if solved is None or (hand_only and solved[0] < rules.opening_meld_min_points):
         return 0, (), True if solved is None else solved[2], ()
     points, cards, proven, new = solved
@@ -244,9 +245,11 @@ def best_meld_play(v: PlayerView, *, node_limit: int | None = ANALYSIS_NODE_LIMI
     return points, cards, proven, new
 
 
-def _solve(table: Table, hand: tuple[int, ...], node_limit: int | None
+def _solve(table: Table, hand: tuple[int, ...], node_limit: int | None, rules: RuleSet
            ) -> tuple[int, tuple[int, ...], bool, Table] | None:
-    sol = solve(table, hand, node_limit=node_limit)
+    """The best play under the game's rule set (§11 variants included): ``(points, cards,
+    proven, new table)``, or ``None`` when the seat provably cannot meld."""
+    sol = solve(table, hand, node_limit=node_limit, rules=rules)
     if sol.play is None:
         return None if sol.optimal else (0, (), False, ())
     return sol.play.points, sol.play.cards, sol.optimal, sol.play.table
@@ -331,7 +334,7 @@ def analyse_steps(steps: Iterable[SeatStep], *, players: int, names: Sequence[st
             played_cards = e.cards if isinstance(e, Melded) else ()
             decisions.append(MeldDecision(
                 s.index, v.round, v.seat, v.draws, v.hand, best, best_cards,
-                sum(POINTS[c] for c in played_cards), played_cards, proven, v.table,
+                hand_points(played_cards), played_cards, proven, v.table,
                 best_table))
         elif isinstance(e, TurnEnded) and "knock" in v.actions:
             knocks.append(MissedKnock(s.index, v.round, v.seat, v.hand_points,

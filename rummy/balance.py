@@ -8,9 +8,10 @@ JSON (``report_version`` 2) keeps every key of version 1 with the same meaning, 
 ``bot_win_rate[bot].low/high`` are now clustered by game (version 1 treated a bot's seats of
 one game as independent; the naive Wilson bounds are still there as ``naive_low`` /
 ``naive_high``), and adds ``report_version``, ``interval``, ``seat_fairness``,
-``bot_mean_score_ci`` and ``warnings``. Keys added later within version 2 (new keys only,
-issue 14): ``bot_mean_points_left_ci`` (clustered by game), ``rounds_per_game_ci`` (games
-are independent) and ``round_end_ci`` (Wilson over rounds).
+``bot_mean_score_ci`` and ``warnings``. Keys added later within version 2 (new keys only):
+``bot_mean_points_left_ci`` (clustered by game), ``rounds_per_game_ci`` (games
+are independent), ``round_end_ci`` (Wilson over rounds) and ``quality`` (the game-quality
+metrics of :mod:`rummy.quality`, docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rummy.quality import QualityReport
 from rummy.simulate import WIN_UNIT, Aggregate
 from rummy.stats import (
     Z95,
@@ -84,6 +86,7 @@ class BalanceReport:
         warnings: plain-words caveats about what the figures mean.
         seed, lineup, rules: the run's master seed, bot line-up and changed rule variants,
             when known (see :meth:`with_run`).
+        quality: the game-quality metrics (:mod:`rummy.quality`, docs/metrics.md).
     """
 
     games: int
@@ -102,6 +105,7 @@ class BalanceReport:
     seed: int | None = None
     lineup: tuple[str, ...] = ()
     rules: Mapping[str, Any] = field(default_factory=dict)
+    quality: QualityReport | None = None
 
     @property
     def rounds_per_game(self) -> float:
@@ -149,7 +153,7 @@ class BalanceReport:
         return cls(g, agg.players, rounds, agg.turns, agg.steps, tuple(seats), bots, fairness,
                    shares, dict(sorted(agg.rounds_hist.items())),
                    dict(sorted(agg.turns_hist.items())), tuple(sorted(agg.failed.items())),
-                   tuple(warnings))
+                   tuple(warnings), quality=QualityReport.of(agg.quality))
 
     def rounds_per_game_ci(self) -> MeanCI:
         """Mean rounds per game with its 95% normal interval (rounds; games are independent,
@@ -222,6 +226,8 @@ class BalanceReport:
             "failed_games": [{"index": i, "error": e} for i, e in self.failed_games],
             "warnings": list(self.warnings),
         }
+        if self.quality is not None:
+            out["quality"] = self.quality.to_dict()
         if self.seed is not None:
             out["seed"] = self.seed
         if self.lineup:

@@ -20,7 +20,7 @@ Encoding (stable: it is used inside the core only, events carry the text notatio
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from rummy.errors import NotationError
 
@@ -37,21 +37,6 @@ _CARD_TEXT: tuple[str, ...] = tuple(RANKS[r] + SUITS[s] for s in range(4) for r 
 _TEXT_CARD: dict[str, int] = {t: i for i, t in enumerate(_CARD_TEXT)}
 _TABLE_TEXT: tuple[str, ...] = _CARD_TEXT + ("*",) + tuple("*" + t for t in _CARD_TEXT)
 _TEXT_TABLE: dict[str, int] = {t: i for i, t in enumerate(_TABLE_TEXT) if i != JOKER}
-
-
-def rank_of(card: int) -> int:
-    """Rank index 0..12 (A..K) of a real card index 0..51."""
-    return card % 13
-
-
-def suit_of(card: int) -> int:
-    """Suit index 0..3 (S, H, D, C) of a real card index 0..51."""
-    return card // 13
-
-
-def is_table_joker(tcard: int) -> bool:
-    """True if ``tcard`` is a declared joker on the table (53..104)."""
-    return tcard >= TABLE_JOKER_BASE
 
 
 def effective(tcard: int) -> int:
@@ -126,9 +111,21 @@ def format_cards(cards: Iterable[int]) -> list[str]:
     return [_TABLE_TEXT[c] for c in cards]
 
 
-def hand_points(hand: Iterable[int]) -> int:
-    """Point value of a hand (R1.5): joker 25, J/Q/K 10, 2–10 face value, ace 1."""
-    return sum(POINTS[c] for c in hand)
+#: point value of every card index 0..104: a declared joker on the table is a joker (25)
+_POINTS_BY_INDEX: tuple[int, ...] = POINTS + (POINTS[JOKER],) * NUM_REAL
+
+
+def hand_points(cards: Iterable[int]) -> int:
+    """Point value (R1.5) of cards: joker 25, J/Q/K 10, 2–10 face value, ace 1.
+
+    The one place card points are summed. ``cards`` are hand cards (0..52) or table cards
+    (0..104: a declared joker counts 25 whatever it declares), e.g. a hand, the cards a
+    meld action adds, or ``itertools.chain.from_iterable(table)``.
+
+    Raises:
+        IndexError: a card index outside 0..104.
+    """
+    return sum(map(_POINTS_BY_INDEX.__getitem__, cards))
 
 
 def new_deck(decks: int) -> tuple[int, ...]:
@@ -149,8 +146,3 @@ def shuffled_deck(decks: int, rng: random.Random) -> tuple[int, ...]:
     deck = list(new_deck(decks))
     rng.shuffle(deck)
     return tuple(deck)
-
-
-def sort_hand(cards: Sequence[int]) -> tuple[int, ...]:
-    """Canonical hand order: ascending card index (suit, then rank; jokers last)."""
-    return tuple(sorted(cards))

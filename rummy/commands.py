@@ -8,8 +8,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rummy.errors import CommandError, NotationError
 from rummy.melds import Table
 from rummy.rules import RuleSet
+
+#: the longest turn time limit a game may have, in seconds (one day; 0 is none)
+MAX_TURN_SECONDS = 86_400
+
+
+def check_turn_seconds(value: object) -> int:
+    """Return a game's turn time limit if it is an int of 0..86400 seconds (0: none).
+
+    The one check: :func:`rummy.decide.decide` runs it on ``CreateGame``, the replay check
+    (:mod:`rummy.invariants`) on a recorded ``GameStarted``.
+
+    Raises:
+        CommandError: not an int (``bool`` is not one) or out of range.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= MAX_TURN_SECONDS:
+        raise CommandError(f"turn_seconds must be 0..{MAX_TURN_SECONDS}, got {value!r}")
+    return value
+
+
+def check_seat_name(seat: int, name: str) -> str:
+    """Return a seat's name if it is printable text (``str.isprintable``; ``""`` is).
+
+    The one check of a seat name: :func:`rummy.decide.decide` runs it on ``CreateGame``,
+    the service on each seat it is asked to create. A name reaches terminals, logs and
+    replay pages, so control and format characters are refused.
+
+    Raises:
+        NotationError: the name has control or format characters (terminal escapes, line
+            breaks, bidi overrides); the message names the seat.
+    """
+    if not name.isprintable():
+        raise NotationError(f"seat {seat}: the name {name!r} has control or format characters "
+                            "(terminal escapes, line breaks, bidi overrides); a name must be "
+                            "printable text")
+    return name
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from rummy.cards import POINTS, decks_for, format_card, hand_points, physical, shuffled_deck
+from rummy.cards import decks_for, format_card, hand_points, physical, shuffled_deck
 from rummy.commands import (
     Command,
     CreateGame,
@@ -23,10 +23,11 @@ from rummy.commands import (
     Knock,
     Meld,
     Pass,
+    check_seat_name,
+    check_turn_seconds,
     make_command,
 )
 from rummy.errors import (
-    CommandError,
     GameOverError,
     IllegalMoveError,
     NotationError,
@@ -79,7 +80,7 @@ def first_dealer(seed: int, players: int) -> int:
     return random.Random(f"rummy:{seed}:dealer").randrange(players)
 
 
-# Shared instances of the small events a step makes most (issue 15). Events are immutable
+# Shared instances of the small events a step makes most. Events are immutable
 # values, so a shared one equals a new one in every way but identity; building a frozen
 # dataclass costs one object.__setattr__ per field. Seats 0..4 (R1.1), draws 1..3 (the
 # default max_draws_per_turn), cards 0..52 (795 CardDrawn, <1 ms at import); anything
@@ -172,13 +173,13 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         if s.rules.knock_timing == "start":
             return [_knock_at_start(s, cmd.seat)]
         if s.phase != KNOCK_OR_END:
-            points = sum(POINTS[c] for c in s.hands[cmd.seat])
+            points = hand_points(s.hands[cmd.seat])
             if s.phase in (DRAW, MELD_OR_PASS):
                 raise IllegalMoveError("R6.1", "a player may knock only after the turn is over "
                                        "(after a meld, the last draw, or a pass with no draw due)")
             raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
                                    f"{s.rules.knock_threshold} or fewer")
-        return [Knocked(cmd.seat, sum(POINTS[c] for c in s.hands[cmd.seat]))]
+        return [Knocked(cmd.seat, hand_points(s.hands[cmd.seat]))]
     if isinstance(cmd, EndTurn):
         s = _check_seat(state, cmd.seat)
         if s.phase != KNOCK_OR_END:
@@ -193,19 +194,14 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                 not all(isinstance(n, str) for n in cmd.names):
             raise NotationError(f"names must be a list of strings, got {cmd.names!r}")
         for i, name in enumerate(cmd.names):
-            if not name.isprintable():  # a name reaches terminals, logs and pages
-                raise NotationError(f"seat {i}'s name {name!r} has control or format "
-                                    "characters (terminal escapes, line breaks, bidi "
-                                    "overrides); a name must be printable text")
+            check_seat_name(i, name)
         cmd.rules.check_players(cmd.players)
         if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
             raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)
         names = tuple(cmd.names) or tuple(f"seat{i}" for i in range(cmd.players))
         if len(names) != cmd.players:
             raise NotationError(f"{len(names)} names for {cmd.players} seats")
-        if isinstance(cmd.turn_seconds, bool) or not isinstance(cmd.turn_seconds, int) \
-                or not 0 <= cmd.turn_seconds <= 86_400:
-            raise CommandError(f"turn_seconds must be 0..86400, got {cmd.turn_seconds!r}")
+        check_turn_seconds(cmd.turn_seconds)
         return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
                             cmd.seed, names, cmd.turn_seconds)]
     raise NotationError(f"unknown command {cmd!r}")
@@ -220,7 +216,7 @@ def _knock_at_start(s: GameState, seat: int) -> Knocked:
     Raises:
         IllegalMoveError: ``R6.1``, saying which condition failed.
     """
-    points = sum(POINTS[c] for c in s.hands[seat])
+    points = hand_points(s.hands[seat])
     if s.draws or s.phase not in (DRAW, MELD_OR_PASS):
         raise IllegalMoveError("R6.1", "under the variant knock_timing=start a player may knock "
                                "only at the start of their own turn, before the first draw")
@@ -307,6 +303,21 @@ def _automatic(s: GameState) -> Event | None:
     return None
 
 
+def settle(state: GameState) -> tuple[GameState, list[Event]]:
+    """The automatic events of a transient phase (a deal, the end of a turn, a round's
+    scoring, the game's end), applied until a seat is to act or the game is over: what
+    :func:`step` appends after a command, for a state taken from the middle of a log (a
+    fork, a replay's cut). Returns ``(stable_state, events)``; nothing for a stable state.
+    """
+    events: list[Event] = []
+    auto = _automatic(state)
+    while auto is not None:
+        events.append(auto)
+        state = evolve(state, auto)
+        auto = _automatic(state)
+    return state, events
+
+
 def step(state: GameState | None, command: Command) -> tuple[GameState, list[Event]]:
     """Decide a command and evolve its events.
 
@@ -360,5 +371,5 @@ def decide(state: GameState | None, command: Command) -> list[Event]:
     return step(state, command)[1]
 
 
-__all__ = ["decide", "step", "round_deck", "first_dealer", "format_card", "default_command",
-           "DEFAULT_KIND"]
+__all__ = ["decide", "step", "settle", "round_deck", "first_dealer", "format_card",
+           "default_command", "DEFAULT_KIND"]

@@ -35,7 +35,7 @@ from typing import Any
 
 from rummy.events import CardDrawn, Event, GameStarted, Melded, RoundScored, RoundStarted
 from rummy.evolve import evolve
-from rummy.state import GameState
+from rummy.state import GAME_OVER, GameState
 from rummy.views import view
 
 #: the key of a fork log's header line (the first line, not an event)
@@ -82,13 +82,18 @@ def fork_prefix(events: Sequence[Event], after: int, seat: int | None, *,
         hand of ``seat`` as the original's.
 
     Raises:
-        ValueError: ``after`` outside the log, no ``GameStarted`` first, or a seat-true
-            fork without a seat in range (R1.1).
+        ValueError: ``after`` outside the log or at the game's end (nothing to play on
+            from), no ``GameStarted`` first, or a seat-true fork without a seat in range
+            (R1.1). A fork inside a transient phase (a deal, a knock, a scored round) plays
+            on after its automatic events (:func:`rummy.decide.settle`).
     """
     if not events or not isinstance(events[0], GameStarted):
         raise ValueError("a game log starts with GameStarted")
     if not 1 <= after <= len(events):
         raise ValueError(f"the fork point must be 1..{len(events)}, got {after}")
+    if _state(list(events[:after])).phase == GAME_OVER:
+        raise ValueError(f"after event {after} the game is over: there is nothing to play "
+                         "on from; fork at an earlier event")
     prefix = list(events[:after])
     if omniscient:
         return prefix

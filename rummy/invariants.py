@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rummy.cards import decks_for, hand_points, new_deck, physical
-from rummy.commands import Meld
+from rummy.commands import Meld, check_turn_seconds
 from rummy.decide import _automatic, check_opening
 from rummy.errors import RummyError
 from rummy.events import (
@@ -40,7 +40,7 @@ from rummy.state import (
     TURN_OVER,
     GameState,
 )
-from rummy.views import view
+from rummy.views import PlayerView, view
 
 
 class ReplayError(RummyError):
@@ -71,12 +71,74 @@ def check_invariants(state: GameState) -> list[str]:
     for m in state.table:  # I2
         if not is_valid_meld(m, state.rules.ace_high):
             problems.append(f"I2: illegal meld on the table: {table_text([m])}")
-    for seat in range(state.players):  # I3
-        v = view(state, seat)
-        if v.hand != state.hands[seat] or v.hand_sizes != tuple(len(h) for h in state.hands):
-            problems.append(f"I3: view of seat {seat} is wrong")
-        if any(hasattr(v, name) for name in ("hands", "deck", "seed", "stock")):
-            problems.append(f"I3: view of seat {seat} exposes hidden state")
+    problems += i3_problems(state)
+    return problems
+
+
+ViewFn = Callable[[GameState, int | None], PlayerView]
+
+
+def _hidden_variants(state: GameState, seat: int | None) -> list[GameState]:
+    """States equal to ``state`` except for what ``seat`` may not see (``None``: the public
+    view, which sees no hand): the cards of the other hands and of the stock, moved
+    round by one place and reversed (hand sizes and stock size kept; hands stay sorted),
+    and another seed. Variants equal to ``state`` (nothing hidden to move) are left out."""
+    others = [s for s in range(state.players) if s != seat]
+    stock = list(state.deck[state.stock_pos:])
+    pool = [c for s in others for c in state.hands[s]] + stock
+    out: list[GameState] = []
+    seed = (state.seed or 0) + 1
+    for moved in (pool[1:] + pool[:1], pool[::-1]):
+        hands = list(state.hands)
+        at = 0
+        for s in others:
+            n = len(state.hands[s])
+            hands[s] = tuple(sorted(moved[at:at + n]))
+            at += n
+        deck = state.deck[:state.stock_pos] + tuple(moved[at:])
+        variant = state._replace(hands=tuple(hands), deck=deck, seed=seed)
+        if variant != state:
+            out.append(variant)
+    if not out:  # nothing to move: the seed alone is hidden
+        out.append(state._replace(seed=seed))
+    return out
+
+
+def _differing_fields(a: PlayerView, b: PlayerView) -> list[str]:
+    return [name for name, x, y in zip(a._fields, a, b, strict=True) if x != y]
+
+
+def i3_problems(state: GameState, view_fn: ViewFn = view) -> list[str]:
+    """Problems with I3 (docs/rules.md §10) in ``state``, checked as non-interference: a
+    seat's view must not change when everything hidden from that seat changes (the other
+    hands' cards, the stock's cards and order, the seed), and it must show the seat exactly
+    its own hand, every hand size and the stock size. Problems for every seat and the
+    public view: a list of ``"I3: ..."`` messages, empty when I3 holds.
+
+    Args:
+        state: any state of a game (before the first deal there is nothing hidden).
+        view_fn: the view under test, ``view_fn(state, seat) -> PlayerView``
+            (default :func:`rummy.views.view`); a test passes a leaky one to see the check
+            fail.
+    """
+    problems: list[str] = []
+    if state.round == 0:
+        return problems
+    sizes = tuple(len(h) for h in state.hands)
+    for seat in [*range(state.players), None]:
+        v = view_fn(state, seat)
+        who = "the public view" if seat is None else f"the view of seat {seat}"
+        own = () if seat is None else state.hands[seat]
+        if v.hand != own:
+            problems.append(f"I3: {who} shows hand {v.hand}, not its own {own}")
+        if v.hand_sizes != sizes or v.stock_size != state.stock_size:
+            problems.append(f"I3: {who} has wrong hand sizes or stock size")
+        for variant in _hidden_variants(state, seat):
+            fields = _differing_fields(v, view_fn(variant, seat))
+            if fields:
+                problems.append(f"I3: {who} depends on hidden state (other hands, stock "
+                                f"order, seed) through {', '.join(fields)}")
+                break
     return problems
 
 
@@ -106,8 +168,10 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         # before names existed), a turn limit of 0..86400 s (0: none)
         _expect(not e.names or len(e.names) == e.players, i,
                 f"{len(e.names)} names for {e.players} seats (one per seat)")
-        _expect(0 <= e.turn_seconds <= 86_400, i,
-                f"turn_seconds must be 0..86400, got {e.turn_seconds}")
+        try:
+            check_turn_seconds(e.turn_seconds)
+        except RummyError as err:
+            raise ReplayError(i, str(err)) from None
         _expect(all(n.isprintable() for n in e.names), i,
                 "a seat name has control or format characters (terminal escapes, line "
                 "breaks, bidi overrides); names must be printable text")
@@ -201,4 +265,4 @@ def verify_log(events: Sequence[Event]) -> Iterator[GameState]:
         yield state
 
 
-__all__ = ["ReplayError", "check_invariants", "verify_log"]
+__all__ = ["ReplayError", "check_invariants", "i3_problems", "verify_log"]

@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from rummy.errors import NotationError
-from rummy.melds import Meld, Table, canonical_meld, format_meld, parse_meld, parse_table
+from rummy.melds import MeldCards, Table, canonical_meld, format_meld, parse_meld, parse_table
 
 
 def _text(meld: Sequence[int]) -> str:
@@ -47,7 +47,7 @@ def _key(meld: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(meld))
 
 
-def table_change(old: Table, new: Table) -> tuple[list[int], list[Meld]]:
+def table_change(old: Table, new: Table) -> tuple[list[int], list[MeldCards]]:
     """The melds of ``old`` that are gone (0-based indices, ascending) and the melds of
     ``new`` that are not in ``old`` (in ``new``'s order). Melds compare as card multisets,
     so their order inside a meld does not matter; two equal melds (two decks, R1.2) pair
@@ -55,7 +55,7 @@ def table_change(old: Table, new: Table) -> tuple[list[int], list[Meld]]:
     left: dict[tuple[int, ...], list[int]] = {}
     for i, m in enumerate(old):
         left.setdefault(_key(m), []).append(i)
-    added: list[Meld] = []
+    added: list[MeldCards] = []
     for m in new:
         slot = left.get(_key(m))
         if slot:
@@ -79,7 +79,7 @@ def meld_command(old: Table, new: Table) -> str:
         return ""
     parts: list[str] = []
     left_gone = list(gone)
-    rest: list[Meld] = []
+    rest: list[MeldCards] = []
     for m in added:
         have = Counter(m)
         pick = next((i for i in left_gone
@@ -122,9 +122,9 @@ def apply_meld_command(old: Table, text: str) -> Table:
             raise NotationError("m needs the whole new table, e.g. 'm 5S 6S 7S | 8H 8D 8C'"
                                 " (R5)", token="")
         return parse_table(rest)
-    slots: list[Meld | None] = list(old)
+    slots: list[MeldCards | None] = list(old)
     touched: set[int] = set()
-    appended: list[Meld] = []
+    appended: list[MeldCards] = []
 
     def number(tok: str, what: str) -> int:
         if not tok.isdigit() or not 1 <= int(tok) <= len(old):

@@ -25,7 +25,6 @@ from typing import Any
 
 from rummy.cards import (
     JOKER,
-    POINTS,
     RANKS,
     SUITS,
     TABLE_JOKER_BASE,
@@ -37,8 +36,8 @@ from rummy.cards import (
 from rummy.errors import IllegalMoveError, NotationError
 from rummy.rules import RuleSet
 
-Meld = tuple[int, ...]
-Table = tuple[Meld, ...]
+MeldCards = tuple[int, ...]
+Table = tuple[MeldCards, ...]
 
 # ---------------------------------------------------------------- tables built at import
 
@@ -85,14 +84,6 @@ VALID_MELDS_ACE_LOW: dict[int, int] = _build_valid(ace_high=False)
 def valid_melds(ace_high: bool = True) -> dict[int, int]:
     """:data:`VALID_MELDS`, or :data:`VALID_MELDS_ACE_LOW` when ``ace_high`` is false."""
     return VALID_MELDS if ace_high else VALID_MELDS_ACE_LOW
-_GROUP_MASKS = frozenset(
-    m for m in VALID_MELDS if len({i % 13 for i in range(52) if m >> i & 1}) == 1
-)
-
-
-def meld_mask(meld: Iterable[int]) -> int:
-    """Sum of the effective-card bits of a meld (see module docstring)."""
-    return sum(map(EFF_BIT.__getitem__, meld))
 
 
 def is_valid_meld(meld: Sequence[int], ace_high: bool = True) -> bool:
@@ -137,12 +128,6 @@ def meld_problem(meld: Sequence[int], ace_high: bool = True) -> tuple[str, str] 
                   "(one suit, consecutive ranks)")
 
 
-def is_group(meld: Sequence[int]) -> bool:
-    """True iff ``meld`` is a legal group (R4.2)."""
-    m = meld_mask(meld)
-    return m in _GROUP_MASKS and VALID_MELDS[m] == len(meld)
-
-
 #: sort keys of canonical_meld for each table card 0..104 (and a hand joker, 52): the key
 #: (suit; rank; rank with the ace high) in the high bits, the card itself in the low 8, so
 #: one key per card sorts like the (key, card) pairs of the reference
@@ -155,7 +140,7 @@ _HIGH_KEY: tuple[int, ...] = tuple((effective(t) % 13 or 13) << 8 | t
 _RANK: tuple[int, ...] = tuple(effective(t) % 13 for t in range(TABLE_JOKER_BASE + 52))
 
 
-def canonical_meld(meld: Iterable[int]) -> Meld:
+def canonical_meld(meld: Iterable[int]) -> MeldCards:
     """A legal meld in display order (R4.5): groups by suit S,H,D,C; sequences by rank,
     each joker at the rank it declares, a high ace last.
 
@@ -163,7 +148,7 @@ def canonical_meld(meld: Iterable[int]) -> Meld:
     """
     cards = tuple(meld)
     try:
-        if min(cards) >= 0:  # table cards: one precomputed key per card (issue 15)
+        if min(cards) >= 0:  # table cards: one precomputed key per card
             ranks = set(map(_RANK.__getitem__, cards))
             if len(ranks) == 1 and len(cards) <= 4:
                 key = _SUIT_KEY
@@ -177,7 +162,7 @@ def canonical_meld(meld: Iterable[int]) -> Meld:
     return _canonical_meld_reference(cards)
 
 
-def _canonical_meld_reference(cards: Sequence[int]) -> Meld:
+def _canonical_meld_reference(cards: Sequence[int]) -> MeldCards:
     """:func:`canonical_meld` as first written (any integers; the tests compare both)."""
     effs = [effective(c) for c in cards]
     if len({e % 13 for e in effs}) == 1 and len(cards) <= 4:
@@ -189,7 +174,7 @@ def _canonical_meld_reference(cards: Sequence[int]) -> Meld:
     return tuple(c for _, c in sorted(zip(key, cards, strict=True)))
 
 
-def canonical_table(table: Iterable[Iterable[int]], known: Iterable[Meld] = ()) -> Table:
+def canonical_table(table: Iterable[Iterable[int]], known: Iterable[MeldCards] = ()) -> Table:
     """Canonical form of a legal table: each meld in display order, melds sorted.
 
     Two arrangements with the same melds compare equal after this. Does not validate.
@@ -202,7 +187,7 @@ def canonical_table(table: Iterable[Iterable[int]], known: Iterable[Meld] = ()) 
 
 # ---------------------------------------------------------------- notation of melds/tables
 
-def parse_meld(tokens: Iterable[str] | str) -> Meld:
+def parse_meld(tokens: Iterable[str] | str) -> MeldCards:
     """Parse a meld of table cards (``["5S", "6S", "*7S"]`` or ``"5S 6S *7S"``).
 
     Raises:
@@ -537,14 +522,9 @@ def check_action_slow(
     return tuple(sorted(added.elements()))
 
 
-def points_of(cards: Iterable[int]) -> int:
-    """Point value (R1.5) of hand cards."""
-    return sum(POINTS[c] for c in cards)
-
-
 __all__ = [
-    "Meld", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem", "is_group",
+    "MeldCards", "Table", "VALID_MELDS", "is_valid_meld", "meld_problem",
     "canonical_meld", "canonical_table", "parse_meld", "parse_table", "format_meld",
     "format_table", "table_text", "check_action", "check_action_slow", "pack", "unpack",
-    "points_of", "RANKS", "SUITS",
+    "RANKS", "SUITS",
 ]

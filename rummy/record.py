@@ -101,7 +101,7 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
     yield _header("Players", str(start.players))
     for i, name in enumerate(start.names):
         yield _header(f"Seat{i}", name)
-    yield _header("Rules", " ".join(f"{k}={json.dumps(v)}"
+    yield _header("Rules", " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                     for k, v in start.rules.changed().items()))
     yield _header("Seed", str(start.seed))
     yield _header("Dealer", str(start.dealer))
@@ -258,7 +258,7 @@ def _header_of(error: RummyError, headers: dict[str, tuple[int, str]]) -> str:
     return "Players"
 
 
-def _command(state: GameState, seat: int, token: str, n: int) -> Command | None:
+def _token_command(state: GameState, seat: int, token: str, n: int) -> Command | None:
     """The command a turn-line token asks for; ``None`` when the event it names follows
     from the previous command (a turn ended automatically, R3.5; the stock ran out, R8.1)."""
     if token == "draw":
@@ -353,7 +353,7 @@ def from_record(text: str) -> list[Event]:
                     k += 1
                 cmd = Meld(seat, _meld_table(state, tokens[j:k], n))
             else:
-                cmd = _command(state, seat, tok, n)
+                cmd = _token_command(state, seat, tok, n)
                 if tok in ("draw", "knock") and k < len(tokens):  # the card / points shown
                     arg = tokens[k]
                     k += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rummy.cards import POINTS
+from rummy.cards import hand_points
 from rummy.rules import DEFAULT_RULES, RuleSet
 
 
@@ -40,7 +40,7 @@ def score_round(hands: Sequence[Sequence[int]], knocker: int | None,
         contribute 0); a knocker who ties loses to the others (R7.5); a winner who did not
         knock gets the undercut bonus (R7.4); an empty hand gets the going-out bonus (R7.7).
     """
-    points = tuple(sum(POINTS[c] for c in h) for h in hands)
+    points = tuple(map(hand_points, hands))
     low = min(points)
     tied = [i for i, p in enumerate(points) if p == low]
     if knocker is not None and knocker in tied and len(tied) > 1:

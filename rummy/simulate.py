@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rummy.bots import BOTS, make_bot
+from rummy.bots import check_bot, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
+from rummy.quality import count_plays, game_sums, is_sampled, sample_every
 from rummy.rules import RuleSet
-from rummy.state import GAME_OVER
+from rummy.state import GAME_OVER, MELD_OR_PASS
 from rummy.views import view
 
 WIN_UNIT = 60  #: win credit of one outright win; shared wins get WIN_UNIT // k each
@@ -34,10 +35,10 @@ MAX_STEPS = 200_000  #: a game longer than this is a bug (an engine or bot loop)
 SCORE_BIN = 25  #: width of the final-score histogram bins, in points
 #: the line-up of ``rummy simulate`` and ``rummy batch`` without ``--bots``: bots that end
 #: rounds by knocking or going out, as people do (``basic,random`` let 99% of rounds run
-#: the stock out, which measured the bots more than the rules; issue 14)
+#: the stock out, which measured the bots more than the rules)
 DEFAULT_LINEUP = ("strategic", "greedy")
 AGGREGATE_VERSION = 3  #: ``Aggregate.to_dict()["v"]``: 2 added the per-game (clustered)
-#: sums, 3 those of the points left (an interval of the mean points left, issue 14)
+#: sums, 3 those of the points left (an interval of the mean points left)
 
 
 def game_seed(master_seed: int, index: int) -> int:
@@ -69,6 +70,11 @@ class GameResult:
         points_left: hand points left per seat at each round's end, summed over rounds.
         steps: commands decided.
         events: the event log, when recorded.
+        positions: running totals after each round (R7), round 1 first.
+        meld_phases: meld phases (R3.2) the game went through.
+        plays: distinct legal plays found at each sampled meld phase
+            (:func:`rummy.quality.count_plays`; empty with ``metrics=False``; -1 where the
+            count failed, which no figure uses and the report counts apart).
     """
 
     seed: int
@@ -81,10 +87,13 @@ class GameResult:
     points_left: tuple[int, ...]
     steps: int
     events: tuple[Event, ...] = ()
+    positions: tuple[tuple[int, ...], ...] = ()
+    meld_phases: int = 0
+    plays: tuple[int, ...] = ()
 
 
 def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
-              record: bool = False) -> GameResult:
+              record: bool = False, metrics: bool = True) -> GameResult:
     """Play one complete game (to the target score, R9.1) between bots.
 
     Args:
@@ -92,6 +101,8 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
         seed: the game's seed (deck shuffles, first dealer, each bot's own seed).
         rules: the rule set (default rules if ``None``).
         record: keep the full event log in the result.
+        metrics: sample meld phases for the decision-move metrics
+            (:mod:`rummy.quality`; the only part of them that costs a solver call).
 
     Returns:
         The game's :class:`GameResult`.
@@ -111,9 +122,23 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
     points_left = [0] * players
     round_turns = 0
     steps = 0
+    positions: list[tuple[int, ...]] = []
+    every = sample_every(bots)
+    meld_phases = 0
+    plays: list[int] = []
     while state.phase != GAME_OVER:
         seat = state.turn
-        cmd = agents[seat].act(view(state, seat))
+        seen = view(state, seat)
+        if state.phase == MELD_OR_PASS:
+            if metrics and is_sampled(seed, meld_phases, every):
+                try:
+                    plays.append(count_plays(seen))
+                except ValueError:  # the solver refused the position: a metric never
+                    # fails a game (only ValueError: a runner's signals, such as Celery's
+                    # soft time limit, must still stop the chunk)
+                    plays.append(-1)  # counted apart (quality "sample_errors")
+            meld_phases += 1
+        cmd = agents[seat].act(seen)
         state, events = step(state, cmd)
         steps += 1
         if record:
@@ -130,6 +155,7 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
                 if reason == "knock" and e.knocker not in e.winners:
                     reason = "undercut"
                 reasons.append(reason)
+                positions.append(tuple(e.totals))
                 for i, p in enumerate(e.points):
                     points_left[i] += p
         if steps > MAX_STEPS:
@@ -137,7 +163,8 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
     result = state.result
     assert isinstance(result, GameEnded)
     return GameResult(seed, tuple(bots), result.final, result.winners, state.round,
-                      tuple(turns), tuple(reasons), tuple(points_left), steps, tuple(log))
+                      tuple(turns), tuple(reasons), tuple(points_left), steps, tuple(log),
+                      tuple(positions), meld_phases, tuple(plays))
 
 
 # ----------------------------------------------------------------------------- aggregates
@@ -165,6 +192,9 @@ class Aggregate:
     for the points left at rounds' ends, with ``r = m × rounds`` the bot's seat-rounds in
     one game and ``p`` their points left: ``bot_rounds`` = Σr, ``bot_points_left`` = Σp,
     ``bot_left_sq`` = Σp², ``bot_left_rounds`` = Σp·r, ``bot_rounds_sq`` = Σr².
+    ``quality`` holds the integer sums of the game-quality metrics
+    (:func:`rummy.quality.game_sums`; its ``games`` counts the games that carried them, as
+    aggregates stored before they existed have none).
     """
 
     players: int
@@ -193,6 +223,7 @@ class Aggregate:
     bot_left_sq: dict[str, int] = field(default_factory=dict)
     bot_left_rounds: dict[str, int] = field(default_factory=dict)
     bot_rounds_sq: dict[str, int] = field(default_factory=dict)
+    quality: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, players: int) -> Aggregate:
@@ -200,12 +231,12 @@ class Aggregate:
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players)
 
     @classmethod
-    def of_failure(cls, players: int, index: int, error: BaseException) -> Aggregate:
-        """The aggregate of game ``index`` that failed (a bot raised or sent an illegal
-        command): it counts in no statistic, only in :attr:`failed`, with the error in one
-        line (``"RuntimeError: ..."``) so that the game can be re-run alone."""
+    def of_failure(cls, players: int, failed: FailedGame) -> Aggregate:
+        """The aggregate of a game that failed (a bot raised or sent an illegal command):
+        it counts in no statistic, only in :attr:`failed`, with its error in one line
+        (``"RuntimeError: ..."``) so that the game can be re-run alone."""
         return cls(players, seat_wins=(0,) * players, seat_wins_sq=(0,) * players,
-                   failed={index: failure_text(error)})
+                   failed={failed.index: failed.error})
 
     @classmethod
     def of_game(cls, r: GameResult) -> Aggregate:
@@ -247,7 +278,11 @@ class Aggregate:
                    bot_score_seats={b: score_sum[b] * m for b, m in bot_seats.items()},
                    bot_left_sq={b: v * v for b, v in left.items()},
                    bot_left_rounds={b: left[b] * r for b, r in bot_rounds.items()},
-                   bot_rounds_sq={b: r * r for b, r in bot_rounds.items()})
+                   bot_rounds_sq={b: r * r for b, r in bot_rounds.items()},
+                   quality=game_sums(bots=r.bots, winners=r.winners, final=r.final,
+                                     positions=r.positions, turns=sum(r.turns),
+                                     reasons=r.reasons, plays=r.plays,
+                                     meld_phases=r.meld_phases, win_unit=WIN_UNIT))
 
     def merge(self, other: Aggregate) -> Aggregate:
         """The aggregate of both sets of games (exact; order does not matter)."""
@@ -274,7 +309,7 @@ class Aggregate:
             _add(self.bot_score_seats, other.bot_score_seats),
             _add(self.bot_left_sq, other.bot_left_sq),
             _add(self.bot_left_rounds, other.bot_left_rounds),
-            _add(self.bot_rounds_sq, other.bot_rounds_sq))
+            _add(self.bot_rounds_sq, other.bot_rounds_sq), _add(self.quality, other.quality))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (histogram keys become strings); inverse of :meth:`from_dict`."""
@@ -296,6 +331,7 @@ class Aggregate:
             "bot_wins_seats": self.bot_wins_seats, "bot_score_sq": self.bot_score_sq,
             "bot_score_seats": self.bot_score_seats, "bot_left_sq": self.bot_left_sq,
             "bot_left_rounds": self.bot_left_rounds, "bot_rounds_sq": self.bot_rounds_sq,
+            "quality": self.quality,
         }
 
     @classmethod
@@ -323,7 +359,8 @@ class Aggregate:
             {int(k): str(v) for k, v in (d.get("failed") or {}).items()},
             dict(d["bot_games"]), dict(d["bot_seats_sq"]), dict(d["bot_wins_seats"]),
             dict(d["bot_score_sq"]), dict(d["bot_score_seats"]), dict(d["bot_left_sq"]),
-            dict(d["bot_left_rounds"]), dict(d["bot_rounds_sq"]))
+            dict(d["bot_left_rounds"]), dict(d["bot_rounds_sq"]),
+            {str(k): int(v) for k, v in (d.get("quality") or {}).items()})
 
 
 def merge_all(players: int, aggregates: Iterable[Aggregate]) -> Aggregate:
@@ -339,12 +376,21 @@ def failure_text(error: BaseException) -> str:
     return " ".join(f"{type(error).__name__}: {error}".split())[:500]
 
 
+@dataclass(frozen=True, slots=True)
+class FailedGame:
+    """A game of a batch that failed: its index in the batch and its error in one line
+    (:func:`failure_text`)."""
+
+    index: int
+    error: str
+
+
 def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: int, *,
                  record: bool = False,
-                 passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | Aggregate:
+                 passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | FailedGame:
     """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
-    :meth:`Aggregate.of_failure` of game ``index``: one game's failure never loses a
-    batch (issue 10). Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
+    :class:`FailedGame` of game ``index``: one game's failure never loses a
+    batch. Only ``Exception`` is caught (``KeyboardInterrupt`` still stops),
     and not the ``passthrough`` types: a runner's own signals, such as Celery's soft
     time limit, which must stop the chunk."""
     try:
@@ -352,7 +398,7 @@ def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: i
     except passthrough:
         raise
     except Exception as e:  # noqa: BLE001 - recorded as a failed game, with its error
-        return Aggregate.of_failure(len(bots), index, e)
+        return FailedGame(index, failure_text(e))
 
 
 #: called after each finished game of :func:`play_range` with (game index, result,
@@ -382,8 +428,8 @@ def play_range(bots: Sequence[str], master_seed: int, start: int, stop: int,
         t0 = time.perf_counter()
         r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i,
                          record=record is not None and record(i), passthrough=passthrough)
-        if isinstance(r, Aggregate):  # a bot failed: a failed game, not a lost run
-            agg = agg.merge(r)
+        if isinstance(r, FailedGame):  # a bot failed: a failed game, not a lost run
+            agg = agg.merge(Aggregate.of_failure(len(bots), r))
             continue
         if on_game is not None:
             on_game(i, r, time.perf_counter() - t0)
@@ -412,8 +458,7 @@ def parse_lineup(names: str | Sequence[str] | None, players: int) -> tuple[str, 
     if not clean:
         raise ValueError("give at least one bot name")
     for b in clean:
-        if b not in BOTS:
-            raise ValueError(f"unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+        check_bot(b)
     if len(clean) > players:
         raise ValueError(f"{len(clean)} bots for {players} players")
     return tuple(clean[i % len(clean)] for i in range(players))

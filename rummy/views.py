@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from rummy.cards import POINTS, format_card
+from rummy.cards import format_card, hand_points
 from rummy.events import CardDrawn, Event, GameEnded, GameStarted, RoundScored, RoundStarted
 from rummy.melds import Table, format_table
 from rummy.rules import RuleSet
@@ -19,7 +19,7 @@ from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 class PlayerView(NamedTuple):
     """One seat's view of a game (I3).
 
-    An immutable named tuple (issue 15: built once per decision, so it must be cheap; a
+    An immutable named tuple (built once per decision, so it must be cheap; a
     frozen dataclass of 21 fields cost ~20 ``object.__setattr__`` calls). It holds copies
     of what the seat may see, never a reference to the state.
 
@@ -59,7 +59,7 @@ class PlayerView(NamedTuple):
     @property
     def hand_points(self) -> int:
         """Point value of the viewer's hand (R1.5)."""
-        return sum(POINTS[c] for c in self.hand)
+        return hand_points(self.hand)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, cards in notation."""
@@ -86,7 +86,7 @@ def legal_action_kinds(state: GameState) -> tuple[str, ...]:
     phase = state.phase
     if state.rules.knock_timing == "start" and state.draws == 0 and \
             phase in (DRAW, MELD_OR_PASS) and \
-            sum(POINTS[c] for c in state.hands[state.turn]) <= state.rules.knock_threshold:
+            hand_points(state.hands[state.turn]) <= state.rules.knock_threshold:
         # §11 knock_timing="start": a knock at the start of the turn, before the first draw
         return ("draw", "knock") if phase == DRAW else ("meld", "pass", "knock")
     if phase == DRAW:

@@ -1,4 +1,4 @@
-"""Charts of the HTML reports, drawn by matplotlib and embedded as inline SVG (issue 14).
+"""Charts of the HTML reports, drawn by matplotlib and embedded as inline SVG.
 
 matplotlib (the ``report`` extra) renders each chart with its SVG backend into an
 ``io.StringIO``; the ``<svg>`` element is put into the page as it is, so a report stays one
@@ -11,14 +11,18 @@ charts would be (the terminal, JSON and CSV reports never need it).
 
 Determinism: text stays text (``svg.fonttype = none``), no date is written, and the ids
 matplotlib gives clip paths and markers are salted with the chart's number on its page
-(:class:`Charts` counts them), so the same report gives the same page byte for byte and
-two charts of one page never share an id.
+(:class:`Charts` counts them), so the same report gives the same page byte for byte.
+Every element id of a chart (matplotlib also numbers its artists ``figure_1``, ``axes_1``,
+``line2d_3`` ... afresh in each figure) is prefixed with ``c<number>-`` together with every
+reference to it (``href="#..."``, ``url(#...)``) by :func:`prefix_ids`, so that two charts
+of one page never share an id (HTML requires unique ids).
 """
 
 from __future__ import annotations
 
 import html
 import io
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -77,7 +81,7 @@ class Charts:
             fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None,
                                                      "Format": None, "Type": None})
         text = buf.getvalue()
-        text = text[text.index("<svg"):]
+        text = prefix_ids(text[text.index("<svg"):], f"c{self.count}-")
         label = html.escape(title, quote=True)
         return text.replace("<svg ", f'<svg role="img" aria-label="{label}" class="chart" ',
                             1)
@@ -164,7 +168,7 @@ class Charts:
     def sweep(self, values: Sequence[str], variable: str, series: Mapping[str, Sequence[Point]],
               title: str, ylabel: str, percent: bool = False,
               reference: float | None = None,
-              groups: Sequence[Any] | None = None) -> str:
+              groups: Sequence[Any] | None = None, zero: bool = False) -> str:
         """One metric against the variant value: a line per series with 95% error bars.
 
         Args:
@@ -178,6 +182,7 @@ class Charts:
                 key, and a dotted rule separates the keys, so that combinations that differ
                 in another variant are not drawn as one trend (:func:`segments`). ``None``:
                 one line through every value.
+            zero: draw a line at 0 and let the axis go below it (differences, margins).
         """
         fig = self._figure(6.4, 3.2)
         ax = fig.add_subplot()
@@ -214,11 +219,32 @@ class Charts:
         ticks = ["\n".join(textwrap.wrap(v, 18)) or v for v in values]
         ax.set_xticks(range(len(values)), ticks)
         ax.set_xlim(-0.5, len(values) - 0.5)
-        if percent:
+        if zero:
+            ax.axhline(0, color="#777", linewidth=1)
+        elif percent:
             ax.set_ylim(bottom=0)
         self._style(ax, title, variable, ylabel)
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return self._svg(fig, title)
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def prefix_ids(svg: str, prefix: str) -> str:
+    """``svg`` with every ``id="X"`` renamed ``prefix + X`` and every reference to those
+    ids (``href="#X"``, ``xlink:href="#X"``, ``url(#X)``) renamed with it; other text is
+    unchanged."""
+    ids = set(_ID.findall(svg))
+    if not ids:
+        return svg
+
+    def ref(m: re.Match[str]) -> str:
+        name = m.group(2)
+        return f"{m.group(1)}{prefix}{name}" if name in ids else m.group(0)
+
+    svg = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    return re.sub(r'(href="#|url\(#)([^")]+)', ref, svg)
 
 
 def segments(groups: Sequence[Any]) -> list[list[int]]:
@@ -233,4 +259,5 @@ def segments(groups: Sequence[Any]) -> list[list[int]]:
     return runs
 
 
-__all__ = ["Charts", "PALETTE", "Point", "matplotlib_missing", "missing_note", "segments"]
+__all__ = ["Charts", "PALETTE", "Point", "matplotlib_missing", "missing_note", "prefix_ids",
+           "segments"]

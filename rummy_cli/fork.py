@@ -21,6 +21,7 @@ from typing import IO
 from rich.console import Console
 
 from rummy.bots import BOTS
+from rummy.decide import settle
 from rummy.events import Event, GameStarted, dumps
 from rummy.fork import fork_header, fork_prefix
 from rummy.invariants import ReplayError, verify_log
@@ -101,8 +102,13 @@ def run_fork(events: Sequence[Event], args: argparse.Namespace, *,
               file=err)
         return 2
     seed = getattr(args, "seed", 0) or 0
-    prefix = fork_prefix(events, n, seat, omniscient=args.omniscient, seed=seed)
-    state = list(verify_log(prefix))[-1]
+    try:
+        prefix = fork_prefix(events, n, seat, omniscient=args.omniscient, seed=seed)
+    except ValueError as e:
+        print(f"error: {e}", file=err)
+        return 2
+    state, automatic = settle(list(verify_log(prefix))[-1])  # a deal, a scoring: no seat acts
+    prefix = [*prefix, *automatic]
     save: IO[str] | None = None
     if args.save:
         try:

@@ -2,7 +2,7 @@
 
 A long run (a sweep, a tournament) that ends in ``FileNotFoundError`` loses its results;
 every command that writes files checks their paths first with :func:`output_problem` and
-says what is wrong in one line (found by the newcomer review of issue 14/16 work).
+says what is wrong in one line (found by a newcomer's review of the sweep and tournament commands).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from rummy.bots import BOTS, Bot, make_bot
+from rummy.bots import BOTS, Bot, check_bot, make_bot
 from rummy.cards import POINTS, format_card
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
@@ -159,8 +159,7 @@ class PlaySession:
         if not bots:
             raise ValueError("at least one bot strategy is needed")
         for b in bots:
-            if b not in BOTS:
-                raise ValueError(f"unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}")
+            check_bot(b)
         rules = rules or RuleSet()
         rules.check_players(players)
         if len(bots) > players - 1:

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from rummy.analysis import GameAnalysis, MeldDecision
     from rummy.review import GameReview
 
+#: the largest --budget (a review at 64 takes minutes; the service caps its own at 8)
+MAX_BUDGET = 64
 #: --budget's default (rummy.review.DEFAULT_BUDGET, kept here so --help loads no solver)
 DEFAULT_BUDGET = 4
 
@@ -270,8 +272,9 @@ def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
               file=err)
         return 1
     budget = getattr(args, "budget", DEFAULT_BUDGET)
-    if budget < 0:
-        print(f"error: --budget must be 0 or more, got {budget}", file=err)
+    if not 0 <= budget <= MAX_BUDGET:
+        print(f"error: --budget must be 0..{MAX_BUDGET} (rollouts per choice; each unit costs "
+              f"about half a second of CPU on a 2-player game), got {budget}", file=err)
         return 2
     source = str(getattr(args, "source", None) or getattr(args, "game_id", ""))
     try:

@@ -40,7 +40,7 @@ from importlib import resources
 from typing import Any, assert_never
 
 from rummy.analysis import GameAnalysis
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
+from rummy.cards import JOKER, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.events import (
     CardDrawn,
     Event,
@@ -170,7 +170,7 @@ def describe(e: Event, names: Sequence[str]) -> str:
         case Passed():
             return f"{_seat(names, e.seat)} passed"
         case Melded():
-            pts = sum(POINTS[c] for c in e.cards)
+            pts = hand_points(e.cards)
             cards = " ".join(format_card(c) for c in e.cards)
             return f"{_seat(names, e.seat)} melded {cards} ({pts} points)"
         case StockExhausted():

@@ -9,6 +9,7 @@ from rummy.balance import BalanceReport
 from rummy.cards import format_card
 from rummy.events import Event, to_dict
 from rummy.melds import table_text
+from rummy.quality import DEFINITIONS, fmt
 from rummy.state import GameState
 
 
@@ -18,6 +19,60 @@ def _pct(x: float) -> str:
 
 def _ci(low: float | None, high: float | None) -> str:
     return "n/a" if low is None or high is None else f"{100 * low:.1f}–{100 * high:.1f}%"
+
+
+def quality_rows(rep: BalanceReport) -> list[tuple[str, str, str, str]]:
+    """The game-quality figures of a report as text rows ``(metric, value, 95% CI,
+    definition)`` (:mod:`rummy.quality`, docs/metrics.md); spreads and the games a skill
+    gap needs are in the value cell. Empty when the report has no quality sums."""
+    q = rep.quality
+    if q is None or not q.games:
+        return []
+    out = []
+    for t in q.skill:
+        ci = ("n/a" if t.margin.low is None or t.margin.high is None
+              else f"{100 * t.margin.low:+.1f} to {100 * t.margin.high:+.1f} pp")
+        need = f"; {t.games_needed} games to detect" if t.games_needed else ""
+        out.append((f"skill trace: {t.stronger} over {t.weaker}",
+                    f"{100 * t.margin.mean:+.1f} pp{need}", ci, DEFINITIONS["skill_trace"]))
+    for key, label, value, low, high, unit in q.rows():
+        if key == "skill_trace":
+            continue
+        text = fmt(value, unit) + ("" if unit in ("%", "pp", "round") else f" {unit}")
+        if key in ("rounds", "turns"):
+            sd = q.rounds.sd if key == "rounds" else q.turns.sd
+            text += "" if sd is None else f" (sd {sd:.2f})"
+        ci = "n/a" if low is None or high is None else f"{fmt(low, unit)} – {fmt(high, unit)}"
+        out.append((label, text, ci, DEFINITIONS[key]))
+    return out
+
+
+def render_quality(rep: BalanceReport, console: Console) -> None:
+    """Print the game-quality table of a report (nothing when it has none)."""
+    rows = quality_rows(rep)
+    if not rows:
+        return
+    q = rep.quality
+    assert q is not None
+    t = RichTable(title=f"Game quality over {q.games} games (95% CI clustered by game; "
+                  f"plays sampled at {q.sampled} of {q.meld_phases} meld phases; "
+                  "definitions: docs/metrics.md)")
+    for col in ("metric", "value", "95% CI"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    for label, value, ci, _ in rows:
+        t.add_row(label, value, ci)
+    console.print(t)
+    for s in q.skill:
+        console.print(f"Skill trace: {s.verdict}", highlight=False)
+    if q.sample_errors:
+        console.print(f"[yellow]warning:[/yellow] the plays could not be counted at "
+                      f"{q.sample_errors} sampled meld phase(s) (left out)", highlight=False)
+    seen = set()
+    for label, _, _, definition in rows:  # one line each, once per metric
+        name = label.split(":")[0]
+        if name not in seen:
+            seen.add(name)
+            console.print(f"[dim]{name}: {definition}[/dim]", highlight=False)
 
 
 def render(rep: BalanceReport, console: Console, title: str = "Balance report") -> None:
@@ -61,6 +116,7 @@ def render(rep: BalanceReport, console: Console, title: str = "Balance report") 
     ends.add_row(_pct(sh["knock"]), _pct(sh["undercut"]), _pct(sh["going_out"]),
                  _pct(sh["stock"]))
     console.print(ends)
+    render_quality(rep, console)
     for w in rep.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     failed = rep.failed_games

@@ -21,9 +21,11 @@ from collections import Counter
 from typing import Any
 
 from rummy.cards import JOKER, TABLE_JOKER_BASE, format_card, format_cards, parse_cards
-from rummy.errors import NotationError
+from rummy.conformance import case_opening, case_rules
+from rummy.errors import NotationError, RummyError
 from rummy.melds import Table, canonical_table, format_table, parse_table, table_text
 from rummy.solver import Play, best_play, compiled, solve
+from rummy_cli.options import add_rules_option, rule_set
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -53,6 +55,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true",
                    help="show every meld of the new table and where each hand card went")
     p.add_argument("--json", action="store_true", help="print one JSON object per position")
+    add_rules_option(p, example="ace_high=false", help_text="rule variants of docs/rules.md "
+                     "§11 the play must obey, e.g. joker_moves=locked (a case of --input "
+                     "that carries its own \"rules\" and \"opening\" is solved under them)")
+    p.add_argument("--opening", action="store_true",
+                   help="the play is the seat's opening meld (R5.5 and the opening variants)")
     p.set_defaults(func=run)
     return p
 
@@ -136,9 +143,12 @@ def run(args: argparse.Namespace) -> int:
     for table, hand, meta in positions:
         t0 = time.perf_counter()
         try:
+            rules = (case_rules(meta) if "rules" in meta else rule_set(args.rules))
+            opening = case_opening(meta) if "table" in meta else args.opening or not table
             play, proven = solve(table, hand, keep=keep, objective=args.objective,
-                                 node_limit=args.node_limit, backend=args.backend)
-        except ValueError as e:
+                                 node_limit=args.node_limit, backend=args.backend,
+                                 rules=rules, opening=opening)
+        except (ValueError, RummyError) as e:
             print(f"rummy solve: {e}", file=sys.stderr)
             return 2
         ms = (time.perf_counter() - t0) * 1e3

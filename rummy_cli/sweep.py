@@ -1,5 +1,5 @@
 """``rummy sweep``: one balance batch per value of a rule variant (or per combination of
-values), on paired seeds, in local processes (issue 14).
+values), on paired seeds, in local processes.
 
 Every variant value plays the same game indices with the same seeds and line-ups
 (``rummy.simulate.game_seed``), so the differences between two rows come from the rule, not
@@ -110,6 +110,8 @@ def _row(rep: BalanceReport) -> dict[str, Any]:
                         "points_left_high": b.points_left_ci.high}
                  for name, b in sorted(rep.bots.items())},
         "warnings": list(rep.warnings),
+        "quality": ({k: v for k, v in rep.quality.to_dict().items() if k != "definitions"}
+                    if rep.quality is not None else {}),
         "report": json.loads(json.dumps(rep.to_dict(), sort_keys=True)),
     }
 
@@ -153,15 +155,113 @@ def sweep_plan(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[Any
 
 def sweep_document(combos: list[dict[str, str]], reports: list[BalanceReport], *, games: int,
                    players: int, seed: int, bots: list[str] | tuple[str, ...],
-                   seconds: float) -> dict[str, Any]:
+                   seconds: float,
+                   paired: list[list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """The sweep document (what ``--json`` writes): one row per combination of values, in
-    sweep order, each with its figures and report (:func:`_row`). The same seeds give the
+    sweep order, each with its figures and report (:func:`_row`); ``compare``: each value
+    against the first (:func:`compare_values`, unpaired); with ``paired`` (per value after
+    the first, :func:`paired_compare` output) also ``paired_compare``, the same with the
+    game-by-game differences. The same seeds give the
     same document, bar ``seconds`` (wall time), whether the batches ran locally
     (``rummy sweep``) or on Celery workers (``rummy batch sweep``)."""
     rows = [{"rules": c, **_row(rep)} for c, rep in zip(combos, reports, strict=True)]
-    return {"games": games, "players": players, "seed": seed, "lineup": list(bots),
-            "paired": "every value plays the same seeds and line-ups", "sweep": rows,
-            "seconds": round(seconds, 1)}
+    doc = {"games": games, "players": players, "seed": seed, "lineup": list(bots),
+           "paired": "every value plays the same seeds and line-ups", "sweep": rows,
+           "seconds": round(seconds, 1)}
+    # "compare" is the same whether the batches ran locally or on the workers; the local
+    # sweep, which keeps each game's figures, adds the game-by-game comparison beside it
+    doc["compare"] = [compare_values(doc, 0, k) for k in range(1, len(rows))]
+    if paired is not None:
+        doc["paired_compare"] = [compare_values(doc, 0, k, paired[k - 1])
+                                 for k in range(1, len(rows))]
+    return doc
+
+
+#: the figures a sweep compares between two values: (label, getter, unit)
+_COMPARED: tuple[tuple[str, str, str], ...] = (
+    ("turns per game", "turns", "turns"), ("rounds per game", "rounds", "rounds"),
+    ("lead changes per game", "lead_changes", "changes"),
+    ("decided after (share of the game's rounds)", "decided_share", "%"),
+    ("meld phases with more than one play", "decision_share", "%"))
+
+
+def unpaired_diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``b − a`` of two figures ``{value, low, high}`` with an unpaired 95% interval (each
+    side's standard error read off its interval): conservative when both values played the
+    same seeds, which makes them positively correlated."""
+    from rummy.stats import Z95
+
+    if a is None or b is None:
+        return None
+    d = b["value"] - a["value"]
+    if None in (a["low"], a["high"], b["low"], b["high"]):
+        return {"diff": d, "low": None, "high": None}
+    se = ((a["high"] - a["low"]) ** 2 + (b["high"] - b["low"]) ** 2) ** 0.5 / (2 * Z95)
+    return {"diff": d, "low": d - Z95 * se, "high": d + Z95 * se}
+
+
+def ab_command(doc: dict[str, Any], i: int, j: int) -> str:
+    """The ``rummy batch ab`` command that compares values ``i`` (A) and ``j`` (B) of a
+    sweep paired game by game, with the same games, players, line-up and seed."""
+    rows = doc["sweep"]
+
+    def pairs(c: dict[str, Any]) -> str:
+        return " ".join(f"{k}={_text(v)}" for k, v in c.items())
+
+    return (f"rummy batch ab --games {doc['games']} --players {doc['players']} "
+            f"--bots {','.join(doc['lineup'])} --seed {doc['seed']} "
+            f"--rules {pairs(rows[i]['rules'])} --compare-rules {pairs(rows[j]['rules'])} "
+            "--wait --html ab.html")
+
+
+def compare_values(doc: dict[str, Any], i: int, j: int,
+                   paired: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Value ``j`` against value ``i`` of a sweep document: ``{"a", "b"}`` (their labels),
+    ``"diffs"``: per bot (win rate) and per figure of :data:`_COMPARED`, the difference
+    ``b − a`` with an unpaired 95% interval (:func:`unpaired_diff`) and a verdict in words
+    (:func:`rummy.quality.verdict`), and ``"command"``: the ``rummy batch ab`` command
+    that measures the same differences paired game by game (narrower intervals)."""
+    from rummy.quality import verdict
+
+    ra, rb = doc["sweep"][i], doc["sweep"][j]
+    la, lb = _label(ra["rules"]), _label(rb["rules"])
+    diffs = []
+
+    def add(label: str, a: dict[str, Any] | None, b: dict[str, Any] | None, unit: str) -> None:
+        e = unpaired_diff(a, b)
+        if e is not None:
+            diffs.append({"metric": label, "unit": unit, **e,
+                          "verdict": verdict(label, e["diff"], e["low"], e["high"],
+                                             doc["games"], unit, a=lb, b=la)})
+
+    for bot in sorted(set(ra["bots"]) & set(rb["bots"])):
+        def win(r: dict[str, Any], bot: str = bot) -> dict[str, Any]:
+            s = r["bots"][bot]
+            return {"value": s["win"], "low": s["low"], "high": s["high"]}
+        add(f"{bot} win rate", win(ra), win(rb), "pp")
+    for t in (ra.get("quality") or {}).get("skill_trace", []):
+        def margin(r: dict[str, Any], t: dict[str, Any] = t) -> dict[str, Any] | None:
+            u = next((u for u in (r.get("quality") or {}).get("skill_trace", [])
+                      if {u["stronger"], u["weaker"]} == {t["stronger"], t["weaker"]}), None)
+            if u is None:
+                return None
+            sign = 1 if u["stronger"] == t["stronger"] else -1
+            bounds = (None, None) if u["low"] is None else sorted(
+                (sign * u["low"], sign * u["high"]))
+            return {"value": sign * u["margin"], "low": bounds[0], "high": bounds[1]}
+        add(f"skill trace ({t['stronger']} over {t['weaker']})", margin(ra), margin(rb), "pp")
+    for label, key, unit in _COMPARED:
+        add(label, ra.get("quality", {}).get(key), rb.get("quality", {}).get(key), unit)
+    if paired is not None:  # game by game: replaces the unpaired figures it has
+        done = {e["metric"] for e in paired}
+        diffs = [{**e, "paired": True,
+                  "verdict": verdict(e["metric"], e["diff"], e["low"], e["high"], e["games"],
+                                     e["unit"], a=lb, b=la)} for e in paired] + [
+            {**e, "paired": False} for e in diffs if e["metric"] not in done]
+    else:
+        diffs = [{**e, "paired": False} for e in diffs]
+    return {"a": la, "b": lb, "diffs": diffs, "command": ab_command(doc, i, j),
+            "paired": paired is not None}
 
 
 def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
@@ -182,9 +282,10 @@ def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked."""
+    """``rummy sweep``: run every value, print one table, write JSON / HTML if asked.
+    Each game's figures are kept per value (:func:`game_row`), so that every value is
+    compared with the first game by game (:func:`paired_compare`)."""
     from rummy.simulate import Aggregate, merge_all
-    from rummy_cli.main import _chunk
 
     combos, rulesets, bots = sweep_plan(args)
     problem = output_problem(args.json, args.html)
@@ -193,25 +294,91 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 2
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     size = max(1, min(25, -(-args.games // (jobs * 8))))
-    tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules, True, None))
+    tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules))
              for i, rules in enumerate(rulesets) for a in range(0, args.games, size)]
     parts: dict[int, list[Aggregate]] = {i: [] for i in range(len(rulesets))}
+    games: dict[int, dict[int, list[float]]] = {i: {} for i in range(len(rulesets))}
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]sweeping"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
                   disable=args.quiet) as progress:
         bar = progress.add_task("games", total=args.games * len(rulesets))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_chunk, t): (i, t) for i, t in tasks}
+            futures = {pool.submit(_sweep_chunk, t): (i, t) for i, t in tasks}
             for fut in as_completed(futures):
                 i, t = futures[fut]
-                parts[i].append(Aggregate.from_dict(fut.result()))
+                agg, rows = fut.result()
+                parts[i].append(Aggregate.from_dict(agg))
+                games[i].update(rows)
                 progress.advance(bar, t[3] - t[2])
     reports = [BalanceReport.of(merge_all(args.players, parts[i])).with_run(
         args.seed, tuple(bots), r.changed()) for i, r in enumerate(rulesets)]
+    names = sorted(set(bots))
+    paired = [paired_compare(games[0], games[k], names, args.players)
+              for k in range(1, len(rulesets))]
     doc = sweep_document(combos, reports, games=args.games, players=args.players,
-                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0)
+                         seed=args.seed, bots=bots, seconds=time.perf_counter() - t0,
+                         paired=paired)
     return write_outputs(doc, args)
+
+
+def game_row(r: Any, bots: list[str]) -> list[float]:
+    """The figures of one finished game (a :class:`rummy.simulate.GameResult`) that a sweep
+    pairs across values: the win rate per seat-game of each bot of ``bots`` (fraction), the
+    win credit of each seat (fraction), rounds, turns, lead changes
+    (:func:`rummy.quality.drama`)."""
+    from rummy.quality import drama
+    from rummy.simulate import WIN_UNIT
+
+    credit = WIN_UNIT // len(r.winners)
+    seat = [credit / WIN_UNIT if s in r.winners else 0.0 for s in range(len(r.bots))]
+    per_bot = []
+    for b in bots:
+        seats = [s for s, x in enumerate(r.bots) if x == b]
+        per_bot.append(sum(seat[s] for s in seats) / len(seats) if seats else 0.0)
+    changes = drama(r.positions, r.final, r.winners)[0]
+    return per_bot + seat + [float(r.rounds), float(sum(r.turns)), float(changes)]
+
+
+def _sweep_chunk(task: tuple[list[str], int, int, int, Any]) -> tuple[dict[str, Any],
+                                                                     dict[int, list[float]]]:
+    """Worker-process body of ``rummy sweep``: games [start, stop) of one value, as an
+    aggregate dict and each finished game's :func:`game_row` by game index."""
+    from rummy.simulate import play_range
+
+    bots, seed, start, stop, rules = task
+    names = sorted(set(bots))
+    rows: dict[int, list[float]] = {}
+    agg = play_range(bots, seed, start, stop, rules, True,
+                     on_game=lambda i, r, _s: rows.__setitem__(i, game_row(r, names)))
+    return agg.to_dict(), rows
+
+
+def paired_compare(base: dict[int, list[float]], other: dict[int, list[float]],
+                   bots: list[str], players: int) -> list[dict[str, Any]]:
+    """Paired differences ``other − base`` over the game indices both finished: per bot
+    and per seat (win rates, ``pp``), rounds, turns and lead changes per game, each
+    ``{"metric", "unit", "diff", "low", "high", "games"}`` with a normal 95% interval of
+    the per-game differences (``mean ± z·sd/√n``; bounds ``None`` under 2 games)."""
+    from rummy.stats import Z95
+
+    idx = sorted(base.keys() & other.keys())
+    labels = ([(f"{b} win rate", "pp") for b in bots]
+              + [(f"seat {s} win rate", "pp") for s in range(players)]
+              + [("rounds per game", "rounds"), ("turns per game", "turns"),
+                 ("lead changes per game", "changes")])
+    n = len(idx)
+    out = []
+    for k, (label, unit) in enumerate(labels):
+        d = [other[i][k] - base[i][k] for i in idx]
+        mean = sum(d) / n if n else 0.0
+        low = high = None
+        if n >= 2:
+            sd = (sum((x - mean) ** 2 for x in d) / (n - 1)) ** 0.5
+            low, high = mean - Z95 * sd / n ** 0.5, mean + Z95 * sd / n ** 0.5
+        out.append({"metric": label, "unit": unit, "diff": mean, "low": low, "high": high,
+                    "games": n})
+    return out
 
 
 def _print(doc: dict[str, Any], console: Console) -> None:
@@ -241,10 +408,52 @@ def _print(doc: dict[str, Any], console: Console) -> None:
              lambda row, r=r: _pct(row["round_end_share"].get(r, 0.0)))
     line("seat fairness p", lambda row: "–" if row["seat_fairness_p"] is None
          else f"{row['seat_fairness_p']:.3f}")
+    for label, key, unit in _QUALITY_ROWS:
+        line(label, lambda row, key=key, unit=unit: _quality_cell(row, key, unit))
     console.print(table)
     for row in doc["sweep"]:
         for w in row["warnings"]:
             console.print(f"[yellow]{_label(row['rules'])}: {w}[/yellow]")
+    console.print("[dim]game-quality figures: 95% CI clustered by game; definitions in "
+                  "docs/metrics.md[/dim]", highlight=False)
+    for c in doc.get("paired_compare") or doc.get("compare", []):
+        console.print(f"[bold]{c['b']} against {c['a']}[/bold] (95% CI"
+                      + ("; paired game by game unless marked" if c.get("paired") else
+                         ", unpaired") + f"; on the workers: {c['command']})", highlight=False)
+        for e in c["diffs"]:
+            console.print(f"  {e['verdict']}" + ("" if e.get("paired") else " (unpaired)"),
+                          highlight=False)
+        console.print(f"[dim]{MANY}[/dim]", highlight=False)
+
+
+#: game-quality figures of a sweep's table: (label, key in a row's ``quality``, unit)
+_QUALITY_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("skill trace (pp)", "skill_trace", "pp"),
+    ("turns per game", "turns", "turns"),
+    ("lead changes per game", "lead_changes", "changes"),
+    ("comeback (points)", "comeback", "points"),
+    ("decided after (share of rounds)", "decided_share", "%"),
+    ("meld phases with a choice", "decision_share", "%"),
+    ("plays per meld phase", "branching", "plays"),
+    ("games with a stock-out round", "capped", "%"))
+
+
+def _quality_cell(row: dict[str, Any], key: str, unit: str) -> str:
+    """A quality figure of one sweep row with its 95% interval, as text."""
+    from rummy.quality import fmt
+
+    q = row.get("quality") or {}
+    if key == "skill_trace":
+        traces = q.get("skill_trace") or []
+        if not traces:
+            return "–"
+        t = traces[0]
+        return (f"{t['stronger']} +{100 * t['margin']:.1f} "
+                f"[{fmt(t['low'], 'pp').split()[0]}, {fmt(t['high'], 'pp').split()[0]}]")
+    e = q.get(key)
+    if not e:
+        return "–"
+    return f"{fmt(e['value'], unit)} [{fmt(e['low'], unit)}, {fmt(e['high'], unit)}]"
 
 
 def _point(e: dict[str, Any] | None) -> Point:
@@ -282,6 +491,41 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
                if any(k in r["round_end_ci"] for r in rows)]
     ends = {k.replace("_", " "): [_point(r["round_end_ci"].get(k)) for r in rows]
             for k in reasons}
+    def qpoint(r: dict[str, Any], key: str) -> Point:
+        return _point((r.get("quality") or {}).get(key))
+
+    quality = []
+    pairs = sorted({(t["stronger"], t["weaker"]) for r in rows
+                    for t in (r.get("quality") or {}).get("skill_trace", [])})
+    if pairs:
+        skill: dict[str, list[Point]] = {}
+        for a, b in pairs:
+            pts: list[Point] = []
+            for r in rows:
+                t = next((t for t in (r.get("quality") or {}).get("skill_trace", [])
+                          if {t["stronger"], t["weaker"]} == {a, b}), None)
+                sign = 1 if t is None or t["stronger"] == a else -1
+                pts.append(None if t is None else
+                           (sign * t["margin"], None if t["low"] is None else
+                            min(sign * t["low"], sign * t["high"]),
+                            None if t["high"] is None else
+                            max(sign * t["low"], sign * t["high"])))
+            skill[f"{a} − {b}"] = pts
+        quality.append(charts.sweep(values, variable, skill,
+                                    "Skill trace: win-rate margin", "margin (points of %)",
+                                    percent=True, groups=groups, zero=True))
+    quality += [
+        charts.sweep(values, variable, {"turns per game": [qpoint(r, "turns") for r in rows]},
+                     "Turns per game", "turns", groups=groups),
+        charts.sweep(values, variable,
+                     {"lead changes": [qpoint(r, "lead_changes") for r in rows]},
+                     "Drama: lead changes per game", "lead changes", groups=groups),
+        charts.sweep(values, variable,
+                     {"decided share": [qpoint(r, "decided_share") for r in rows],
+                      "meld phases with a choice": [qpoint(r, "decision_share")
+                                                    for r in rows]},
+                     "Decisiveness and decisions", "share (%)", percent=True, groups=groups),
+    ]
     return [
         charts.sweep(values, variable, seats, "Win rate by seat", "win rate (%)",
                      percent=True, reference=1 / players, groups=groups),
@@ -294,6 +538,7 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
                      percent=True, groups=groups),
         charts.sweep(values, variable, left, "Mean points left at a round's end",
                      "points per seat-round", groups=groups),
+        *quality,
     ]
 
 
@@ -322,20 +567,71 @@ def render_html(doc: dict[str, Any]) -> str:
     missing = matplotlib_missing()
     plots = (missing_note(missing) if missing else
              "<div class=plots>" + "".join(sweep_charts(doc)) + "</div>")
-    return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}"
-            "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
-            "collapse}td,th{border:1px solid #999;padding:.3em .6em;text-align:right}"
-            ".plots{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:1.5em}"
-            "</style>"
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>"
+            f"{html.escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
+            "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em .6em;"
+            "text-align:right}.plots{display:flex;flex-wrap:wrap;gap:12px;"
+            "margin-bottom:1.5em}code{background:#f3f3f3;padding:1px 4px}"
+            "li.verdict{margin:.2em 0}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p>Every value plays the same seeds and line-ups "
             f"({html.escape(','.join(doc['lineup']))}); intervals are 95%: win rates by seat "
             "Wilson over games, by bot and mean points left clustered by game, rounds per "
-            "game normal over games, round ends Wilson over rounds.</p>" + plots +
+            "game normal over games, round ends Wilson over rounds; game-quality figures "
+            "clustered by game (definitions: docs/metrics.md).</p>"
+            + compare_html(doc) + plots +
             "<table><thead><tr><th scope=col>rules</th>" + head +
             "<th scope=col>rounds per game</th><th scope=col>how rounds ended</th>"
             "<th scope=col>mean points left (points)</th>"
             "<th scope=col>seat fairness p (chi-square)</th></tr></thead><tbody>" +
-            "".join(body) + "</tbody></table></html>\n")
+            "".join(body) + "</tbody></table>" + quality_table_html(doc) +
+            "</body></html>\n")
+
+
+#: the caveat of many verdicts on one page
+MANY = ("Many differences are tested here: at 95% about one in twenty shows a change by "
+        "chance alone (for the seats, the seat-fairness test in the table below tests every "
+        "seat at once).")
+
+
+def compare_html(doc: dict[str, Any]) -> str:
+    """The page's answer first: for each value after the first, which is A and which B,
+    the difference B − A per bot and per figure with its interval as a verdict in words,
+    and the ``rummy batch ab`` command that measures it paired game by game."""
+    out = []
+    for k, c in enumerate(doc.get("paired_compare") or doc.get("compare", []), start=1):
+        items = "".join(f"<li class=verdict data-metric=\"{html.escape(e['metric'])}\" "
+                        f"data-paired={str(e.get('paired', False)).lower()}>"
+                        f"{html.escape(e['verdict'])}"
+                        + ("" if e.get("paired") else " (unpaired)") + "</li>"
+                        for e in c["diffs"])
+        how = ("Win rates, rounds, turns and lead changes are paired game by game (the same "
+               "seeds under both values); the figures marked unpaired add the two values' "
+               "variances (conservative). The same comparison on the workers: "
+               if c.get("paired") else
+               "Intervals are unpaired (conservative): for the paired difference game by "
+               "game, run ")
+        out.append(f"<section class=compare id=compare-{k}><h2>B − A, where A = rules "
+                   f"{html.escape(c['a'])} and B = rules {html.escape(c['b'])}</h2>"
+                   f"<ul>{items}</ul><p>{how}<code class=ab-command>"
+                   f"{html.escape(c['command'])}</code></p><p>{MANY}</p></section>")
+    return "".join(out)
+
+
+def quality_table_html(doc: dict[str, Any]) -> str:
+    """One row per value of the game-quality figures (value [95% CI])."""
+    from rummy.quality import DEFINITIONS
+
+    head = "".join(f"<th scope=col title=\"{html.escape(DEFINITIONS.get(key, ''))}\">"
+                   f"{html.escape(label)}</th>" for label, key, _ in _QUALITY_ROWS)
+    body = "".join(
+        f"<tr><th scope=row>{html.escape(_label(row['rules']))}</th>"
+        + "".join(f"<td>{html.escape(_quality_cell(row, key, unit))}</td>"
+                  for _, key, unit in _QUALITY_ROWS) + "</tr>" for row in doc["sweep"])
+    defs = "".join(f"<li><strong>{html.escape(k.replace('_', ' '))}</strong>: "
+                   f"{html.escape(v)}</li>" for k, v in DEFINITIONS.items())
+    return (f"<h2>Game quality (95% CI clustered by game)</h2><table><thead><tr>"
+            f"<th scope=col>rules</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<ul class=definitions>{defs}</ul>")
 
 
 def add_sweep_parser(sub: Any) -> None:
@@ -371,5 +667,6 @@ def add_sweep_options(p: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-__all__ = ["add_sweep_options", "add_sweep_parser", "cmd_sweep", "parse_sweep", "render_html",
+__all__ = ["ab_command", "unpaired_diff", "add_sweep_options", "add_sweep_parser", "cmd_sweep",
+           "compare_html", "compare_values", "parse_sweep", "quality_table_html", "render_html",
            "sweep_charts", "sweep_document", "sweep_plan", "write_outputs"]

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from rummy.bots import BOTS, make_bot
+from rummy.bots import check_bot, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.rules import RuleSet
@@ -179,11 +179,12 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for b in bots:
-        if b not in BOTS:
-            print(f"error: unknown bot {b!r}; known bots: {', '.join(sorted(BOTS))}",
-                  file=sys.stderr)
-            return 2
+    try:
+        for b in bots:
+            check_bot(b)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     problem = None
     if len(set(bots)) != len(bots):
         twice = sorted({b for b in bots if bots.count(b) > 1})

@@ -88,7 +88,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from rummy.bots.greedy import plan_play
-from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE
+from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
 from rummy.errors import RummyError
@@ -123,7 +123,7 @@ def meld_candidates(v: PlayerView) -> list[Table]:
                 out.append(by_cards.table)
     real = sorted({c for c in v.hand if c != JOKER})
     triples = [m for m in itertools.combinations(real, 3) if is_valid_meld(m)]
-    triples.sort(key=lambda m: (-sum(POINTS[c] for c in m), m))
+    triples.sort(key=lambda m: (-hand_points(m), m))
     out.extend(tuple(v.table) + (m,) for m in triples)
     layoffs: list[tuple[int, Table]] = []
     for i, meld in enumerate(v.table):
@@ -235,7 +235,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         assert self._state is not None, "call reset() first"
         return self._state
 
-    def _command(self, action: int, seat: int) -> Command:
+    def _action_command(self, action: int, seat: int) -> Command:
         if action == DRAW_ACTION:
             return Draw(seat)
         if action == PASS_ACTION:
@@ -337,7 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                              f"{np.flatnonzero(self._mask).tolist()} (see action_mask)")
         seat = int(agent.split("_")[1])
         self._cumulative_rewards[agent] = 0.0
-        self._state, events = step(self.state_, self._command(int(action), seat))
+        self._state, events = step(self.state_, self._action_command(int(action), seat))
         self._steps += 1
         self.rewards = self._rewards_of(events)
         if self.state_.phase == GAME_OVER:

@@ -1,8 +1,25 @@
-"""Shared fixtures and helpers for the test suite."""
+"""Shared fixtures and helpers for the test suite, and the harness rules every run keeps.
+
+* The test Redis is resolved when this file is loaded (before any other conftest or test
+  module copies ``REDIS_URL``): the one at ``RUMMY_TEST_REDIS_URL`` (default
+  ``redis://127.0.0.1:6379/0``) if it answers, else a private ``redis-server`` started on a
+  free port for the session (``tests/redis_helpers.py``). Without either, the tests that
+  need Redis fail with the command that starts one; they never skip.
+* Every test that needs Redis carries the ``needs_redis`` marker, given here (not by hand),
+  so ``make test-fast`` (``-m "not needs_redis and not slow and not chaos"``) cannot drift:
+  every test of a directory in :data:`SERVER_DIRS`, every test marked ``redis``, every test
+  using a Redis fixture (:data:`REDIS_FIXTURES`). A test that reaches the test Redis through
+  ``redis_unreachable()`` without the marker fails (it would run in test-fast otherwise),
+  and ``tests/unit/test_harness.py`` checks that every test directory is listed in
+  :data:`SERVER_DIRS` or :data:`FAST_DIRS`.
+* A skip whose reason is a missing Redis or redis-server is turned into a failure; under
+  ``CI=true`` so is a skip for a missing Node.js/npm (``tests/harness.py``).
+"""
 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -13,9 +30,93 @@ from rummy.decide import step
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy.views import view
+from tests import redis_helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "conformance" / "cases"
+
+redis_helpers.ensure_test_redis()  # before any other conftest or test module is imported
+
+#: directories of tests/ whose every test needs Redis or starts Redis servers (the game
+#: service over Redis, the Celery workers, the Redis Cluster store)
+SERVER_DIRS = frozenset({"service", "workers", "cluster"})
+#: directories whose tests need no server, except those marked ``needs_redis`` or ``redis``
+#: or using a fixture of :data:`REDIS_FIXTURES` (the Redis half of the contract suite, the
+#: live tour of the README)
+FAST_DIRS = frozenset({"unit", "solver", "conformance", "property", "golden", "record", "rl",
+                       "contract", "deploy", "node"})
+#: fixtures that hand a test the test Redis or a private redis-server
+REDIS_FIXTURES = frozenset({"redis_url", "redis_prefix", "redis_store", "secured",
+                            "password_file", "cluster_url", "rclient"})
+
+#: skip reasons of a missing Redis or redis-server: turned into failures
+REDIS_SKIP = re.compile(r"redis.*(unreachable|not installed|not on path)|no redis at",
+                        re.IGNORECASE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the harness's markers (pyproject.toml lists them too)."""
+    config.addinivalue_line("markers", "needs_redis: needs the test Redis or a redis-server "
+                            "(given by tests/conftest.py; make test-fast leaves these out)")
+
+
+def pytest_report_header(config: pytest.Config) -> str:  # noqa: ARG001
+    """Which Redis the tests use (and whether this session started it)."""
+    if redis_helpers.private_server() is not None:
+        return (f"test Redis: {redis_helpers.REDIS_URL} (a private redis-server started for "
+                "this session: nothing answered at RUMMY_TEST_REDIS_URL/127.0.0.1:6379)")
+    return f"test Redis: {redis_helpers.REDIS_URL}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:  # noqa: ARG001
+    """Stop the private redis-server, if this session started one."""
+    redis_helpers.stop_private_redis()
+
+
+def tests_dir_of(item: pytest.Item) -> str:
+    """The directory of tests/ an item belongs to (``""`` for tests/ itself)."""
+    rel = Path(str(item.fspath)).resolve().relative_to(ROOT / "tests")
+    return rel.parts[0] if len(rel.parts) > 1 else ""
+
+
+def needs_redis(item: pytest.Item) -> bool:
+    """Whether ``item`` needs the test Redis or a redis-server (see the module docstring)."""
+    return (tests_dir_of(item) in SERVER_DIRS or item.get_closest_marker("redis") is not None
+            or item.get_closest_marker("needs_redis") is not None
+            or not REDIS_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give ``needs_redis`` to every test that needs Redis (before ``-m`` selects)."""
+    for item in items:
+        if needs_redis(item) and item.get_closest_marker("needs_redis") is None:
+            item.add_marker(pytest.mark.needs_redis)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the fixtures are set up
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tell :func:`tests.redis_helpers.redis_unreachable` whether this test may use Redis."""
+    redis_helpers.current_test_may_use_redis(item.get_closest_marker("needs_redis") is not None,
+                                             item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # noqa: ARG001
+    """A skip for a missing Redis/redis-server (or, under ``CI=true``, a missing Node.js or
+    npm package) is a failure: a run without them must not pass."""
+    outcome = yield
+    report = outcome.get_result()
+    if (not report.skipped or hasattr(report, "wasxfail")
+            or not isinstance(report.longrepr, tuple)):
+        return
+    reason = str(report.longrepr[2])
+    from tests.harness import ci_forbids_skip
+
+    if REDIS_SKIP.search(reason) or ci_forbids_skip(reason):
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid}: skipped for a missing dependency, which fails the "
+                           f"run: {reason}")
 
 
 def play_random_game(seed: int, players: int = 3, bots: tuple[str, ...] | None = None,

@@ -146,3 +146,66 @@ def environ_for(server: PrivateRedis, password_file: Path | None = None) -> dict
     if server.ca_file is not None:
         env["RUMMY_REDIS_CA_FILE"] = str(server.ca_file)
     return env
+
+
+START_COMMAND = 'redis-server --daemonize yes --port 6379 --save ""'
+"""The command that starts the shared test Redis the suite looks for first."""
+
+
+@dataclass
+class PlainRedis:
+    """A private ``redis-server`` without credentials, started for a whole test session when
+    nothing answers at the test Redis URL (:func:`tests.redis_helpers.ensure_test_redis`)."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    directory: Path
+
+    @property
+    def url(self) -> str:
+        """``redis://127.0.0.1:<port>/0``."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        """Terminate it (by its pid), killing it after 10 s."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_plain_redis(directory: Path, timeout: float = 15.0) -> PlainRedis:
+    """Start ``redis-server`` on a free port of 127.0.0.1, no persistence, no password, its
+    log in ``directory``; returns once it answers PING.
+
+    Raises:
+        FileNotFoundError: ``redis-server`` is not installed.
+        RuntimeError: it exited or did not answer within ``timeout`` seconds (a hang guard;
+            it normally answers in well under a second), with its log.
+    """
+    if shutil.which("redis-server") is None:
+        raise FileNotFoundError("redis-server is not installed")
+    port = free_port()
+    log_path = directory / f"redis-{port}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
+                                 "--save", "", "--appendonly", "no", "--dir", str(directory)],
+                                stdout=log, stderr=subprocess.STDOUT)
+    server = PlainRedis(proc, port, directory)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client = redis.Redis.from_url(server.url, socket_connect_timeout=0.5)
+            try:
+                client.ping()
+            finally:
+                client.close()
+            return server
+        except redis.RedisError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                server.stop()
+                raise RuntimeError("private redis-server did not start: "
+                                   + log_path.read_text(errors="replace")) from None
+            time.sleep(0.05)

@@ -1,4 +1,4 @@
-"""A throw-away local Redis Cluster for tests and benchmarks (issue 15).
+"""A throw-away local Redis Cluster for tests and benchmarks.
 
 :func:`local_cluster` starts ``n`` ``redis-server --cluster-enabled yes`` processes on free
 ports in a temporary directory, joins them with ``redis-cli --cluster create`` (masters only,

@@ -14,7 +14,7 @@ BOTS: dict[str, type[BotBase]] = {
     "basic": BasicBot,
 }
 
-try:  # solver-based bots (issue 3) register themselves when present
+try:  # solver-based bots register themselves when present
     from rummy.bots.greedy import GreedyBot
     BOTS["greedy"] = GreedyBot
 except ImportError:  # pragma: no cover
@@ -24,29 +24,39 @@ try:
     BOTS["strategic"] = StrategicBot
 except ImportError:  # pragma: no cover
     pass
-try:  # human-like strength: misses manipulations, softmax over plays (issue 14)
+try:  # human-like strength: misses manipulations, softmax over plays
     from rummy.bots.human import HumanBot
     BOTS["human"] = HumanBot
 except ImportError:  # pragma: no cover
     pass
-try:  # determinized rollouts over the solver's plays (issue 16)
+try:  # determinized rollouts over the solver's plays
     from rummy.bots.search import SearchBot
     BOTS["search"] = SearchBot
 except ImportError:  # pragma: no cover
     pass
 
 
+def check_bot(name: object) -> str:
+    """Return ``name`` if it is a registered bot strategy (a key of :data:`BOTS`).
+
+    The one "unknown bot" check: the command line, the simulator, the workers and the
+    service all call it, so every entry point refuses the same names with the same message.
+
+    Raises:
+        ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted).
+    """
+    if not isinstance(name, str) or name not in BOTS:
+        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
+    return name
+
+
 def make_bot(name: str, seed: int = 0) -> Bot:
     """A new bot of strategy ``name`` seeded with ``seed``.
 
     Raises:
-        ValueError: unknown strategy name (the message lists the known ones).
+        ValueError: unknown strategy name (:func:`check_bot`).
     """
-    try:
-        cls = BOTS[name]
-    except KeyError:
-        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}") from None
-    return cls(seed)  # type: ignore[return-value]
+    return BOTS[check_bot(name)](seed)  # type: ignore[return-value]
 
 
-__all__ = ["Bot", "BotBase", "BOTS", "make_bot"]
+__all__ = ["Bot", "BotBase", "BOTS", "check_bot", "make_bot"]

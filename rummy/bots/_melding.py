@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE
-from rummy.melds import EFF_BIT, VALID_MELDS, Meld
+from rummy.cards import JOKER, TABLE_JOKER_BASE, hand_points
+from rummy.melds import EFF_BIT, VALID_MELDS, MeldCards
 
 #: legal melds as (mask, cards) sorted longest first, then most points: a greedy order.
 _MELDS_BY_SIZE: tuple[tuple[int, tuple[int, ...]], ...] = tuple(sorted(
     ((m, tuple(i for i in range(52) if m >> i & 1)) for m in VALID_MELDS),
-    key=lambda mc: (-len(mc[1]), -sum(POINTS[c] for c in mc[1]), mc[1])))
+    key=lambda mc: (-len(mc[1]), -hand_points(mc[1]), mc[1])))
 #: for each real card, (greedy order, mask, cards) of the legal melds whose lowest card it is.
 _BY_LOW: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...] = tuple(
     tuple((i, m, cards) for i, (m, cards) in enumerate(_MELDS_BY_SIZE)
@@ -32,14 +32,14 @@ def _mask(cards: Sequence[int]) -> int:
     return m
 
 
-def form_hand_melds(hand: Sequence[int]) -> tuple[list[Meld], list[int]]:
+def form_hand_melds(hand: Sequence[int]) -> tuple[list[MeldCards], list[int]]:
     """Greedily take legal melds of real cards from ``hand``, longest first.
 
     Returns:
         ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left.
     """
     left = list(hand)
-    melds: list[Meld] = []
+    melds: list[MeldCards] = []
     hm = _mask(left)
     candidates = sorted(x for c in {c for c in left if c < 52} for x in _BY_LOW[c]
                         if x[1] & hm == x[1])
@@ -53,12 +53,12 @@ def form_hand_melds(hand: Sequence[int]) -> tuple[list[Meld], list[int]]:
     return melds, left
 
 
-def joker_melds(left: list[int]) -> list[Meld]:
+def joker_melds(left: list[int]) -> list[MeldCards]:
     """Use hand jokers in ``left`` to complete two real cards into a 3-card meld (R5.6).
 
     Mutates ``left`` (removes the cards used). Returns the new melds.
     """
-    out: list[Meld] = []
+    out: list[MeldCards] = []
     while JOKER in left:
         hm = _mask(left)
         for m, cards in _TRIPLES:
@@ -76,7 +76,7 @@ def joker_melds(left: list[int]) -> list[Meld]:
     return out
 
 
-def lay_off(melds: list[Meld], left: list[int], *, jokers: bool = True) -> bool:
+def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> bool:
     """Add single hand cards to the ends or gaps of ``melds`` while any fits (R5.3).
 
     Mutates ``melds`` and ``left``; returns True if any card was laid off. A hand joker is

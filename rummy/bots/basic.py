@@ -1,11 +1,11 @@
 """``basic``: plays every new meld it can form from its hand and lays single cards off onto
-table melds, without deeper manipulation; knocks whenever allowed (issue 2, item 6)."""
+table melds, without deeper manipulation; knocks whenever allowed."""
 
 from __future__ import annotations
 
 from rummy.bots._melding import form_hand_melds, joker_melds, lay_off
 from rummy.bots.base import BotBase, legal_for
-from rummy.cards import POINTS
+from rummy.cards import hand_points
 from rummy.commands import Command, Draw, Knock, Meld, Pass
 from rummy.views import PlayerView
 
@@ -39,7 +39,7 @@ class BasicBot(BotBase):
         melds, left = form_hand_melds(view.hand)
         melds += joker_melds(left)
         opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]
-        new_points = sum(POINTS[c if c < 53 else 52] for m in melds for c in m)
+        new_points = sum(map(hand_points, melds))
         if opening or not view.table:
             if not melds or new_points < rules.opening_meld_min_points:
                 return None

@@ -1,4 +1,4 @@
-"""``human``: a bot of human-like strength (issue 14): it sees the plays a person sees,
+"""``human``: a bot of human-like strength: it sees the plays a person sees,
 misses table manipulations some of the time, and picks among its plays by a softmax over
 their point values.
 
@@ -36,7 +36,7 @@ import math
 from rummy.bots.base import legal_for
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import BOT_NODE_LIMIT, GreedyBot, plan_play
-from rummy.cards import JOKER, POINTS
+from rummy.cards import hand_points
 from rummy.commands import Command, Meld, Pass
 from rummy.melds import Table
 from rummy.solver import best_play
@@ -50,7 +50,7 @@ MISS = 0.35
 
 def _points(table: Table) -> int:
     """R1.5 points of the cards of ``table`` (a table joker counts as a joker, 25)."""
-    return sum(POINTS[c if c < JOKER else JOKER] for meld in table for c in meld)
+    return sum(map(hand_points, table))
 
 
 def candidates(view: PlayerView) -> list[tuple[Table | None, int, bool]]:

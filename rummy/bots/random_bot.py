@@ -1,6 +1,6 @@
 """``random``: a uniformly random legal choice among cheap candidates (baseline bot).
 
-The candidates are not built one by one (issue 15): the bot counts them, lets its seeded
+The candidates are not built one by one: the bot counts them, lets its seeded
 generator pick an index exactly as ``random.Random.choice`` would on the full list, and
 builds only the new table at that index. The candidates and their order are those of
 :meth:`RandomBot.candidate_list` (the reference, kept for the tests), so a seed gives the
@@ -15,13 +15,10 @@ from operator import or_
 
 from rummy.bots._melding import _TRIPLES, lay_off
 from rummy.bots.base import BotBase, legal_for
-from rummy.cards import JOKER, TABLE_JOKER_BASE
+from rummy.cards import JOKER, TABLE_JOKER_BASE, hand_points
 from rummy.commands import Command, Draw, EndTurn, Knock, Meld, Pass
-from rummy.melds import EFF_BIT, VALID_MELDS
-from rummy.melds import Meld as MeldT
+from rummy.melds import EFF_BIT, VALID_MELDS, MeldCards, Table
 from rummy.views import PlayerView
-
-Table = tuple[MeldT, ...]
 
 
 def _extensions(mm: int, n: int) -> int:
@@ -42,8 +39,7 @@ def _extensions(mm: int, n: int) -> int:
 _EXT: dict[int, int] = {m: _extensions(m, k + 1) for m, k in VALID_MELDS.items()}
 _TRIPLE_INDEX: dict[int, int] = {m: i for i, (m, _) in enumerate(_TRIPLES)}
 #: points of each 3-card meld (R1.5), by its index in ``_TRIPLES``
-_TRIPLE_POINTS: tuple[int, ...] = tuple(sum(min(c % 13 + 1, 10) for c in cards)
-                                        for _, cards in _TRIPLES)
+_TRIPLE_POINTS: tuple[int, ...] = tuple(hand_points(cards) for _, cards in _TRIPLES)
 #: index in ``_TRIPLES`` of the 3-card sequence of suit ``s`` from position ``p`` (0..11;
 #: position 13 is the high ace, R4.3)
 _SEQ_INDEX: tuple[tuple[int, ...], ...] = tuple(
@@ -83,7 +79,7 @@ def _triples_of(hm: int) -> list[int]:
 
 
 @lru_cache(maxsize=4096)
-def _meld_extensions(meld: MeldT) -> int:
+def _meld_extensions(meld: MeldCards) -> int:
     """The lay-off cards of one table meld (see :func:`_extensions`). Cached, bounded: a
     table keeps most of its melds from one decision to the next (97% hits over 90 random
     games, against 16% for a cache of whole tables, which change at every meld action)."""
@@ -211,7 +207,7 @@ class RandomBot(BotBase):
         minimum = rules.opening_meld_min_points
         for m, cards in _TRIPLES:
             if m & hm == m:
-                if minimum and sum(min(c % 13 + 1, 10) for c in cards) < minimum:
+                if minimum and hand_points(cards) < minimum:
                     continue
                 out.append(table + (cards,))
         opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from operator import mul
 from typing import NamedTuple
 
-from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.errors import IllegalMoveError
-from rummy.melds import Meld, Table, canonical_meld, check_action, table_text
+from rummy.melds import MeldCards, Table, canonical_meld, check_action, table_text
 from rummy.rules import RuleSet
 from rummy.solver import compiled
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
@@ -500,11 +500,11 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     # ace the sweep may put last (R4.5 puts it first)
     new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
     play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
-                points=sum(POINTS[c] for c in added), optimal=not exceeded)
+                points=hand_points(added), optimal=not exceeded)
     return Solution(play, not exceeded)
 
 
-def _mirror_meld(m: Meld) -> Meld:
+def _mirror_meld(m: MeldCards) -> MeldCards:
     """The mirror image of a meld in display order, in display order (R4.5)."""
     out = tuple(_mirrored(c) for c in m)
     a, b = (c - TABLE_JOKER_BASE if c >= TABLE_JOKER_BASE else c for c in out[:2])
@@ -513,90 +513,18 @@ def _mirror_meld(m: Meld) -> Meld:
 
 def _build_table(search: Search | compiled.CompiledSearch,
                  steps: list[tuple[int, tuple[int, ...]]], end: int,
-                 before: Counter[int], freed: dict[int, int]) -> list[Meld]:
+                 before: Counter[int], freed: dict[int, int]) -> list[MeldCards]:
     """Turn the traced decisions into table melds with physical cards, each in display
-    order (R4.5; a 13-card sequence may have its ace last).
-
-    Sequences are tracked explicitly (oldest first, so the oldest stop first), groups are
-    cut per position (each suit is left out of ``G - g`` distinct groups).
-    """
-    kept = {c: before[c] - freed.get(c, 0) for c in before}
-    compiled_melds = getattr(search, "melds", None)
-    if compiled_melds is not None:  # the same sweep, compiled
-        kept_v = [0] * 52
-        for c, k in kept.items():
-            kept_v[c] = k
-        built = compiled_melds(kept_v)
-        if built is not None:
-            return _finish_melds(built, search.parked(end))
-    reserved: dict[int, list[int]] = {}
-    # per suit, the open sequences (physical cards), oldest first: those with fewer than 3
-    # cards (they must go on) and the others
-    short_runs: list[list[list[int]]] = [[], [], [], []]
-    long_runs: list[list[list[int]]] = [[], [], [], []]
-    done: list[list[int]] = []
-    group_cards: list[list[int]] = [[], [], [], []]
-    mand = search.mand
-    joker = TABLE_JOKER_BASE
-    zero = (0, 0, 0, 0, 0, 0)
-    for i, d in steps:
-        s = i & 3
-        pos = i >> 2
-        if d == zero and not short_runs[s] and not long_runs[s] and (
-                pos == 13 or not mand[s * 13 + pos]):
-            # nothing placed at this step (its card has no copy on the new table)
-            if s == 3 and pos < 13 and (group_cards[0] or group_cards[1] or group_cards[2]):
-                done.extend(_cut_groups(group_cards))
-                group_cards = [[], [], [], []]
-            continue
-        ou, h, j, t, nb, g = d
-        card = s * 13 + (pos if pos < 13 else 0)
-        sr = short_runs[s]
-        lr = long_runs[s]
-        if pos < 13:
-            m = mand[card]
-            k = kept.get(card, 0)
-            if k > m:
-                k = m
-            copies = [joker + card] * k + [card] * (m - k + ou)
-            if pos == 0 and h:
-                reserved[s] = copies[len(copies) - h:]
-                del copies[len(copies) - h:]
-            if k:
-                kept[card] -= k
-        else:
-            copies = reserved.pop(s, [])
-        if j:
-            copies += [joker + card] * j  # wildcards declared as this card
-        # the oldest long sequences stop; the newest t continue
-        if len(lr) > t:
-            done.extend(lr[:len(lr) - t])
-            del lr[:len(lr) - t]
-        new_short: list[list[int]] = []
-        new_long: list[list[int]] = []
-        for r in sr:
-            r.append(copies.pop())
-            (new_long if len(r) >= 3 else new_short).append(r)
-        for r in lr:
-            r.append(copies.pop())
-            new_long.append(r)
-        for _ in range(nb):
-            new_short.append([copies.pop()])
-        short_runs[s] = new_short
-        long_runs[s] = new_long
-        group_cards[s] = [copies.pop() for _ in range(g)] if g else []
-        assert not copies
-        if s == 3 and pos < 13:
-            if g or group_cards[0] or group_cards[1] or group_cards[2]:
-                done.extend(_cut_groups(group_cards))
-            group_cards = [[], [], [], []]
-    for s in range(4):
-        done.extend(short_runs[s])
-        done.extend(long_runs[s])
-    return _finish_melds(done, search.parked(end))
+    order (R4.5; a 13-card sequence may have its ace last): the one builder,
+    :func:`rummy.solver.build.build_melds` (compiled by the compiled backend), then the
+    wildcards left over parked (:func:`_finish_melds`)."""
+    kept = [0] * 52  # table jokers that keep their declared card (R5.7)
+    for c, k in before.items():
+        kept[c] = k - freed.get(c, 0)
+    return _finish_melds(search.melds(steps, kept), search.parked(end))
 
 
-def _finish_melds(done: list[list[int]], wildcards: int) -> list[Meld]:
+def _finish_melds(done: list[list[int]], wildcards: int) -> list[MeldCards]:
     """The melds of the sweep as table melds: A..K..A cut in two, ``wildcards`` parked,
     each meld in display order (a 13-card sequence may have its ace last)."""
     # A..K..A (14 cards) is two legal sequences (R4.3); split before parking wildcards
@@ -678,24 +606,9 @@ def _park(melds: list[list[int]], n: int) -> set[int]:
     return touched
 
 
-def _cut_groups(cards: list[list[int]]) -> list[list[int]]:
-    """Groups of one position: suit ``s`` puts ``len(cards[s])`` cards into groups of 3–4
-    distinct suits (feasibility was checked by the search)."""
-    g = [len(x) for x in cards]
-    tot = sum(g)
-    if not tot:
-        return []
-    # the most groups (so the most groups of 3, as the search counts them for parking)
-    n = max(n for n in range(max(g), tot + 1) if 3 * n <= tot <= 4 * n)
-    groups: list[list[int]] = [[] for _ in range(n)]
-    k = 0
-    for s in range(4):
-        skip = set(range(k, k + n - g[s]))
-        k += n - g[s]
-        for gi in range(n):
-            if gi not in skip:
-                groups[gi].append(cards[s].pop())
-    return groups
+class Unproven(ValueError):
+    """The search cannot prove the best play under a rule set's variants (those it checks
+    rather than models: see :func:`solve`'s ``rules``)."""
 
 
 def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
@@ -705,14 +618,15 @@ def best_points(table: Iterable[Iterable[int]], hand: Iterable[int], *,
     0 when no legal meld action exists.
 
     Raises:
-        ValueError: as :func:`solve`, and when the search cannot prove the value under
+        ValueError: as :func:`solve`; :class:`Unproven` when it cannot prove the value under
             ``rules`` (a variant it checks rather than models, whose unrestricted best play
             breaks it: see :func:`solve`'s ``rules``).
     """
     sol = solve(table, hand, rules=rules, opening=opening)
     if not sol.optimal:
-        raise ValueError("the solver cannot prove the best play under these rule variants "
-                         f"({', '.join(f'{k}={v}' for k, v in (rules or RuleSet()).changed().items())})")
+        changed = (rules or RuleSet()).changed()
+        raise Unproven("the solver cannot prove the best play under these rule variants "
+                         f"({', '.join(f'{k}={v}' for k, v in changed.items())})")
     return sol.play.points if sol.play is not None else 0
 
 

@@ -15,20 +15,32 @@ from typing import Any
 import numpy as np
 from numba import config, njit
 
+from rummy.solver.build import build_melds, room
 from rummy.solver.search import (
     _GMAX,
-    _GROUPS_OK,
     _GSUM,
+    _NO_P3,
+    _NO_PARK,
+    _NO_RES,
     _P3,
     _RES,
     _SEQ,
     _SUIT_BITS,
-    _THREES,
+    _TALLY_CLEAR,
     _WM,
     _WO,
+    FLAT_TEMPLATE,
     INF,
     MAX_COUNT,
+    O_CAP,
+    O_EMPTY,
+    O_FILL,
+    O_GOK,
+    O_HMAX,
+    O_NEED,
+    O_THREES,
     groups_short,
+    search_tables,
 )
 
 # numba's debug switch: the kernels would run as slow Python
@@ -49,105 +61,16 @@ def _jit(fn: Callable[..., Any]) -> Any:
 #: (``overflow``) and the caller runs the pure search instead
 MAX_MOVES = 512
 
-_NO_PARK = ~((1 << _SEQ) | (3 << _P3))
-_NO_P3 = ~(3 << _P3)
-_NO_RES = ~(255 << _RES)
 _VMASK = (1 << 57) - 1  # memo value field (see _slot)
 _VSIGN = 1 << 56
 _VBIG = 1 << 55  # saturated INF
-_TALLY_CLEAR = ~((31 << _GSUM) | (7 << _GMAX))
-# offsets in the flat table of a search (P[0], built by CompiledSearch): one int64 array,
-# so a call passes one array, not nine
-_O_CAP = 52 * 6  # info: row i = (mandatory, optional, unit cost, cap +1, cap +2, later)
-_O_HMAX = _O_CAP + 4 * 16
-_O_NEED = _O_HMAX + 4
-_O_GOK = _O_NEED + 256
-_O_THREES = _O_GOK + 256
-_O_EMPTY = _O_THREES + 256
-_O_FILL = _O_EMPTY + 56
-_T_SIZE = _O_FILL + 1
 _LOW6 = 0o77
+#: :data:`rummy.solver.search.FLAT_TEMPLATE` as an array (copied for each search)
+_FLAT_TEMPLATE = np.array(FLAT_TEMPLATE, dtype=np.int64)
 
-
-_GROUPS_TABLE = np.zeros(256, dtype=np.int64)
-_THREES_TABLE = np.zeros(256, dtype=np.int64)
-for (_tot, _mx) in _GROUPS_OK:
-    _GROUPS_TABLE[_tot * 8 + _mx] = 1
-    _THREES_TABLE[_tot * 8 + _mx] = _THREES[_tot, _mx]
-
-
-
-
-@_jit
-def _tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: Any,
-            gok: Any, threes: Any) -> Any:
-    """The flat table of a search and its dead-card bounds (``CompiledSearch.__init__``):
-    the same values as :class:`rummy.solver.search.Search` builds, in one compiled call.
-
-    Args: ``mand``, ``opt``, ``cost``: int64[52] by card (suit * 13 + rank); ``dead``:
-    int64[D, 52], the dead-card costs with 0..D-1 wildcards left; ``gok``/``threes``: the
-    group tables. Returns ``(flat, lower, wants_relaxed)``.
-    """
-    flat = np.zeros(_T_SIZE, np.int64)
-    cap = np.zeros((4, 16), np.int64)
-    for s in range(4):
-        for p in range(13):
-            cap[s, p] = mand[s * 13 + p] + opt[s * 13 + p]
-        cap[s, 13] = cap[s, 0]
-    for p in range(13):
-        for s in range(4):
-            c = s * 13 + p
-            r = (p * 4 + s) * 6
-            flat[r] = mand[c]
-            flat[r + 1] = opt[c]
-            flat[r + 2] = cost[c]
-            flat[r + 3] = cap[s, p + 1]
-            flat[r + 4] = cap[s, p + 2]
-            later = 0
-            for s2 in range(s + 1, 4):
-                later += cap[s2, p]
-            flat[r + 5] = later
-            if cap[s, p] == 0:
-                flat[_O_EMPTY + p * 4 + s] = 1
-    for s in range(4):
-        for p in range(16):
-            flat[_O_CAP + s * 16 + p] = cap[s, p]
-    relaxed = 0
-    for s in range(4):
-        a = cap[s, 0] if cap[s, 0] < 3 else 3
-        b = (cap[s, 11] if cap[s, 11] < cap[s, 12] else cap[s, 12]) + wild
-        flat[_O_HMAX + s] = a if a < b else b
-        if flat[_O_HMAX + s]:
-            relaxed += 1
-    if wild:
-        ex = np.zeros((4, 4), np.int64)
-        for s in range(4):
-            for r in range(4):
-                e = 0
-                if r > cap[s, 11]:
-                    e += r - cap[s, 11]
-                if r > cap[s, 12]:
-                    e += r - cap[s, 12]
-                ex[s, r] = e
-        for r3 in range(4):
-            for r2 in range(4):
-                for r1 in range(4):
-                    for r0 in range(4):
-                        flat[_O_NEED + r3 * 64 + r2 * 16 + r1 * 4 + r0] = \
-                            ex[3, r3] + ex[2, r2] + ex[1, r1] + ex[0, r0]
-    for i in range(256):
-        flat[_O_GOK + i] = gok[i]
-        flat[_O_THREES + i] = threes[i]
-    flat[_O_FILL] = fill
-    lower = np.zeros((dead.shape[0], 4, 19), np.int64)
-    for d in range(dead.shape[0]):
-        for s in range(4):
-            acc = 0
-            for p in range(12, -1, -1):
-                acc += dead[d, s * 13 + p]
-                lower[d, s, p] = acc
-    return flat, lower, relaxed >= 2
-
+#: the one builder of a search's tables (:func:`rummy.solver.search.search_tables`),
+#: compiled from its source
+_tables = _jit(search_tables)
 
 #: :func:`rummy.solver.search.groups_short`, compiled from the same source
 _groups_short = _jit(groups_short)
@@ -156,11 +79,11 @@ _groups_short = _jit(groups_short)
 @_jit
 def _close_tally(ns: int, gs: int, gm: int, T: Any) -> int:
     """:func:`rummy.solver.search.close_tally` on the flat table ``T`` (-1: infeasible)."""
-    if gs > 31 or gm > 7 or not T[_O_GOK + gs * 8 + gm]:
+    if gs > 31 or gm > 7 or not T[O_GOK + gs * 8 + gm]:
         return -1
     ns &= _TALLY_CLEAR
     if gs:
-        p3 = ((ns >> _P3) & 3) + T[_O_THREES + gs * 8 + gm]
+        p3 = ((ns >> _P3) & 3) + T[O_THREES + gs * 8 + gm]
         if p3 > 3:
             p3 = 3
         ns = (ns & ~(3 << _P3)) | (p3 << _P3)
@@ -174,7 +97,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
     Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
     the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
     T = P[0]
-    fill = T[_O_FILL]
+    fill = T[O_FILL]
     n_out = 0
     pos = i >> 2
     s = i & 3
@@ -196,7 +119,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
         res = (st >> rsh) & 3
         base &= ~(3 << rsh)
         r_lo = 0 if relax else res
-        r_hi = T[_O_HMAX + s] if relax else res
+        r_hi = T[O_HMAX + s] if relax else res
         for rr in range(r_lo, r_hi + 1):
             for j in range(w + 1):
                 nn = rr + j
@@ -237,7 +160,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
     if not last:
         for t in range(s + 1, 4):
             y = (st >> (_SUIT_BITS * t)) & 511
-            v = T[_O_CAP + 16 * t + pos] - (y & 7) - ((y >> 3) & 7)
+            v = T[O_CAP + 16 * t + pos] - (y & 7) - ((y >> 3) & 7)
             if v < 0:
                 defi -= v
                 v = 0
@@ -295,13 +218,13 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
         return n_out
     for t in range(s):  # Search.options: the short runs of the suits done here
         y = (st >> (_SUIT_BITS * t)) & 511
-        v = (y & 7) + ((y >> 3) & 7) - T[_O_CAP + 16 * t + pos + 1]
+        v = (y & 7) + ((y >> 3) & 7) - T[O_CAP + 16 * t + pos + 1]
         if v > 0:
             defi += v
-        v = (y & 7) - T[_O_CAP + 16 * t + pos + 2]
+        v = (y & 7) - T[O_CAP + 16 * t + pos + 2]
         if v > 0:
             defi += v
-    hmax = T[_O_HMAX + s] if pos == 0 else 0
+    hmax = T[O_HMAX + s] if pos == 0 else 0
     if pos == 0:
         base &= ~(3 << (_RES + 2 * s))
     for ou in range(o, -1, -1):
@@ -312,7 +235,7 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                 break
             hbase = base | (h << (_RES + 2 * s)) if h and not relax else base
             starts = real - h if pos != 11 else MAX_COUNT
-            need = T[_O_NEED + ((hbase >> _RES) & 255)] if pos < 11 else 0
+            need = T[O_NEED + ((hbase >> _RES) & 255)] if pos < 11 else 0
             for j in range(w + 1 - need):
                 nn = real - h + j
                 if nn < ab:
@@ -375,9 +298,9 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
 def _skip(i: int, st: int, P: Any) -> tuple[int, int]:
     """Mirrors :meth:`Search.skip`."""
     T = P[0]
-    if T[_O_FILL] and (st >> _WM) & 63:
+    if T[O_FILL] and (st >> _WM) & 63:
         return i, st
-    while i < 52 and T[_O_EMPTY + i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
+    while i < 52 and T[O_EMPTY + i] and not (st >> (_SUIT_BITS * (i & 3))) & 511:
         if i & 3 == 3:
             gs = (st >> _GSUM) & 31
             if gs:
@@ -491,7 +414,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         if descend:
             descend = False
             # --- the part of Search.solve before the moves
-            if i < 52 and T[_O_EMPTY + i]:
+            if i < 52 and T[O_EMPTY + i]:
                 i, st = _skip(i, st, P)
                 if st < 0:
                     ret = INF
@@ -669,7 +592,7 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
     T = P[0]
     i = 0
     while True:
-        if i < 52 and T[_O_EMPTY + i]:
+        if i < 52 and T[O_EMPTY + i]:
             j, st = _skip(i, st, P)
             for k in range(i, j):
                 for q in range(6):
@@ -767,198 +690,6 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     return value
 
 
-#: capacity of the compiled table builder (:func:`_build`): open or finished sequences
-#: (runs), and cards on the new table; a larger table makes it give up (the caller then
-#: builds the table in Python, the same way)
-_MAX_RUNS = 256
-_MAX_CARDS = 1024
-
-
-@_jit
-def _emit(out: Any, lens: Any, n_out: int, n_melds: int, run_cards: Any, run_len: Any,
-          r: int) -> Any:
-    """Append run ``r`` as one meld to ``out``/``lens``; returns the new ``(n_out,
-    n_melds)``, or ``(-1, -1)`` when the output is full."""
-    if n_out + run_len[r] > _MAX_CARDS or n_melds >= _MAX_CARDS:
-        return -1, -1
-    for x in range(run_len[r]):
-        out[n_out] = run_cards[r, x]
-        n_out += 1
-    lens[n_melds] = run_len[r]
-    return n_out, n_melds + 1
-
-
-@_jit
-def _build(rows: Any, mand: Any, kept: Any) -> Any:  # noqa: C901
-    """:func:`rummy.solver._build_table`'s sweep, compiled: the traced decisions ``rows``
-    (int64[56, 6]: ou, h, j, t, nb, g per step) turned into melds of table cards, in the
-    same order and with the same cards as the Python builder.
-
-    ``mand``: int64[52] mandatory copies; ``kept``: int64[52] table jokers that keep their
-    declared card (changed in place). Returns ``(cards, lens, n)``: meld ``i`` is
-    ``cards[sum(lens[:i]) : sum(lens[:i + 1])]``; ``n`` is -1 when a capacity ran out.
-    """
-    joker = 53
-    run_cards = np.zeros((_MAX_RUNS, 14), np.int64)
-    run_len = np.zeros(_MAX_RUNS, np.int64)
-    n_runs = 0
-    short = np.zeros((4, _MAX_RUNS), np.int64)  # per suit: open runs of 1-2 cards, in order
-    n_short = np.zeros(4, np.int64)
-    long_ = np.zeros((4, _MAX_RUNS), np.int64)  # per suit: open runs of 3+ cards
-    n_long = np.zeros(4, np.int64)
-    new_short = np.zeros(_MAX_RUNS, np.int64)
-    new_long = np.zeros(_MAX_RUNS, np.int64)
-    reserved = np.zeros((4, 8), np.int64)
-    n_res = np.zeros(4, np.int64)
-    gcards = np.zeros((4, 8), np.int64)
-    n_g = np.zeros(4, np.int64)
-    copies = np.zeros(64, np.int64)
-    out = np.zeros(_MAX_CARDS, np.int64)
-    lens = np.zeros(_MAX_CARDS, np.int64)
-    n_out = 0
-    n_melds = 0
-    for i in range(56):
-        s = i & 3
-        pos = i >> 2
-        ou = rows[i, 0]
-        h = rows[i, 1]
-        j = rows[i, 2]
-        t = rows[i, 3]
-        nb = rows[i, 4]
-        g = rows[i, 5]
-        empty = (ou == 0 and h == 0 and j == 0 and t == 0 and nb == 0 and g == 0
-                 and n_short[s] == 0 and n_long[s] == 0
-                 and (pos == 13 or mand[s * 13 + pos] == 0))
-        nc = 0
-        if not empty:
-            card = s * 13 + (pos if pos < 13 else 0)
-            if pos < 13:
-                m = mand[card]
-                k = kept[card]
-                if k > m:
-                    k = m
-                if k + m - k + ou + j > 64:
-                    return out, lens, -1
-                for _ in range(k):
-                    copies[nc] = joker + card
-                    nc += 1
-                for _ in range(m - k + ou):
-                    copies[nc] = card
-                    nc += 1
-                if pos == 0 and h:
-                    if h > 8:
-                        return out, lens, -1
-                    for q in range(h):
-                        reserved[s, q] = copies[nc - h + q]
-                    n_res[s] = h
-                    nc -= h
-                kept[card] -= k
-            else:
-                for q in range(n_res[s]):
-                    copies[nc] = reserved[s, q]
-                    nc += 1
-                n_res[s] = 0
-            if nc + j > 64:
-                return out, lens, -1
-            for _ in range(j):
-                copies[nc] = joker + card
-                nc += 1
-            # the oldest long sequences stop; the newest t continue
-            stop = n_long[s] - t
-            if stop > 0:
-                for q in range(stop):
-                    n_out, n_melds = _emit(out, lens, n_out, n_melds, run_cards, run_len,
-                                           long_[s, q])
-                    if n_out < 0:
-                        return out, lens, -1
-                for q in range(stop, n_long[s]):
-                    long_[s, q - stop] = long_[s, q]
-                n_long[s] -= stop
-            ns = 0
-            nl = 0
-            for q in range(n_short[s]):
-                r = short[s, q]
-                nc -= 1
-                run_cards[r, run_len[r]] = copies[nc]
-                run_len[r] += 1
-                if run_len[r] >= 3:
-                    new_long[nl] = r
-                    nl += 1
-                else:
-                    new_short[ns] = r
-                    ns += 1
-            for q in range(n_long[s]):
-                r = long_[s, q]
-                nc -= 1
-                if run_len[r] >= 14:
-                    return out, lens, -1
-                run_cards[r, run_len[r]] = copies[nc]
-                run_len[r] += 1
-                new_long[nl] = r
-                nl += 1
-            for _ in range(nb):
-                if n_runs >= _MAX_RUNS:
-                    return out, lens, -1
-                nc -= 1
-                run_cards[n_runs, 0] = copies[nc]
-                run_len[n_runs] = 1
-                new_short[ns] = n_runs
-                ns += 1
-                n_runs += 1
-            for q in range(ns):
-                short[s, q] = new_short[q]
-            n_short[s] = ns
-            for q in range(nl):
-                long_[s, q] = new_long[q]
-            n_long[s] = nl
-            if g > 8:
-                return out, lens, -1
-            for q in range(g):
-                nc -= 1
-                gcards[s, q] = copies[nc]
-            n_g[s] = g
-            if nc != 0:
-                return out, lens, -1
-        if s == 3 and pos < 13 and (n_g[0] or n_g[1] or n_g[2] or n_g[3]):
-            # _cut_groups: the most groups n; suit s is left out of n - g[s] of them
-            tot = n_g[0] + n_g[1] + n_g[2] + n_g[3]
-            mx = max(max(n_g[0], n_g[1]), max(n_g[2], n_g[3]))
-            n = -1
-            for cand in range(mx, tot + 1):
-                if 3 * cand <= tot <= 4 * cand:
-                    n = cand
-            if n < 0 or n_out + tot > _MAX_CARDS or n_melds + n > _MAX_CARDS:
-                return out, lens, -1
-            first = n_out
-            glen = np.zeros(16, np.int64)
-            gbuf = np.zeros((16, 4), np.int64)
-            kk = 0
-            for s2 in range(4):
-                skip_lo = kk
-                skip_hi = kk + n - n_g[s2]
-                kk = skip_hi
-                for gi in range(n):
-                    if not skip_lo <= gi < skip_hi:
-                        n_g[s2] -= 1
-                        gbuf[gi, glen[gi]] = gcards[s2, n_g[s2]]
-                        glen[gi] += 1
-            for gi in range(n):
-                for x in range(glen[gi]):
-                    out[n_out] = gbuf[gi, x]
-                    n_out += 1
-                lens[n_melds] = glen[gi]
-                n_melds += 1
-            if n_out - first != tot:
-                return out, lens, -1
-            for s2 in range(4):
-                n_g[s2] = 0
-        elif s == 3 and pos < 13:
-            for s2 in range(4):
-                n_g[s2] = 0
-    for s in range(4):
-        for q in range(n_short[s] + n_long[s]):
-            r = short[s, q] if q < n_short[s] else long_[s, q - n_short[s]]
-            n_out, n_melds = _emit(out, lens, n_out, n_melds, run_cards, run_len, r)
-            if n_out < 0:
-                return out, lens, -1
-    return out, lens, n_melds
+#: the one builder of the new table (:mod:`rummy.solver.build`), compiled from its source
+_build = _jit(build_melds)
+_room = _jit(room)

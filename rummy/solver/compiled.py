@@ -6,6 +6,13 @@ pure :class:`~rummy.solver.search.Search`, which stays the reference (the differ
 in ``tests/solver`` compare the two on thousands of positions). Only the speed differs: the
 compiled search expands a state in about 0.3 microseconds instead of about 5.
 
+What is not the search loop exists once and is compiled from its pure source: the tables
+of a search (:func:`rummy.solver.search.search_tables`), the group feasibility test
+(:func:`rummy.solver.search.groups_short`) and the builder of the new table
+(:func:`rummy.solver.build.build_melds`). Only the search loop itself is written twice
+(the memo and the explicit stack of the kernels differ from the pure recursion), and the
+tests hold the two to the same plays.
+
 numba (https://numba.pydata.org) is a JIT compiler for a numeric subset of Python that
 installs from PyPI as a binary wheel; it is the ``fast`` extra of this project. The kernels
 live in :mod:`rummy.solver._kernels`, imported on first use only (so the pure core and the
@@ -16,7 +23,7 @@ unusable (``NUMBA_DISABLE_JIT``), :func:`usable` is False and
 compiles (about 8 s on this project's machines); where no cache location is writable, every
 process compiles in memory.
 
-Why numba rather than a C extension of our own: the issue allows a compiled helper only if
+Why numba rather than a C extension of our own: the project allows a compiled helper only if
 it installs from the registry as a wheel; numba is that wheel, and the code it compiles is
 :mod:`rummy.solver._kernels`, which reads like the pure search it mirrors.
 """
@@ -27,7 +34,8 @@ import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
-from rummy.solver.search import INF, MAX_COUNT, Aborted, parked
+from rummy.solver.build import split_melds, workspace_size
+from rummy.solver.search import INF, LOWER_POS, MAX_COUNT, Aborted, parked
 
 #: numba (and numpy) are installed; whether they can be used here is :func:`usable`
 AVAILABLE = (importlib.util.find_spec("numba") is not None
@@ -88,12 +96,17 @@ class CompiledSearch:
         # the tables of Search.__init__, built in one compiled call (same values: the tests
         # hold the two backends to the same plays)
         i64 = np.int64
-        dead = (np.array(dead_costs, dtype=i64).reshape(len(dead_costs), 52) if dead_costs
-                else np.zeros((0, 52), dtype=i64))
-        flat, lower, wants_relaxed = k._tables(
-            np.array(mand, dtype=i64), np.array(opt, dtype=i64), np.array(cost, dtype=i64),
-            wild, 1 if fill else 0, dead, k._GROUPS_TABLE, k._THREES_TABLE)
-        self._params = (flat, lower)
+        n_dead = len(dead_costs)
+        dead = (np.array(dead_costs, dtype=i64).reshape(-1) if n_dead
+                else np.zeros(0, dtype=i64))
+        self._mand = np.array(mand, dtype=i64)
+        flat = k._FLAT_TEMPLATE.copy()
+        lower = np.zeros(n_dead * 4 * LOWER_POS, dtype=i64)
+        # the tables of Search.__init__, by the same builder, compiled (one call)
+        suits = k._tables(self._mand, np.array(opt, dtype=i64), np.array(cost, dtype=i64),
+                          wild, 1 if fill else 0, dead, n_dead, flat, lower)
+        wants_relaxed = suits >= 2  # as Search.wants_relaxed
+        self._params = (flat, lower.reshape(n_dead, 4, LOWER_POS))
         limit = -1 if node_limit is None else min(node_limit, 1 << 62)
         self._cnt = np.array([0, 0, 0, limit, wcost,
                               0, 0, 0, 1 if wants_relaxed else 0, 0,
@@ -137,24 +150,24 @@ class CompiledSearch:
         """As :meth:`Search.parked`."""
         return parked(st)
 
-    def melds(self, kept: Sequence[int]) -> list[list[int]] | None:
-        """The melds of the last trace, built by the compiled sweep of
-        :func:`rummy.solver._build_table` (same melds, same order), before wildcards are
-        parked; ``kept[c]``: table jokers that keep their declared card ``c``. ``None``
-        when the table is larger than the compiled builder holds (the caller then builds
-        it in Python)."""
-        np = self._k.np
-        cards, lens, n = self._k._build(self._out, np.array(self.mand, dtype=np.int64),
-                                        np.array(kept, dtype=np.int64))
-        if n < 0:
-            return None
-        flat = cards.tolist()
-        out: list[list[int]] = []
-        at = 0
-        for ln in lens[:n].tolist():
-            out.append(flat[at:at + ln])
-            at += ln
-        return out
+    def melds(self, steps: Sequence[tuple[int, Sequence[int]]],
+              kept: Sequence[int]) -> list[list[int]]:
+        """As :meth:`Search.melds`, for the last trace (``steps`` is what :meth:`trace`
+        returned; the compiled builder reads the same rows from its buffer): the one
+        builder :func:`rummy.solver.build.build_melds`, compiled.
+
+        Raises:
+            RuntimeError: the trace does not add up (a solver bug).
+        """
+        k = self._k
+        np = k.np
+        rows = self._out.reshape(-1)
+        n = int(k._room(rows, self._mand))
+        out = np.empty(n, np.int64)
+        lens = np.empty(n, np.int64)
+        count = int(k._build(rows, self._mand, np.array(kept, dtype=np.int64), n,
+                             np.zeros(workspace_size(n), np.int64), out, lens))
+        return split_melds(out.tolist(), lens.tolist(), count)
 
 
 

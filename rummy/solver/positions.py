@@ -103,7 +103,7 @@ def _full_position(rng: random.Random) -> tuple[Table, tuple[int, ...]]:
     return canonical_table(melds), tuple(sorted(hand))
 
 
-#: families of :func:`edge_position`, each built to reach one edge of R4/R5 (issue 10)
+#: families of :func:`edge_position`, each built to reach one edge of R4/R5
 EDGE_FAMILIES = ("full", "long", "aces", "jokers", "groups", "mixed", "stress")
 
 

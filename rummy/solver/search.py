@@ -67,6 +67,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rummy.solver.build import build_melds, room, split_melds, workspace_size
+
 INF = 1 << 60
 
 # state layout (one int): per suit 9 bits (runs of length 1, 2, 3+: 3 bits each),
@@ -96,6 +98,106 @@ _GROUPS_OK: frozenset[tuple[int, int]] = frozenset(
 _THREES: dict[tuple[int, int], int] = {
     (tot, mx): max(4 * g - tot for g in range(0, 11) if mx <= g and 3 * g <= tot <= 4 * g)
     for tot, mx in _GROUPS_OK}
+
+
+#: :data:`_GROUPS_OK` and :data:`_THREES` as flat tables indexed by ``sum * 8 + max``
+GROUPS_TABLE: tuple[int, ...] = tuple(1 if (k >> 3, k & 7) in _GROUPS_OK else 0
+                                      for k in range(256))
+THREES_TABLE: tuple[int, ...] = tuple(_THREES.get((k >> 3, k & 7), 0) for k in range(256))
+
+# offsets in the flat table of a search (:func:`search_tables`)
+O_CAP = 52 * 6  #: info rows first: row i = (mandatory, optional, unit cost, cap +1, cap +2,
+#: copies of the card's rank in the later suits); then cap[s][p], 16 per suit
+O_HMAX = O_CAP + 4 * 16  #: high aces worth keeping, per suit
+O_NEED = O_HMAX + 4  #: wildcards the kept-back aces need, by the 8-bit reserved field
+O_GOK = O_NEED + 256  #: GROUPS_TABLE
+O_THREES = O_GOK + 256  #: THREES_TABLE
+O_EMPTY = O_THREES + 256  #: 1 for a step whose card has no copy at all
+O_FILL = O_EMPTY + 56  #: 1: wildcards are placed during the sweep
+O_EX = O_FILL + 1  #: scratch: wildcards one suit's r kept-back aces need, at 4 * s + r
+T_SIZE = O_EX + 16
+#: the flat table before :func:`search_tables` fills it: zeros, and the group tables
+FLAT_TEMPLATE: tuple[int, ...] = ((0,) * O_GOK + GROUPS_TABLE + THREES_TABLE
+                                  + (0,) * (T_SIZE - O_EMPTY))
+#: positions per suit in the dead-card bounds (a suffix sum, 0 past the last position)
+LOWER_POS = 19
+
+
+def search_tables(mand: Any, opt: Any, cost: Any, wild: int, fill: int, dead: Any,
+                  n_dead: int, flat: Any, lower: Any) -> int:
+    """Fill the tables of one search: the one builder, run by :class:`Search` on Python
+    lists and, compiled from this source, by the compiled backend on int64 arrays.
+
+    Args:
+        mand, opt, cost: mandatory and optional copies and the cost of leaving one optional
+            copy in hand, by card 0..51 (``suit * 13 + rank``).
+        wild: the wildcards of the position; ``fill``: 1 if the sweep places them.
+        dead: ``n_dead * 52`` costs (row ``w``: the optional copies no meld can use with
+            only ``w`` wildcards left).
+        flat: a copy of :data:`FLAT_TEMPLATE` (``T_SIZE`` integers), filled at the
+            offsets ``O_*``.
+        lower: ``n_dead * 4 * LOWER_POS`` zeros, filled with the dead-card bounds:
+            ``lower[(w * 4 + s) * LOWER_POS + p]`` = the dead cost of suit ``s`` at
+            positions ``p..12`` with ``w`` wildcards left.
+
+    Returns:
+        The number of suits that can keep high aces back (two or more: the search is
+        bounded by a relaxed one, see :meth:`Search.solve`).
+    """
+    for s in range(4):
+        for p in range(13):
+            flat[O_CAP + s * 16 + p] = mand[s * 13 + p] + opt[s * 13 + p]
+        flat[O_CAP + s * 16 + 13] = flat[O_CAP + s * 16]  # the high ace is the ace
+    for p in range(13):
+        for s in range(4):
+            c = s * 13 + p
+            r = (p * 4 + s) * 6
+            flat[r] = mand[c]
+            flat[r + 1] = opt[c]
+            flat[r + 2] = cost[c]
+            flat[r + 3] = flat[O_CAP + s * 16 + p + 1]
+            flat[r + 4] = flat[O_CAP + s * 16 + p + 2]
+            later = 0
+            for s2 in range(s + 1, 4):
+                later += flat[O_CAP + s2 * 16 + p]
+            flat[r + 5] = later
+            if flat[O_CAP + s * 16 + p] == 0:
+                flat[O_EMPTY + p * 4 + s] = 1
+    suits = 0
+    for s in range(4):
+        # each ace kept back needs its own Q and K (real or wildcards); at most 3
+        a = min(flat[O_CAP + s * 16], 3)
+        b = min(flat[O_CAP + s * 16 + 11], flat[O_CAP + s * 16 + 12]) + wild
+        flat[O_HMAX + s] = min(a, b)
+        if flat[O_HMAX + s]:
+            suits += 1
+    if wild:
+        # wildcards needed as the Q and K of the kept-back aces' sequences, beyond the
+        # real copies, by the reserved field (2 bits per suit: 0..3 aces)
+        for s in range(4):
+            for k in range(4):
+                e = 0
+                if k > flat[O_CAP + s * 16 + 11]:
+                    e += k - flat[O_CAP + s * 16 + 11]
+                if k > flat[O_CAP + s * 16 + 12]:
+                    e += k - flat[O_CAP + s * 16 + 12]
+                flat[O_EX + 4 * s + k] = e
+        key = 0
+        for k3 in range(4):
+            for k2 in range(4):
+                for k1 in range(4):
+                    e = flat[O_EX + 12 + k3] + flat[O_EX + 8 + k2] + flat[O_EX + 4 + k1]
+                    for k0 in range(4):
+                        flat[O_NEED + key] = e + flat[O_EX + k0]
+                        key += 1
+    flat[O_FILL] = fill
+    for d in range(n_dead):
+        for s in range(4):
+            acc = 0
+            for p in range(12, -1, -1):
+                acc += dead[d * 52 + s * 13 + p]
+                lower[(d * 4 + s) * LOWER_POS + p] = acc
+    return suits
 
 
 class Aborted(Exception):
@@ -171,7 +273,7 @@ class Search:
     """
 
     __slots__ = ("mand", "opt", "cost", "wcost", "memo", "counter", "abort", "node_limit",
-                 "exceeded", "cap", "high_max", "fill", "empty", "later", "lower", "info",
+                 "exceeded", "cap", "high_max", "fill", "empty", "lower", "info",
                  "high_need", "relax", "relaxed", "root_trace")
 
     def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
@@ -193,55 +295,36 @@ class Search:
         self.exceeded = False
         self.fill = fill
         self.relax = relax
-        # cap[s][L]: most copies that line position L of suit s can hold (0 past the end)
-        self.cap = tuple(
-            tuple(mand[s * 13 + (pos % 13)] + opt[s * 13 + (pos % 13)]
-                  for pos in range(14)) + (0, 0)
-            for s in range(4))
+        # the tables of the search (:func:`search_tables`, the one builder, which the
+        # compiled backend runs compiled), as tuples
+        flat = list(FLAT_TEMPLATE)
+        lower = [0] * (len(dead_costs) * 4 * LOWER_POS)
+        search_tables(self.mand, self.opt, self.cost, wild, 1 if fill else 0,
+                      [x for row in dead_costs for x in row], len(dead_costs), flat, lower)
+        #: cap[s][L]: most copies that line position L of suit s can hold (0 past the end)
+        self.cap = tuple(tuple(flat[O_CAP + 16 * s:O_CAP + 16 * s + 16]) for s in range(4))
         #: most aces of each suit worth keeping for a high ace: each needs its own Q and K
-        self.high_max = tuple(min(3, self.cap[s][0], self.cap[s][11] + wild,
-                                  self.cap[s][12] + wild) for s in range(4))
-        #: steps whose card has no copy at all (a high ace step is never "empty": its
-        #: copies are the reserved aces, which live in the state)
-        #: copies of the same rank in the suits after step i's suit (group look-ahead)
-        later: list[int] = []
-        for pos in range(14):
-            c0, c1, c2, c3 = (self.cap[t][pos] for t in range(4))
-            later += (c1 + c2 + c3, c2 + c3, c3, 0)
-        self.later = tuple(later)
+        self.high_max = tuple(flat[O_HMAX:O_HMAX + 4])
         #: per step i < 52: (mandatory, optional copies, unit cost, cap of the next two
-        #: positions, copies left in this position for groups)
-        self.info = tuple(
-            (self.mand[(i & 3) * 13 + (i >> 2)], self.opt[(i & 3) * 13 + (i >> 2)],
-             self.cost[(i & 3) * 13 + (i >> 2)], self.cap[i & 3][(i >> 2) + 1],
-             self.cap[i & 3][(i >> 2) + 2], self.later[i]) for i in range(52))
+        #: positions, copies of the same rank in the suits after step i's suit)
+        self.info = tuple(tuple(flat[6 * i:6 * i + 6]) for i in range(52))
         # lower[w][s][p]: cost of the optional copies of suit s at positions p..12 that no
         # meld can use with only w wildcards. Once wildcards have been spent, such a copy
         # still stays in the hand if every meld piece (3-5 cards, R4.3) that could hold it
         # lies wholly ahead of the sweep, so holds none of the spent wildcards: true from
         # position pos(i)+5 on in every suit, and from pos(i)+1 on in a suit with no open
         # sequence (see :meth:`solve`).
-        lower = []
-        for dead in dead_costs:
-            per_suit = []
-            for su in range(4):
-                suffix = [0] * 19
-                for q in range(12, -1, -1):
-                    suffix[q] = suffix[q + 1] + dead[su * 13 + q]
-                per_suit.append(tuple(suffix))
-            lower.append(tuple(per_suit))
-        self.lower = tuple(lower)
-        self.empty = tuple(i < 52 and self.cap[i & 3][i >> 2] == 0 for i in range(56))
+        self.lower = tuple(
+            tuple(tuple(lower[(d * 4 + s) * LOWER_POS:(d * 4 + s + 1) * LOWER_POS])
+                  for s in range(4))
+            for d in range(len(dead_costs)))
+        #: steps whose card has no copy at all (a high ace step is never "empty": its
+        #: copies are the reserved aces, which live in the state)
+        self.empty = tuple(bool(x) for x in flat[O_EMPTY:O_EMPTY + 56])
         #: per reserved-aces field (2 bits per suit): wildcards needed as the Q and K of
         #: the sequences that those high aces end, beyond the real Q and K copies (always
         #: 0 without wildcards: then ``high_max`` already keeps within the real copies)
-        self.high_need = _NO_NEED
-        if wild:
-            ex = [[max(0, r - self.cap[t][11]) + max(0, r - self.cap[t][12])
-                   for r in range(4)] for t in range(4)]
-            e0, e1, e2, e3 = ex
-            self.high_need = tuple(a + b + c + d for d in e3 for c in e2 for b in e1
-                                   for a in e0)
+        self.high_need = tuple(flat[O_NEED:O_NEED + 256]) if wild else _NO_NEED
         #: the relaxed search that bounds this one (see :meth:`solve`), when high aces
         #: can be reserved in at least two suits (else it would prune next to nothing)
         self.relaxed: Search | None = None
@@ -589,6 +672,23 @@ class Search:
     def parked(self, st: int) -> int:
         """Number of wildcards that :meth:`finish` parks in end state ``st``."""
         return parked(st)
+
+    def melds(self, steps: Sequence[tuple[int, Sequence[int]]],
+              kept: Sequence[int]) -> list[list[int]]:
+        """The melds of the trace ``steps`` (:meth:`trace`), before wildcards are parked:
+        :func:`rummy.solver.build.build_melds` on Python lists. ``kept[c]``: table jokers
+        that keep their declared card ``c``.
+
+        Raises:
+            RuntimeError: the trace does not add up (a solver bug).
+        """
+        rows = [x for _, d in steps for x in d]
+        n = room(rows, self.mand)
+        out = [0] * n
+        lens = [0] * n
+        count = build_melds(rows, self.mand, list(kept), n, [0] * workspace_size(n), out,
+                            lens)
+        return split_melds(out, lens, count)
 
     def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
         """The decisions of an optimal solution from the initial state ``st``, as

@@ -4,7 +4,7 @@ Each bot command is its own append, with ``expected_version``, so two servers ca
 play the same bot move: the second gets a conflict and reloads (no request id is recorded:
 the version check is enough, and request records would be most of a game's memory). A bot
 that raises or proposes an illegal move plays the phase's default move instead
-(``rummy.decide.default_command``; issue 10).
+(``rummy.decide.default_command``).
 """
 
 from __future__ import annotations
@@ -68,14 +68,20 @@ class BotDriver:
         self._bot_delay = bot_delay
         self._locks: dict[str, asyncio.Lock] = {}
 
-    async def drive(self, game_id: str) -> list[StoredEvent]:
+    async def drive(self, game_id: str,
+                    out: list[StoredEvent] | None = None) -> list[StoredEvent]:
         """Play bot seats while one is to act; each bot command is one append with
         ``expected_version`` (another server that moved first simply wins). While driving,
         the game's lease in the store is renewed (another replica takes over if this one
         dies); when a human seat is to act, its due time is written.
 
+        Args:
+            game_id: the game.
+            out: a list the appended events are added to as they are appended (a caller
+                that stops waiting reads the ones so far); default: a new list.
+
         Returns:
-            The events appended by this call, in order.
+            The events appended by this call, in order (``out``).
 
         Raises:
             GameNotFound: no such game.
@@ -83,7 +89,7 @@ class BotDriver:
                 a replica's poll resumes it after the lease.
         """
         lock = self._locks.setdefault(game_id, asyncio.Lock())
-        out: list[StoredEvent] = []
+        out = [] if out is None else out
         async with lock:
             meta = await self._repo.meta(game_id)
             first = True
@@ -135,8 +141,8 @@ class BotDriver:
                     state: GameState) -> tuple[GameState, list[Event], str]:
         """The bot's move in ``state`` as ``(new state, events, command kind)``.
 
-        A bot that raises, or proposes a move the rules refuse, must not stop the game
-        (issue 10): the seat plays the phase's default move instead (draw, pass, end_turn,
+        A bot that raises, or proposes a move the rules refuse, must not stop the game:
+        the seat plays the phase's default move instead (draw, pass, end_turn,
         as a turn timer would), the failure is logged with the game id and counted in
         ``rummy_bot_failures_total``.
         """

@@ -1,4 +1,4 @@
-"""Who is calling at the transport level, for backends (issue 17): API keys, client
+"""Who is calling at the transport level, for backends: API keys, client
 certificates, and the per-caller rate limits.
 
 Seat tokens (:mod:`rummy_grpc.auth`) say which seat of a game a request acts for; this
@@ -222,14 +222,18 @@ class CallerGate:
         commands: rate limit of game calls (everything but ``CreateGame``; a stream counts
             once, when it opens). Default: none.
         create: rate limit of ``CreateGame``. Default: none.
+        events: rate limit of events read with ``GetEvents``, in events (a page costs its
+            size: :meth:`charge_events`). Default: none.
     """
 
     def __init__(self, policy: CallerPolicy | None = None,
                  commands: RateLimiter | None = None,
-                 create: RateLimiter | None = None) -> None:
+                 create: RateLimiter | None = None,
+                 events: RateLimiter | None = None) -> None:
         self.policy = policy if policy is not None else CallerPolicy()
         self.commands = commands if commands is not None else RateLimiter(0, 1)
         self.create = create if create is not None else RateLimiter(0, 1, kind="create")
+        self.events = events if events is not None else RateLimiter(0, 1, kind="events")
 
     def identify(self, context: Any) -> Identity:
         """The caller of the call whose ``grpc.aio.ServicerContext`` is ``context``."""
@@ -265,6 +269,20 @@ class CallerGate:
                 raise NoCredentials()
             raise BadCredentials()
         return who
+
+    def charge_events(self, who: Identity, events: int) -> None:
+        """Price a read of up to ``events`` events (a ``GetEvents`` page) to the caller's
+        events bucket, before the read; :meth:`refund_events` gives back what it did not
+        use.
+
+        Raises:
+            RateLimited: past the caller's events rate (kind ``"events"``).
+        """
+        self.events.take(who.key, events)
+
+    def refund_events(self, who: Identity, events: int) -> None:
+        """Give back ``events`` priced by :meth:`charge_events` and not read."""
+        self.events.refund(who.key, events)
 
 
 __all__ = ["AUTHORIZATION", "ApiKey", "CallerGate", "CallerPolicy", "Identity",

@@ -5,8 +5,8 @@ since the core never imports grpc or redis):
   [--max-streams-per-game N] [--max-streams-per-client N] [--max-streams N]
   [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
   [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
-  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--read-feed] [--uvloop]
-  [--no-batch]``;
+  [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--rate-events E/s]
+  [--rate-events-burst N] [--read-feed] [--uvloop] [--no-batch]``;
   ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
@@ -39,8 +39,11 @@ from rummy_grpc.model import (
     RATE_COMMANDS,
     RATE_CREATE,
     RATE_CREATE_BURST,
+    RATE_EVENTS,
+    RATE_EVENTS_BURST,
     REQUEST_WINDOW,
 )
+from rummy_grpc.serve_options import api_key_line, serve_security
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 DEFAULT_REDIS_URL = os.environ.get("RUMMY_REDIS_URL", LOCAL_REDIS)
@@ -212,6 +215,13 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     sec.add_argument("--rate-create-burst", type=_positive, default=RATE_CREATE_BURST,
                      metavar="N", help="burst of --rate-create, in calls (default "
                      f"{RATE_CREATE_BURST})")
+    sec.add_argument("--rate-events", type=_rate, default=RATE_EVENTS, metavar="E/s",
+                     help="events read with GetEvents per second per caller, a page priced "
+                     "by its size; past it RESOURCE_EXHAUSTED RATE_LIMITED (default "
+                     f"{RATE_EVENTS:g}/s; 0: off)")
+    sec.add_argument("--rate-events-burst", type=_positive, default=RATE_EVENTS_BURST,
+                     metavar="N", help="burst of --rate-events, in events (default "
+                     f"{RATE_EVENTS_BURST})")
     keys = sec.add_mutually_exclusive_group()
     keys.add_argument("--new-api-key", metavar="NAME",
                       help="print a new random API key, then its --api-keys line "
@@ -265,82 +275,16 @@ def add_parsers(sub: Any) -> None:
 
 # ---------------------------------------------------------------------------- commands
 
-def _api_key_line(args: argparse.Namespace) -> int:
-    """``--new-api-key NAME`` / ``--hash-api-key NAME``: print an ``--api-keys`` line."""
-    from rummy_grpc.callers import hash_api_key, new_api_key, parse_api_keys
-    name = args.new_api_key or args.hash_api_key
-    key = new_api_key() if args.new_api_key else sys.stdin.readline().strip()
-    try:
-        line = f"{name}:{hash_api_key(key)}"
-        parse_api_keys(line, "--new-api-key/--hash-api-key")  # the name is valid
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    if args.new_api_key:
-        print(key)
-    print(line)
-    return 0
-
-
-def _admin_token(args: argparse.Namespace) -> str | None:
-    """The admin token: ``--admin-token-file``, else ``$RUMMY_ADMIN_TOKEN_FILE``, else
-    ``$RUMMY_ADMIN_TOKEN`` (``None``: none).
-
-    Raises:
-        ValueError: the file cannot be read or is empty.
-    """
-    path = args.admin_token_file or os.environ.get("RUMMY_ADMIN_TOKEN_FILE")
-    if not path:
-        return os.environ.get("RUMMY_ADMIN_TOKEN") or None
-    try:
-        with open(path, encoding="utf-8") as f:
-            token = f.read().strip()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read the admin token file {path}: "
-                         f"{getattr(e, 'strerror', None) or e}") from None
-    if not token:
-        raise ValueError(f"the admin token file {path} is empty")
-    return token
-
-
-def serve_security(args: argparse.Namespace) -> dict[str, Any]:
-    """The TLS, caller and rate-limit options of ``rummy serve`` as :func:`create_server`
-    keyword arguments, every file read and checked now.
-
-    Raises:
-        ValueError: a bad combination of flags, or a file that cannot be used (TLS files
-            missing, unreadable, not PEM, a key that does not match its certificate; an API
-            keys file with a bad line; an empty admin token file). The message is one line.
-    """
-    from rummy_grpc.callers import CallerPolicy, load_api_keys
-    from rummy_grpc.tls import TlsConfig, load_key_pair
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise ValueError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
-    if args.allow_client_cn and not args.tls_client_ca:
-        raise ValueError("--allow-client-cn needs --tls-client-ca (client certificates)")
-    tls = None
-    if args.tls_cert:
-        tls = TlsConfig(args.tls_cert, args.tls_key, args.tls_client_ca)
-        load_key_pair(tls)
-    keys = load_api_keys(args.api_keys) if args.api_keys else []
-    return {"tls": tls, "callers": CallerPolicy(keys, args.allow_client_cn),
-            "admin_token": _admin_token(args),
-            "rate_commands": args.rate_commands, "rate_burst": args.rate_burst,
-            "rate_create": args.rate_create, "rate_create_burst": args.rate_create_burst}
-
-
 def _strategies(text: str) -> tuple[str, ...]:
     """``--bot-strategies``: registered bot names, comma-separated."""
-    from rummy.bots import BOTS
+    from rummy.bots import check_bot
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in BOTS]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown bot strategies {', '.join(unknown) or '(none given)'}; known: "
-            f"{', '.join(sorted(BOTS))}")
-    return names
+    if not names:
+        raise argparse.ArgumentTypeError("no bot strategy given")
+    try:
+        return tuple(map(check_bot, names))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -348,11 +292,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     shutdown, 2 for bad flags or unusable files (TLS, API keys, admin token), 1 when it
     cannot serve (port taken, store unreachable)."""
     if args.new_api_key or args.hash_api_key:
-        return _api_key_line(args)
-    if args.read_feed and (args.store or ("redis" if args.redis_url else "memory")) != "redis":
-        print("error: --read-feed needs the Redis store (--redis-url): the append feed is "
-              "Redis pub/sub, and an in-memory store has no other writer to hear of",
+        return api_key_line(args)
+    from rummy_store.factory import UnknownStoreURL, store_scheme
+    try:
+        scheme = store_scheme(args.redis_url) if args.redis_url else "memory"
+    except UnknownStoreURL as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    memory = (args.store or ("memory" if scheme == "memory" else "redis")) == "memory"
+    if args.read_feed and memory:
+        print("error: --read-feed needs the Redis store (--redis-url redis://...): the append "
+              "feed is Redis pub/sub, and an in-memory store has no other writer to hear of",
               file=sys.stderr)
+        return 2
+    if args.processes > 1 and memory:
+        print("error: --processes needs a shared store (--redis-url redis://...): each "
+              "process would hold its own in-memory store, and the copies would not see "
+              "each other's games", file=sys.stderr)
         return 2
     if args.processes > 1:
         from rummy_grpc.processes import supervise
@@ -365,13 +321,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=os.environ.get("RUMMY_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    kind = args.store or ("redis" if args.redis_url else "memory")
+    kind = "memory" if memory else "redis"
+    label = "redis cluster" if kind == "redis" and "cluster" in scheme else kind
 
     transport = ("plaintext" if security["tls"] is None
                  else "mutual TLS" if security["tls"].mutual else "TLS")
 
     def ready(port: int) -> None:
-        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {kind}, "
+        print(f"serving rummy_api.v1.GameService on {args.host}:{port} (store: {label}, "
               f"{transport})", flush=True)
         if args.port_file:
             from rummy_grpc.processes import write_port_file
@@ -417,7 +374,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except StoreAccessDenied as e:  # the store's user lacks a permission the service needs
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except redis.exceptions.RedisError as e:  # the store is unreachable at start
+    except (redis.exceptions.RedisError,
+            redis.exceptions.RedisClusterException) as e:  # the store is unreachable at start
         from rummy_store.urls import redact_text, redact_url
         print(f"error: the event store at {redact_url(args.redis_url or '')} is unreachable: "
               f"{redact_text(str(e))}",

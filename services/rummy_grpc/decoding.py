@@ -2,7 +2,7 @@
 
 grpcio decodes a request with the handler's ``request_deserializer`` before any interceptor
 or handler code runs; when the bytes are not a valid message it answers ``UNKNOWN`` and logs
-a traceback at ERROR (issue 12). :func:`add_decoding_servicer` registers a servicer through
+a traceback at ERROR. :func:`add_decoding_servicer` registers a servicer through
 its *generated* ``add_<Service>Servicer_to_server`` function, so every method of the proto is
 covered without listing them here, but with each handler changed so that:
 

@@ -180,7 +180,8 @@ class RateLimited(ServiceError):
     """A caller went past its rate limit (:class:`rummy_grpc.limits.RateLimiter`).
 
     Attributes:
-        kind: which limit: ``"command"`` (game calls) or ``"create"`` (``CreateGame``).
+        kind: which limit: ``"command"`` (game calls), ``"create"`` (``CreateGame``) or
+            ``"events"`` (events read by ``GetEvents``, priced by page size).
         retry_after: seconds until the caller's next call of that kind is admitted (> 0).
     """
 
@@ -190,7 +191,9 @@ class RateLimited(ServiceError):
         self.retry_after = retry_after
 
     def __str__(self) -> str:
-        what = "CreateGame calls" if self.kind == "create" else "game calls"
+        what = {"create": "CreateGame calls",
+                "events": "events read (GetEvents pages cost their size)"}.get(
+                    self.kind, "game calls")
         wait = (f"{self.retry_after:.3f} s" if self.retry_after >= 0.001
                 else "under a millisecond")  # "retry in 0.000 s" read as "now" or a bug
         return (f"rate limit of {what} for this caller reached; retry in {wait} "

@@ -4,7 +4,7 @@
 ``rummy_grpc_server_handling_seconds{method}`` and counts it by status code in
 ``rummy_grpc_server_handled_total{method,code}``. Method names are the fixed
 ``/package.Service/Method`` paths, a bounded label set. It wraps each handler once, at
-registration, rather than running as a server interceptor on every call (issue 15).
+registration, rather than running as a server interceptor on every call.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def metrics_handler(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMeth
     Wrapping each handler once, when it is registered (:func:`rummy_grpc.decoding.
     add_decoding_servicer`), costs a call nothing more than the timing itself; a server
     interceptor runs its coroutine, the handler lookup and a new handler object on every
-    call (issue 15: about 3% of the server's CPU per call).
+    call (about 3% of the server's CPU per call).
     """
     if handler.unary_unary is not None:
         inner_uu = handler.unary_unary

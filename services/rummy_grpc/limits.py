@@ -1,5 +1,5 @@
-"""Bounds on open ``StreamEvents`` calls (issue 12): per game, per client and per server;
-and per-caller rate limits (:class:`RateLimiter`, issue 17).
+"""Bounds on open ``StreamEvents`` calls: per game, per client and per server;
+and per-caller rate limits (:class:`RateLimiter`).
 
 A client is the caller's seat token if it gave one (kept as a SHA-256 digest, never in clear),
 else the host of its address (``context.peer()``: ``ipv4:10.0.0.7:53211`` -> ``10.0.0.7``).
@@ -175,32 +175,43 @@ class RateLimiter:
         """Buckets kept now."""
         return len(self._buckets)
 
-    def delay(self, caller: str) -> float:
-        """Take one call from ``caller``'s bucket: 0.0 when admitted, else the seconds until
-        the bucket holds a whole call again (nothing is taken then)."""
+    def delay(self, caller: str, cost: float = 1.0) -> float:
+        """Take ``cost`` tokens (one call; for a priced limit, the call's size: capped at
+        ``burst``) from ``caller``'s bucket: 0.0 when admitted, else the seconds until the
+        bucket holds them (nothing is taken then)."""
         if not self.enabled:
             return 0.0
+        cost = min(float(cost), float(self.burst))
         now = self._clock()
         tokens, stamp = self._buckets.pop(caller, (float(self.burst), now))
         tokens = min(float(self.burst), tokens + (now - stamp) * self.rate)
         wait = 0.0
-        if tokens >= 1.0:
-            tokens -= 1.0
+        if tokens >= cost:
+            tokens -= cost
         else:
-            wait = (1.0 - tokens) / self.rate
+            wait = (cost - tokens) / self.rate
         self._buckets[caller] = (tokens, now)  # most recently used last
         while len(self._buckets) > self.max_callers:
             self._buckets.popitem(last=False)
         return wait
 
-    def take(self, caller: str) -> None:
+    def refund(self, caller: str, amount: float) -> None:
+        """Give ``amount`` tokens back to ``caller``'s bucket (a call priced up front that
+        cost less: a page with fewer events than asked for), up to ``burst``."""
+        if not self.enabled or amount <= 0:
+            return
+        entry = self._buckets.get(caller)
+        if entry is not None:
+            self._buckets[caller] = (min(float(self.burst), entry[0] + amount), entry[1])
+
+    def take(self, caller: str, cost: float = 1.0) -> None:
         """:meth:`delay`, raising when the call is not admitted.
 
         Raises:
             RateLimited: ``caller`` is past its limit (``retry_after``: seconds to wait);
                 counted in ``rummy_rate_limited_total{kind}``.
         """
-        wait = self.delay(caller)
+        wait = self.delay(caller, cost)
         if wait > 0:
             metrics.child(metrics.RATE_LIMITED_TOTAL, self.kind).inc()
             raise RateLimited(self.kind, wait)

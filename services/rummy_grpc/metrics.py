@@ -116,7 +116,7 @@ def observe_feed(group: str, status: Any) -> None:
 def child(metric: Any, *labels: str) -> Any:
     """``metric.labels(*labels)``, looked up once per label set (every label value here is
     from a bounded set, so the cache is bounded too): ``labels()`` takes a lock and builds
-    a key on every call, a cost paid on every gRPC call before (issue 15)."""
+    a key on every call, a cost paid on every gRPC call before."""
     return metric.labels(*labels)
 
 

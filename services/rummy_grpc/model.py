@@ -37,6 +37,22 @@ RATE_CREATE = 50.0
 """Default rate limit of ``rummy serve`` on ``CreateGame`` per caller, calls per second."""
 RATE_CREATE_BURST = 100
 """Default burst of the ``CreateGame`` rate limit, in calls."""
+BOT_WAIT = 1.0
+"""Seconds a client's call waits for the server bots that play after its command: their
+moves made by then are in the reply; a bot still thinking goes on in the background (its
+moves reach the client by ``StreamEvents`` and ``GetView``), so no call waits on a slow
+bot (a cold compile, a ``search`` bot on a busy host, ``--bot-delay``)."""
+RATE_EVENTS = 2000.0
+"""Default rate limit of ``rummy serve`` on events read with ``GetEvents`` per caller, in
+events per second: a page is priced by its size (a cost-weighted token bucket), so a client
+looping over pages of 1,000 gets two a second, about a seventh of one core's time, instead
+of all of it (0: no limit)."""
+RATE_EVENTS_BURST = 10_000
+"""Default burst of the events rate limit, in events (ten full pages: a game's whole history
+at once)."""
+READ_CHUNK = 250
+"""Events a ``GetEvents`` page is read, decoded and encoded by at a time: between two chunks
+the event loop serves other calls (a page of 1,000 took one 70 ms stretch of it)."""
 RATE_CALLERS = 10_000
 """Most callers whose rate-limit buckets are kept (least recently used ones are dropped)."""
 IDLE_EXPIRY = 7 * 86400.0
@@ -137,4 +153,5 @@ __all__ = ["COMMAND_KINDS", "IDLE_EXPIRY", "LEASE_SECONDS", "MAX_EVENTS", "MAX_M
            "MAX_NAME", "MAX_PAGE_SIZE", "MAX_REQUEST_ID", "MAX_STREAMS",
            "MAX_STREAMS_PER_CLIENT", "MAX_STREAMS_PER_GAME", "MAX_TABLE_CARDS", "POLL_SECONDS",
            "RATE_BURST", "RATE_CALLERS", "RATE_COMMANDS", "RATE_CREATE", "RATE_CREATE_BURST",
+           "RATE_EVENTS", "RATE_EVENTS_BURST", "READ_CHUNK", "BOT_WAIT",
            "REQUEST_WINDOW", "Created", "EventPage", "Outcome", "SeatSpec", "StateAt", "Timed"]

@@ -106,7 +106,7 @@ class GameRepository(EventRepository):
         self._meta: dict[str, dict[str, Any]] = {}
         self.snapshot_every = snapshot_every
         self._snapshotted: OrderedDict[str, int] = OrderedDict()  # game -> last snapshot
-        # the read cache (issue 15): game -> feed epoch in which its cached state was known
+        # the read cache: game -> feed epoch in which its cached state was known
         # to be the latest; game -> highest version announced by the feed (kept for cached
         # games and games with a store call in flight); game -> store calls in flight
         self._feed: Any = None

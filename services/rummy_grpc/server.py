@@ -47,10 +47,12 @@ from rummy_grpc.model import (
     POLL_SECONDS,
     RATE_BURST,
     RATE_CREATE_BURST,
+    RATE_EVENTS_BURST,
     REQUEST_WINDOW,
 )
 from rummy_grpc.servicer import GameServicer
 from rummy_grpc.tls import CertReloader, TlsConfig
+from rummy_grpc.warmup import warm_bots
 
 log = logging.getLogger("rummy_grpc")
 
@@ -142,8 +144,11 @@ class RummyServer:
         """Start serving, then resume the store's active games (timers, bots) and report
         SERVING to health checks; from then on health follows the store (:meth:`watch`).
 
-        Until then (and for good if this raises, e.g. the store is unreachable) health
-        checks of ``""`` and ``rummy_api.v1.GameService`` answer NOT_SERVING.
+        Before SERVING, the solver bots the server offers are warmed
+        (:func:`rummy_grpc.warmup.warm_bots`: their compiled kernels, once per process; 1 s
+        from numba's cache, 18-50 s with an empty one). Until then (and for good if this
+        raises, e.g. the store is unreachable) health checks of ``""`` and
+        ``rummy_api.v1.GameService`` answer NOT_SERVING.
 
         Raises:
             rummy_store.base.StoreAccessDenied: the store's user may not run a command the
@@ -152,6 +157,8 @@ class RummyServer:
         await self.app.store.check_access()
         await self.grpc_server.start()
         await self.app.start()
+        # the solver bots' compiled kernels, before SERVING: never inside a client's call
+        await asyncio.to_thread(warm_bots, self.app.bot_strategies)
         await self._set_health(True)
         self._watch = asyncio.get_running_loop().create_task(self.watch())
 
@@ -161,11 +168,20 @@ class RummyServer:
         await self.health.set_all(status)
 
     async def watch(self) -> None:
-        """Ping the store every ``health_interval`` seconds: health is NOT_SERVING while it
-        does not answer within that time, and SERVING again once it does (issue 12)."""
+        """Ping the store every ``health_interval`` seconds, and at once when the server's
+        background work saw a store call fail (``GameApp.store_trouble``: the due-games
+        poll, every ``POLL_SECONDS``, meets a refused connection first): health is
+        NOT_SERVING while the store does not answer within ``health_interval``, and
+        SERVING again once it does. A Redis that hangs and one that is gone (SIGKILL,
+        connection refused) both turn health NOT_SERVING within one ping interval."""
         serving = True
+        trouble = self.app.store_trouble
         while True:
-            await asyncio.sleep(self.health_interval)
+            woken = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(trouble.wait(), timeout=self.health_interval)
+                woken = True
+            trouble.clear()
             try:
                 await asyncio.wait_for(self.app.store.ping(), timeout=self.health_interval)
                 up = True
@@ -176,7 +192,9 @@ class RummyServer:
             if up != serving:
                 serving = up
                 log.warning("event store %s; health %s", "answers again" if up
-                            else "does not answer", "SERVING" if up else "NOT_SERVING")
+                            else ("does not answer (a store call failed, pinged at once)"
+                                  if woken else "does not answer"),
+                            "SERVING" if up else "NOT_SERVING")
                 await self._set_health(up)
 
     async def stop(self, grace: float | None = 5.0) -> None:
@@ -221,7 +239,7 @@ class HealthService(health.aio.HealthServicer):  # type: ignore[misc]
 
     Unlike the library's servicer, which starts with ``""`` SERVING, the overall status
     ``""`` and every name in ``services`` start NOT_SERVING: the server says SERVING only
-    once it has started (issue 12)."""
+    once it has started."""
 
     def __init__(self, services: tuple[str, ...] = ()) -> None:
         super().__init__()
@@ -280,6 +298,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   callers: CallerPolicy | None = None, rate_commands: float = 0.0,
                   rate_burst: int = RATE_BURST, rate_create: float = 0.0,
                   rate_create_burst: int = RATE_CREATE_BURST,
+                  rate_events: float = 0.0, rate_events_burst: int = RATE_EVENTS_BURST,
                   read_feed: bool = False,
                   bot_strategies: Sequence[str] | None = None) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
@@ -312,6 +331,9 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
         rate_burst: bucket size of that limit, in calls.
         rate_create: ``CreateGame`` calls per second per caller; 0: no limit.
         rate_create_burst: bucket size of that limit, in calls.
+        rate_events: events read with ``GetEvents`` per second per caller, a page priced by
+            its size (0: no limit; ``rummy serve`` defaults to ``RATE_EVENTS``).
+        rate_events_burst: bucket size of that limit, in events.
         read_feed: ``GetView`` from memory while the store's append feed is live
             (:class:`GameApp`'s ``read_feed``; ``rummy serve --read-feed``).
         bot_strategies: the bot strategies ``CreateGame`` may seat (default
@@ -329,7 +351,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     install_undelivered_reply_filter()
     streams = StreamLimits(max_streams_per_game, max_streams_per_client, max_streams)
     gate = CallerGate(callers, RateLimiter(rate_commands, rate_burst, kind="command"),
-                      RateLimiter(rate_create, rate_create_burst, kind="create"))
+                      RateLimiter(rate_create, rate_create_burst, kind="create"),
+                      RateLimiter(rate_events, rate_events_burst, kind="events"))
     reloader = CertReloader(tls) if tls is not None else None
     if admin_token is None:
         admin_token = os.environ.get("RUMMY_ADMIN_TOKEN") or None

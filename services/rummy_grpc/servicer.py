@@ -6,6 +6,7 @@ callers, rate limits: :class:`rummy_grpc.callers.CallerGate`), parse the request
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
@@ -20,6 +21,8 @@ from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
+from rummy_grpc.model import READ_CHUNK
+from rummy_grpc.reads import page_cost
 from rummy_grpc.results_rpc import ResultsServicer
 from rummy_grpc.review_rpc import review_game
 
@@ -105,8 +108,8 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
                                                                      request.token))
         return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
 
-    async def _command(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
-                       table: Any = None, *, admit: bool = True) -> pb.CommandResult:
+    async def _command_rpc(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
+                           table: Any = None, *, admit: bool = True) -> pb.CommandResult:
         if admit:
             await self._admit(context)
         expected, request_id = _options(request)
@@ -117,26 +120,26 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
 
     async def Draw(self, request: pb.DrawRequest,
                    context: grpc.aio.ServicerContext) -> pb.DrawResponse:
-        return pb.DrawResponse(result=await self._command(request, context, "draw"))
+        return pb.DrawResponse(result=await self._command_rpc(request, context, "draw"))
 
     async def Pass(self, request: pb.PassRequest,
                    context: grpc.aio.ServicerContext) -> pb.PassResponse:
-        return pb.PassResponse(result=await self._command(request, context, "pass"))
+        return pb.PassResponse(result=await self._command_rpc(request, context, "pass"))
 
     async def Meld(self, request: pb.MeldRequest,
                    context: grpc.aio.ServicerContext) -> pb.MeldResponse:
         await self._admit(context)  # before the table is parsed (a large request)
         table = table_from_proto(request.table)
-        return pb.MeldResponse(result=await self._command(request, context, "meld", table,
-                                                          admit=False))
+        return pb.MeldResponse(result=await self._command_rpc(request, context, "meld", table,
+                                                              admit=False))
 
     async def Knock(self, request: pb.KnockRequest,
                     context: grpc.aio.ServicerContext) -> pb.KnockResponse:
-        return pb.KnockResponse(result=await self._command(request, context, "knock"))
+        return pb.KnockResponse(result=await self._command_rpc(request, context, "knock"))
 
     async def EndTurn(self, request: pb.EndTurnRequest,
                       context: grpc.aio.ServicerContext) -> pb.EndTurnResponse:
-        return pb.EndTurnResponse(result=await self._command(request, context, "end_turn"))
+        return pb.EndTurnResponse(result=await self._command_rpc(request, context, "end_turn"))
 
     async def StreamEvents(self, request: pb.StreamEventsRequest,
                            context: grpc.aio.ServicerContext
@@ -166,14 +169,30 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
 
     async def GetEvents(self, request: pb.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> pb.GetEventsResponse:
-        await self._admit(context, privileged=bool(request.admin_token))
+        who = await self._admit(context, privileged=bool(request.admin_token))
         to = request.to_version or None
-        page = await _call(context, lambda: self.app.reads.get_events_page(
-            request.game_id, request.token, request.admin_token, request.after_version, to,
-            request.page_size))
-        return pb.GetEventsResponse(
-            events=[event_to_proto(t.event, t.version, t.ts) for t in page.events],
-            full_information=page.full, next_after_version=page.next_after_version)
+        # priced by size before any work (the events rate limit), the unused part refunded
+        cost = page_cost(request.after_version, to, request.page_size)
+        try:
+            self.gate.charge_events(who, cost)
+        except ServiceError as exc:
+            await _abort(context, exc)
+        try:
+            page = await _call(context, lambda: self.app.reads.get_events_page(
+                request.game_id, request.token, request.admin_token, request.after_version,
+                to, request.page_size))
+        except BaseException:
+            self.gate.refund_events(who, cost)
+            raise
+        self.gate.refund_events(who, cost - len(page.events))
+        events: list[pb.Event] = []
+        for i in range(0, len(page.events), READ_CHUNK):  # other calls run between chunks
+            if i:
+                await asyncio.sleep(0)
+            events.extend(event_to_proto(t.event, t.version, t.ts)
+                          for t in page.events[i:i + READ_CHUNK])
+        return pb.GetEventsResponse(events=events, full_information=page.full,
+                                    next_after_version=page.next_after_version)
 
     async def GetState(self, request: pb.GetStateRequest,
                        context: grpc.aio.ServicerContext) -> pb.GetStateResponse:

@@ -1,5 +1,5 @@
 """Due games: bot turns and turn deadlines, held in the event store so that any replica can
-act on them (issue 12).
+act on them.
 
 A game is *due* when the server must act on it without a client: a server bot is to act, or
 a seat with a turn time limit has run out of time (it then gets the phase's default move,
@@ -87,6 +87,8 @@ class Scheduler:
         closing: returns True once the server is shutting down.
         lease: seconds a claim reserves a game (:data:`LEASE_SECONDS`).
         poll: seconds between two polls (:data:`POLL_SECONDS`).
+        on_store_failure: called with the error when a poll of the store fails (the health
+            watcher pings the store at once: a refused connection is seen within a poll).
     """
 
     def __init__(self, store: EventStore, *,
@@ -94,8 +96,10 @@ class Scheduler:
                  clock: Callable[[], float],
                  spawn: Callable[[Coroutine[Any, Any, None]], None],
                  closing: Callable[[], bool],
-                 lease: float = LEASE_SECONDS, poll: float = POLL_SECONDS) -> None:
+                 lease: float = LEASE_SECONDS, poll: float = POLL_SECONDS,
+                 on_store_failure: Callable[[BaseException], None] | None = None) -> None:
         self._store = store
+        self._on_store_failure = on_store_failure
         self._process = process
         self._clock = clock
         self._spawn = spawn
@@ -204,6 +208,8 @@ class Scheduler:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an outage: wait and retry
+                if self._on_store_failure is not None:
+                    self._on_store_failure(exc)
                 if failures == 0:
                     log.warning("cannot poll due games (%s: %s); retrying with backoff",
                                 type(exc).__name__, exc)

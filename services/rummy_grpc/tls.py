@@ -1,4 +1,4 @@
-"""TLS and mutual TLS for ``rummy serve`` (issue 17), with certificates that reload in place.
+"""TLS and mutual TLS for ``rummy serve``, with certificates that reload in place.
 
 :class:`TlsConfig` names the PEM files: the server's certificate chain and private key, and
 optionally a client CA (mutual TLS: a client must present a certificate that CA signed).

@@ -360,6 +360,12 @@ class Lifecycle(Protocol):
         not. Health checks call it."""
         ...
 
+    async def now(self) -> float:
+        """The store's clock, in epoch seconds: the clock that stamps events (``ts``) and
+        due times, so that deadlines computed from them are compared on one clock (Redis
+        ``TIME``; this process's clock for the memory store)."""
+        ...
+
     async def check_access(self) -> None:
         """Check that the store's user may run every command the store sends (appends,
         reads, subscriptions, the append feed, schedules, the index, snapshots), without

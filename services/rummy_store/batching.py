@@ -1,4 +1,4 @@
-"""One Redis round trip for the commands that a server's calls reach together (issue 15).
+"""One Redis round trip for the commands that a server's calls reach together.
 
 A game server runs one asyncio task per call; under load many of them need Redis (an append
 script, the ``XRANGE`` of a read) at about the same time. Sent one by one through redis-py,

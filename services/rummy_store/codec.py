@@ -1,4 +1,4 @@
-"""The compact text of an event record in a Redis stream entry (issue 15, storage).
+"""The compact text of an event record in a Redis stream entry.
 
 A record (``rummy.events.to_dict``: ``{"type": "Melded", "v": 1, "seat": 1, "cards": [...],
 "table": [[...], ...]}``) is stored as a JSON array, its keys left out and its lists of card
@@ -30,13 +30,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from types import MappingProxyType
 from typing import Any
 
+from rummy.events import EVENT_TYPES
 from rummy_store.base import dumps, serialise_events
 
 __all__ = ["LAYOUTS", "pack", "pack_events", "unpack"]
 
-LAYOUTS: Mapping[tuple[str, int], tuple[str, ...]] = {
+_RELEASED: Mapping[tuple[str, int], tuple[str, ...]] = {
     ("GameStarted", 1): ("players", "rules", "dealer", "seed", "names", "turn_seconds"),
     ("GameStarted", 2): ("players", "rules", "dealer", "seed", "names", "turn_seconds"),
     ("RoundStarted", 1): ("round", "dealer", "deck", "hand"),
@@ -50,8 +53,21 @@ LAYOUTS: Mapping[tuple[str, int], tuple[str, ...]] = {
                          "winners", "totals"),
     ("GameEnded", 1): ("totals", "rounds_won", "bonuses", "final", "winners"),
 }
-"""``(type, v) -> keys`` of the record after ``type`` and ``v``, in ``to_dict``'s order.
-Frozen: entries are only ever added (one per new schema version)."""
+
+
+def _current() -> dict[tuple[str, int], tuple[str, ...]]:
+    """The layout of every event type of the core at its current schema version: its
+    fields in ``to_dict``'s order (the dataclass's)."""
+    return {(cls.TYPE, cls.VERSION): tuple(f.name for f in fields(cls))
+            for cls in EVENT_TYPES.values()}
+
+
+LAYOUTS: Mapping[tuple[str, int], tuple[str, ...]] = MappingProxyType({**_current(), **_RELEASED})
+"""``(type, v) -> keys`` of the record after ``type`` and ``v``, in ``to_dict``'s order:
+every released layout (frozen: an entry is never changed, and wins over the derived one) and
+the current version of each event type of the core, derived from its fields, so that a new
+event type or schema version needs no edit here (``tests/contract/test_codec.py`` pins the
+released ones)."""
 
 _KEYS = {layout: ("type", "v", *keys) for layout, keys in LAYOUTS.items()}
 _BAD = frozenset(" ,\n~'")

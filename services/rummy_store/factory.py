@@ -20,6 +20,7 @@ A new backend adds its scheme here and implements the protocols of :mod:`rummy_s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,11 +39,11 @@ class UnknownStoreURL(ValueError):
     """A store URL whose scheme no backend takes. The message names the URL's scheme (never
     the URL: it may hold a password) and lists the accepted ones."""
 
-    def __init__(self, scheme: str) -> None:
+    def __init__(self, scheme: str, *, slashes: bool = True) -> None:
+        what = f"unknown event store url scheme {scheme!r}" + ("" if slashes else " (no '://')")
         super().__init__(
-            f"unknown event store url scheme {scheme!r}: use memory://, redis://host:port/db, "
-            f"rediss://..., unix:///path.sock, redis+cluster://host:port[,host:port...] or "
-            f"rediss+cluster://...")
+            f"{what}: use memory://, redis://host:port/db, rediss://..., unix:///path.sock, "
+            f"redis+cluster://host:port[,host:port...] or rediss+cluster://...")
         self.scheme = scheme
 
 
@@ -55,9 +56,12 @@ def store_scheme(url: str | None) -> str:
     if url is None or url in MEMORY_URLS:
         return "memory"
     scheme, sep, _ = url.partition("://")
-    scheme = scheme.lower() if sep else url[:20]
-    if not sep or scheme not in SCHEMES:
-        raise UnknownStoreURL(scheme)
+    if not sep:  # name only what stands before the first ':' (the rest may be a password)
+        head = re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,19}", url)
+        raise UnknownStoreURL(head.group(0).lower() if head else "", slashes=False)
+    scheme = scheme.lower()
+    if scheme not in SCHEMES:
+        raise UnknownStoreURL(scheme[:20])
     return scheme
 
 

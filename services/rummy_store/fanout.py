@@ -1,4 +1,4 @@
-"""One reader per store, fanning out: :class:`StreamHub` (issue 12).
+"""One reader per store, fanning out: :class:`StreamHub`.
 
 Before this module each :meth:`RedisEventStore.subscribe <rummy_store.redis_store.RedisEventStore
 .subscribe>` did its own blocking ``XREAD ... BLOCK`` and held one pool connection while it

@@ -1,4 +1,4 @@
-"""Append notifications of a single Redis: :class:`AppendFeed` (issue 15).
+"""Append notifications of a single Redis: :class:`AppendFeed`.
 
 The append script (:data:`rummy_store.redis_store.APPEND_LUA`) of a single-Redis store
 ``PUBLISH``-es ``"<game id> <new version>"`` on the channel ``<prefix>:appended`` in the

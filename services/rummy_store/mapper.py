@@ -1,4 +1,4 @@
-"""The one mapper between core events and stored records (issue 11).
+"""The one mapper between core events and stored records.
 
 Every adapter that writes or reads events (the game service's repository, the workers'
 game recorder, ``rummy export`` / ``rummy replay GAME_ID``) goes through

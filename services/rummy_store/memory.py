@@ -146,6 +146,10 @@ class MemoryEventStore:
     async def ping(self) -> None:
         return None
 
+    async def now(self) -> float:
+        """This process's clock, the one that stamps the memory store's events."""
+        return time.time()
+
     async def check_access(self) -> None:
         """Nothing to check: the store is this process's memory."""
         return None

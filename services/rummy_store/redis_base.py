@@ -249,7 +249,7 @@ class RedisBase:
             return False
         return True
 
-    async def _now(self) -> float:
+    async def now(self) -> float:
         """The Redis server's clock in seconds (the one the append script stamps events with)."""
         if self._unready:
             await self._initialize()

@@ -80,7 +80,7 @@ class RedisGameIndex(RedisResults):
             return bool(removed)
         score = await self._r.zscore(self._index, game_id)
         if score is None:
-            score = await self._now()
+            score = await self.now()
             await self._r.zadd(self._index, {game_id: score}, nx=True)
         return not await self._r.zadd(self._active, {game_id: score}, nx=True)
 

@@ -73,7 +73,16 @@ def redact_url(url: str) -> str:
     'rediss://:***@cache.example:6380/0'
     >>> redact_url("redis://localhost:6379/0")
     'redis://localhost:6379/0'
+
+    A string that is no well-formed URL (no ``://`` after its scheme) keeps only its
+    scheme, since where its password starts cannot be told:
+
+    >>> redact_url("redis:/:s3cret@host")
+    'redis:***'
     """
+    if "://" not in url and (":" in url or "@" in url):
+        head = re.match(r"[A-Za-z][A-Za-z0-9+.-]*", url)
+        return f"{head.group(0) if head else ''}:{REDACTED}"
     return redact_text(url)
 
 

@@ -1,4 +1,4 @@
-"""Fixtures of the Redis Cluster tests (issue 15): one local 3-master cluster per session
+"""Fixtures of the Redis Cluster tests: one local 3-master cluster per session
 (``tests/redis_cluster.py``: three ``redis-server --cluster-enabled yes`` processes on free
 ports, joined by ``redis-cli --cluster create``), and the contract suite's fixtures over it.
 

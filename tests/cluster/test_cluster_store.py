@@ -1,4 +1,4 @@
-"""Redis Cluster specifics of the event store (issue 15): the cluster URL, one slot per game
+"""Redis Cluster specifics of the event store: the cluster URL, one slot per game
 and games over every master, the per-node hub, and a game served over gRPC on a local
 3-master cluster (fixtures in conftest.py)."""
 
@@ -200,7 +200,7 @@ async def test_a_subscription_follows_its_game_to_another_node(store_factory) ->
 
 @pytest.mark.asyncio
 async def test_the_cluster_hub_tells_a_stream_that_went_back_in_time(store_factory) -> None:
-    # the cluster side of this session's rewind fix: after a node's failure (here flagged
+    # the cluster side of the rewind fix: after a node's failure (here flagged
     # as a node reader does, with the game's keys restored to an older copy, as a failover
     # to a replica that lagged leaves them), the hub's next poll finds the rewind and the
     # subscription that had delivered lost events ends with StreamRewound

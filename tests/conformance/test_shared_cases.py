@@ -31,19 +31,44 @@ def test_every_kind_is_present():
     assert len(ALL) == 261
 
 
-try:
-    import rummy.solver  # noqa: F401
-    HAVE_SOLVER = hasattr(rummy.solver, "best_points")
-except ImportError:
-    HAVE_SOLVER = False
-
-
 @pytest.mark.parametrize("case", ALL)
 def test_case(case):
-    if case["kind"] == "best_play" and not HAVE_SOLVER:
-        pytest.xfail("the solver (issue 3) has not landed")
+    # no xfail or skip path: a kind whose runner is missing or broken fails every case of it
     ok, message = run_case(case)
     assert ok, f"{case['id']} ({case['rule']}): {message}"
+
+
+def _first(kind: str) -> dict:
+    return next(p.values[0] for p in ALL if p.values[0]["kind"] == kind)
+
+
+#: per kind, the engine function its runner calls (rummy.conformance's module attribute,
+#: or rummy.solver's for best_play)
+RUNNER_PARTS = {"meld": "is_valid_meld", "action": "check_action", "round_score": "score_round",
+                "hand_value": "hand_points", "game_end": "final_scores"}
+
+
+@pytest.mark.parametrize("kind", sorted(RUNNER_PARTS))
+def test_a_broken_runner_fails_its_cases(kind, monkeypatch):
+    """A kind whose runner breaks (a renamed engine function) fails, never passes or skips."""
+    import rummy.conformance
+
+    monkeypatch.delattr(rummy.conformance, RUNNER_PARTS[kind])
+    ok, message = run_case(_first(kind))
+    assert not ok and RUNNER_PARTS[kind] in message
+
+
+def test_a_renamed_solver_function_fails_the_best_play_cases(monkeypatch):
+    """Renaming the solver's ``best_points`` once turned the 140 best_play cases into xfail;
+    now every one of them fails and names what is missing."""
+    import rummy.solver
+
+    monkeypatch.delattr(rummy.solver, "best_points")
+    best = [p.values[0] for p in ALL if p.values[0]["kind"] == "best_play"]
+    assert len(best) == 140
+    results = [run_case(case) for case in best]
+    assert not any(ok for ok, _ in results)
+    assert all("best_points" in message for _, message in results)
 
 
 def test_shared_copy_is_current():

@@ -1,4 +1,4 @@
-"""The compact stored text of event records (rummy_store.codec, issue 15 storage): lossless
+"""The compact stored text of event records (rummy_store.codec): lossless
 for every record, compact for every event type of the core, and the layouts frozen."""
 
 from __future__ import annotations

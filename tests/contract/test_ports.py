@@ -18,7 +18,7 @@ DUTIES = {
     base.DueSchedule: {"schedule", "unschedule", "claim_due", "due"},
     base.GameIndex: {"put_meta", "get_meta", "list_games", "set_active"},
     base.SnapshotLog: {"put_snapshot", "get_snapshot"},
-    base.Lifecycle: {"idle_ttl", "ping", "check_access", "close"},
+    base.Lifecycle: {"idle_ttl", "ping", "now", "check_access", "close"},
 }
 
 
@@ -36,7 +36,7 @@ def test_event_store_is_the_union_of_the_ports() -> None:
     assert _members(base.EventStore) == set()  # nothing of its own
     assert set(base.EventStore.__mro__[1:8]) == set(DUTIES)
     union = set().union(*DUTIES.values())
-    assert len(union) == 23
+    assert len(union) == 24
     for backend in (MemoryEventStore, RedisEventStore):
         missing = {name for name in union if not hasattr(backend, name)}
         assert missing == set(), backend

@@ -35,7 +35,7 @@ async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) 
     await redis_store.append("g1", events(2, 4), 3)
     raw = await redis_store.client.xrange(redis_store.key("g1", "events"))
     assert [entry_id for entry_id, _ in raw] == ["0-1", "0-2", "0-3", "0-4", "0-5"]
-    # issue 15: two fields per entry, the record as a compact array by position
+    # two fields per entry, the record as a compact array by position
     # (rummy_store.codec), the time in integer ms
     assert set(raw[0][1]) == {"data", "t"}
     assert raw[0][1]["data"] == '["Knocked",1,0,1]'
@@ -45,7 +45,7 @@ async def test_entries_have_ids_zero_dash_version(redis_store: RedisEventStore) 
 
 @pytest.mark.asyncio
 async def test_entries_of_the_earlier_format_still_read(redis_store: RedisEventStore) -> None:
-    # entries before issue 15: type, data and ts (seconds) fields; request records in JSON
+    # entries of the older format: type, data and ts (seconds) fields; request records in JSON
     key = redis_store.key("old", "events")
     for v, event in enumerate(events(2), start=1):
         await redis_store.client.xadd(key, {"type": event["type"], "data": json.dumps(event),
@@ -108,7 +108,7 @@ async def test_event_times_come_from_the_redis_clock(redis_store: RedisEventStor
     seconds, micros = await redis_store.client.time()
     result = await redis_store.append("g1", events(2), 0)
     assert result.events[0].ts == result.events[1].ts
-    # stored in whole milliseconds (issue 15): at most 1 ms before the clock read before it
+    # stored in whole milliseconds: at most 1 ms before the clock read before it
     assert seconds + micros / 1e6 - 0.001 <= result.events[0].ts < seconds + 5
     assert (await redis_store.read("g1"))[0].ts == result.events[0].ts
 
@@ -224,7 +224,7 @@ def test_open_store_chooses_by_url(redis_url: str) -> None:
 
 @pytest.mark.asyncio
 async def test_the_pool_size_is_set_explicitly(redis_url: str) -> None:
-    # issue 19: redis-py's default pool changed (unbounded in 5.x, 100 in 8.x); the store
+    # redis-py's default pool changed (unbounded in 5.x, 100 in 8.x); the store
     # sets its own, so the service does not depend on the installed release
     from rummy_store.redis_store import MAX_CONNECTIONS
 
@@ -240,7 +240,7 @@ async def test_the_pool_size_is_set_explicitly(redis_url: str) -> None:
 async def test_request_records_are_spread_over_eight_compact_hashes(
     redis_store: RedisEventStore,
 ) -> None:
-    # issue 15 storage: one hash of every record turned into a hash table past
+    # compact storage: one hash of every record turned into a hash table past
     # hash-max-listpack-entries fields (twice the memory per record); eight buckets stay
     # listpacks 8 times longer
     n = 600
@@ -288,7 +288,7 @@ async def test_finishing_a_game_gives_every_request_bucket_the_window(
 async def test_every_append_renews_every_request_bucket_of_an_active_game(
     redis_store: RedisEventStore,
 ) -> None:
-    # found by an attack on issue 15's buckets: only the bucket written was renewed, so a
+    # found by an attack on the request-record buckets: only the bucket written was renewed, so a
     # record in a bucket not written for the idle expiry vanished while the game went on,
     # and a retry of its command was applied a second time
     store = RedisEventStore(redis_store.client, prefix=redis_store.prefix, idle_ttl=1.5,

@@ -1,4 +1,4 @@
-"""The Redis store's one stream reader (``rummy_store.fanout.StreamHub``, issue 12): one
+"""The Redis store's one stream reader (``rummy_store.fanout.StreamHub``): one
 blocking connection for all subscribers, wake-up of new games, slow consumers, Redis errors,
 shutdown. The contract suite covers order, gaps and cancellation on both stores."""
 
@@ -17,6 +17,7 @@ import redis.exceptions
 from rummy_store import RedisEventStore
 
 from tests.chaos_helpers import RewindableRedis, store_on_rewindable_redis
+from tests.harness import HANG_GUARD
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(60)]
 
@@ -68,9 +69,11 @@ async def test_one_blocking_connection_for_many_subscribers_of_many_games(
 
 async def test_a_new_game_joins_the_blocked_read_at_once(redis_url: str,
                                                           redis_prefix: str) -> None:
-    # the hub blocks for up to 5 s on game "a"; a subscriber of "b" wakes it (CLIENT UNBLOCK)
+    # the hub blocks for up to 600 s on game "a"; a subscriber of "b" wakes it (CLIENT
+    # UNBLOCK). Each first event must arrive long before the block ends (the 60 s wait is a
+    # hang guard: only a hub that was not woken takes anywhere near 600 s)
     store = RedisEventStore(aioredis.Redis.from_url(redis_url, decode_responses=True),
-                            prefix=redis_prefix, owns_client=True, hub_block_ms=5000)
+                            prefix=redis_prefix, owns_client=True, hub_block_ms=600_000)
     first = store.subscribe("a")
     try:
         waiting = asyncio.ensure_future(anext(first))
@@ -82,14 +85,13 @@ async def test_a_new_game_joins_the_blocked_read_at_once(redis_url: str,
             assert await until(lambda: store.hub.stream_count() == 2)
             t0 = time.perf_counter()
             await store.append(f"b{k}", events(1), 0)
-            assert (await asyncio.wait_for(nxt, 10)).version == 1
+            assert (await asyncio.wait_for(nxt, 60)).version == 1
             latencies.append(time.perf_counter() - t0)
             await sub.aclose()
             await store.append(f"b{k}", events(1, 2), 1)  # read by nobody now
         latencies.sort()
         print(f"\nfirst live event of a new game: median {latencies[2] * 1000:.1f} ms, "
-              f"max {latencies[-1] * 1000:.1f} ms (hub block 5000 ms)")
-        assert latencies[-1] < 1.0  # far below the 5 s block: the wake-up works
+              f"max {latencies[-1] * 1000:.1f} ms (hub block 600,000 ms)")
         assert not waiting.done()
     finally:
         waiting.cancel()
@@ -149,9 +151,8 @@ async def test_close_stops_the_hub_and_its_connection(redis_url: str, redis_pref
     task = asyncio.ensure_future(anext(store.subscribe("g")))
     assert await until(lambda: store.hub.running)
     await asyncio.sleep(0.1)
-    t0 = time.perf_counter()
-    await store.close()
-    assert time.perf_counter() - t0 < 2 and not store.hub.running
+    await asyncio.wait_for(store.close(), HANG_GUARD)  # a hang guard: close must return
+    assert not store.hub.running
     admin = aioredis.Redis.from_url(redis_url, decode_responses=True)
     try:
         assert await until(lambda: True)
@@ -192,7 +193,7 @@ async def _append_when_back(store: RedisEventStore, n: int) -> None:
 @pytest.mark.parametrize("appended_after", [1, 4])
 async def test_a_live_subscription_ends_with_stream_rewound_when_the_store_went_back(
         tmp_path: Path, appended_after: int) -> None:
-    # found by an attack (issue 15's session): after a Redis restarted from an older file,
+    # found by an attack: after a Redis restarted from an older file,
     # a live stream skipped every re-appended version at or below what it had delivered
     # and went on from there, mixing the lost history with the new one, silently.
     # appended_after=4: the new history already went past what the stream had delivered
@@ -292,7 +293,7 @@ async def test_a_burst_of_new_subscriptions_stays_inside_a_small_pool(
             assert delivered == [3] * 300
             assert len(store.client.connection_pool._in_use_connections) <= 40
             await store.append("burst", events(1, 4), 3)  # the hub delivers to all 300
-            assert await until(lambda: delivered == [4] * 300, timeout=20)
+            assert await until(lambda: delivered == [4] * 300, timeout=HANG_GUARD)
             assert failures == []
         finally:
             for t in tasks:

@@ -80,3 +80,21 @@ def compose() -> dict[str, Any]:
 def prometheus_config() -> dict[str, Any]:
     """``deploy/prometheus/prometheus.yml``, parsed."""
     return load_yaml(DEPLOY / "prometheus" / "prometheus.yml")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``deploy`` marker (tests that build images and run the compose stack)."""
+    config.addinivalue_line(
+        "markers", "deploy: builds the images and runs deploy/compose.yaml with podman "
+        "(make deploy-test); skipped unless -m selects it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``deploy`` tests unless the ``-m`` expression names ``deploy``: plain ``make
+    test`` must not build images (minutes, root and podman); ``make deploy-test`` runs them."""
+    if "deploy" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="needs podman and minutes: make deploy-test (-m deploy)")
+    for item in items:
+        if item.get_closest_marker("deploy") is not None:
+            item.add_marker(skip)

@@ -167,6 +167,7 @@ def test_redis_demands_the_password_of_its_secret(compose: dict[str, Any], name:
     assert holders == {name} | {c for c, v in CLIENT_SECRETS.items() if secret in v.values()}
 
 
+@pytest.mark.needs_redis  # a local redis-server
 def test_the_redis_entrypoint_starts_redis_with_the_password(compose: dict[str, Any],
                                                              tmp_path: Path) -> None:
     """The entrypoint script and health check, run with a local redis-server (compose's
@@ -207,3 +208,43 @@ def test_the_redis_entrypoint_starts_redis_with_the_password(compose: dict[str, 
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _defaults(value: str) -> str:
+    """``value`` with every ``${VAR:-default}`` replaced by its default (compose with none of
+    the variables set)."""
+    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", value)
+
+
+def test_without_variables_users_get_the_official_images_and_ports(
+        compose: dict[str, Any]) -> None:
+    """The ``RUMMY_*`` variables (local stand-in images, moved ports: make deploy-test) change
+    nothing for a user who sets none of them."""
+    svc = compose["services"]
+    images = {name: _defaults(s["image"]) for name, s in svc.items() if "image" in s}
+    assert images["redis-events"] == images["broker"] == "redis:7.4-alpine"
+    assert images["prometheus"].startswith("prom/prometheus:v")
+    assert images["grafana"].startswith("grafana/grafana:")
+    for name in ("service", "worker"):
+        assert _defaults(svc[name]["build"]["args"]["BASE_IMAGE"]) == "python:3.11-slim"
+    ports = {name: [_defaults(str(p)) for p in s.get("ports", [])] for name, s in svc.items()}
+    assert ports["redis-events"] == ["127.0.0.1:6379:6379"]
+    assert ports["service"] == ["50051:50051", "9100:9100"]
+    assert ports["prometheus"] == ["9090:9090"] and ports["grafana"] == ["3000:3000"]
+
+
+def test_service_and_workers_run_locked_down(compose: dict[str, Any]) -> None:
+    """As in deploy/k8s: read-only root with a tmpfs /tmp, no capabilities, no privilege
+    escalation (make deploy-test checks the running containers)."""
+    for name in ("service", "worker"):
+        s = compose["services"][name]
+        assert s["read_only"] is True and s["tmpfs"][0] == "/tmp"
+        assert s["cap_drop"] == ["ALL"] and "no-new-privileges:true" in s["security_opt"]
+    worker = compose["services"]["worker"]
+    cpus = float(worker["deploy"]["resources"]["limits"]["cpus"])
+    cmd = worker["command"]
+    assert int(cmd[cmd.index("--concurrency") + 1]) == cpus  # one pool process per CPU
+    assert worker["deploy"]["mode"] == "replicated"
+    # the metrics directory exists in one-off containers too (compose run worker batch ...)
+    multiproc = compose["x-worker-env"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert multiproc in worker["tmpfs"]

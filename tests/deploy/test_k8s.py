@@ -124,6 +124,42 @@ def test_service_pods_are_drained_one_at_a_time(objects: list[dict[str, Any]]) -
     assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
 
 
+def test_worker_pool_size_follows_the_cpu_limit(objects: list[dict[str, Any]]) -> None:
+    """Celery's default pool is one process per core of the node (os.cpu_count()), not of
+    the container's CPU limit: the worker passes its limit, in whole CPUs, as --concurrency."""
+    c = _container(_get(objects, "Deployment", "rummy-worker"))
+    args = c["args"]
+    value = args[args.index("--concurrency") + 1]
+    assert value == "$(RUMMY_WORKER_CONCURRENCY)"  # expanded by the kubelet from env
+    (env,) = [e for e in c["env"] if e["name"] == "RUMMY_WORKER_CONCURRENCY"]
+    assert env["valueFrom"]["resourceFieldRef"] == {
+        "containerName": c["name"], "resource": "limits.cpu", "divisor": "1"}
+    assert c["resources"]["limits"]["cpu"] == "2"
+
+
+def test_keda_rabbitmq_overlay_scales_on_the_amqp_queue() -> None:
+    objs = _render(K8S / "overlays" / "keda-rabbitmq")
+    assert not [o for o in objs if o["kind"] == "HorizontalPodAutoscaler"]
+    scaled = _get(objs, "ScaledObject", "rummy-worker")
+    assert scaled["metadata"]["namespace"] == "rummy-dev"
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "rabbitmq"
+    assert trigger["metadata"] == {"protocol": "amqp", "queueName": "rummy-sim",
+                                   "mode": "QueueLength", "value": "4"}
+    auth = _get(objs, "TriggerAuthentication", trigger["authenticationRef"]["name"])
+    (ref,) = auth["spec"]["secretTargetRef"]
+    assert ref["parameter"] == "host"
+    secret = _get(objs, "Secret", ref["name"])  # the generated, hashed name
+    import base64
+    url = base64.b64decode(secret["data"][ref["key"]]).decode()
+    assert url.startswith("amqp://") and ".rummy-dev.svc.cluster.local:" in url
+    # the workers consume the same broker KEDA measures
+    worker = _container(_get(objs, "Deployment", "rummy-worker"))
+    (env,) = [e for e in worker["env"] if e["name"] == "RUMMY_BROKER_URL"]
+    assert env["valueFrom"]["secretKeyRef"] == {"name": secret["metadata"]["name"],
+                                                "key": ref["key"]}
+
+
 def test_event_store_is_a_durable_statefulset() -> None:
     objs = _base_objects()
     sts = _get(objs, "StatefulSet", "redis-events")
@@ -190,9 +226,12 @@ def test_podmonitors_select_the_workloads() -> None:
 IMAGE_USERS = {"rummy-service": 10001, "rummy-worker": 10001, "broker": 999, "redis-events": 999}
 
 
-def _dockerfile_user(name: str) -> int:
+def _dockerfile_user(name: str) -> tuple[int, int]:
+    """The ``USER uid:gid`` of the image's Dockerfile."""
     text = (DEPLOY / f"{name.removeprefix('rummy-')}.Dockerfile").read_text(encoding="utf-8")
-    return int([line.split()[1] for line in text.splitlines() if line.startswith("USER ")][-1])
+    user = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")][-1]
+    uid, gid = user.split(":")
+    return int(uid), int(gid)
 
 
 @pytest.mark.parametrize("kind,name", WORKLOADS)
@@ -201,7 +240,8 @@ def test_pods_run_restricted(objects: list[dict[str, Any]], kind: str, name: str
     ctx = pod["securityContext"]
     assert ctx["runAsNonRoot"] is True and ctx["runAsUser"] == IMAGE_USERS[name]
     if name.startswith("rummy-"):
-        assert ctx["runAsUser"] == _dockerfile_user(name), "pod user != the image's USER"
+        assert (ctx["runAsUser"], ctx["runAsGroup"]) == _dockerfile_user(name), \
+            "pod user != the image's USER"
     assert ctx["seccompProfile"] == {"type": "RuntimeDefault"}
     assert pod.get("automountServiceAccountToken") is False
     writable = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
@@ -360,7 +400,7 @@ def test_grpc_is_open_to_an_ingress_namespace_and_metrics_to_prometheus_anywhere
 
 
 def test_keda_overlay_scales_workers_on_the_queue_not_cpu() -> None:
-    # issue 14: scale workers on queue length with KEDA, rendered here
+    # scale workers on queue length with KEDA, rendered here
     objs = _render(K8S / "overlays" / "keda")
     assert not [o for o in objs if o["kind"] == "HorizontalPodAutoscaler"]  # KEDA owns it
     scaled = _get(objs, "ScaledObject", "rummy-worker")
@@ -370,7 +410,10 @@ def test_keda_overlay_scales_workers_on_the_queue_not_cpu() -> None:
     (trigger,) = scaled["spec"]["triggers"]
     assert trigger["type"] == "redis"
     assert trigger["metadata"]["listName"] == "rummy-sim"  # RUMMY_QUEUE's default
-    assert trigger["metadata"]["address"] == "broker:6379"
+    # KEDA's operator resolves the address in its own namespace: a bare `broker:6379` is
+    # "no such host" there; the Service's full name in the overlay's namespace
+    assert trigger["metadata"]["address"] == "broker.rummy-dev.svc.cluster.local:6379"
+    _get(objs, "Service", "broker")
     assert 1 <= scaled["spec"]["minReplicaCount"] < scaled["spec"]["maxReplicaCount"]
     auth = _get(objs, "TriggerAuthentication", trigger["authenticationRef"]["name"])
     (ref,) = auth["spec"]["secretTargetRef"]

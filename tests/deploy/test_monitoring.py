@@ -86,7 +86,7 @@ def test_grafana_datasource_and_dashboard_are_provisioned(compose: dict[str, Any
     "rate(rummy_sim_games_total",                                  # simulation games/s
     "rummy_solver_seconds_bucket",                                 # solver latency
 ])
-def test_dashboard_shows_what_the_issue_asks_for(needle: str) -> None:
+def test_dashboard_shows_every_required_panel(needle: str) -> None:
     assert any(needle in e for e in _exprs()), needle
 
 
@@ -127,7 +127,7 @@ def test_alert_rules_are_loaded_and_use_declared_metrics(prometheus_config: dict
 
 
 def test_every_served_metric_is_documented_in_the_readme():
-    # issue 13: the README's metric table missed four served metrics
+    # the README's metric table missed four served metrics
     import re
 
     from .conftest import REPO

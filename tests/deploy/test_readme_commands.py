@@ -56,10 +56,12 @@ COMMANDS: dict[str, str] = {
     "make demo": "make",
     "make test": "make",
     "make test-fast": "make",
+    "make chaos": "make",
     "make lint": "make",
     "make bench": "make",
     "make audit": "make",
     "make secrets": "make",
+    "make deploy-test": "make",
     "rummy simulate --games 200 --players 4 --seed 7": "run",
     "rummy simulate --games 2000 --players 4 --bots strategic,greedy,basic,random --jobs 2":
         "parse",
@@ -92,6 +94,12 @@ COMMANDS: dict[str, str] = {
     "rummy replay game.jsonl --html seat1.html --seat 1": "live",
     "rummy replay game.jsonl --analyse": "live",
     "rummy replay game.jsonl --analyse --json analysis.json --html game.html": "live",
+    "rummy replay game.jsonl --fork 120": "parse",
+    "rummy puzzles out/*.jsonl --cases p.jsonl --html p.html": "parse",
+    "rummy play": "help",
+    "rummy batch ab": "help",
+    "rummy sweep --rules joker_moves=free,locked --games 400 --seed 7 --html joker.html": "parse",
+    "rummy batch status": "help",
     # 5. batches
     "rummy simulate --games 50 --players 4 --bots basic,random --seed 7": "run",
     "rummy simulate --replay-game 3 --games 50 --players 4 --bots basic,random --seed 7 "
@@ -455,6 +463,7 @@ def live(workspace: Path) -> Iterator[Live]:
         server.cleanup_redis()
 
 
+@pytest.mark.needs_redis
 def test_live_tour(live: Live) -> None:
     """Sections 3, 4 and 6 in order: the client plays a game, the game is exported and
     replayed, and the service's metrics show the commands."""
@@ -484,6 +493,7 @@ def test_live_tour(live: Live) -> None:
             assert (ws / "game.jsonl").stat().st_size > 0
 
 
+@pytest.mark.needs_redis
 @pytest.mark.parametrize("command", [c for c, k in COMMANDS.items() if k == "tool"])
 def test_grpcurl_against_the_live_service(command: str, live: Live) -> None:
     if shutil.which("grpcurl") is None:

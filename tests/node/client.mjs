@@ -1,4 +1,4 @@
-// A Node.js client of rummy_api.v1.GameService written from the .proto alone (issue 19):
+// A Node.js client of rummy_api.v1.GameService written from the .proto alone:
 // it plays a game against a server bot, decodes a google.rpc.ErrorInfo detail, resumes an
 // event stream, and lists the services by reflection. Usage:
 //   node client.mjs HOST:PORT PROTO_DIR GOOGLE_PROTO_DIR

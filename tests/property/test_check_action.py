@@ -1,5 +1,5 @@
 """``check_action`` (the fast validator) gives the answer of ``check_action_slow`` on every
-input, including old tables that are not legal (issue 10, item 3; conformance case a-027).
+input, including old tables that are not legal (conformance case a-027).
 
 The old table is any list of cards: the case format (tests/conformance/cases/README.md)
 does not promise a legal one, so a meld that stands unchanged on the new table must be

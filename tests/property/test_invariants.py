@@ -13,6 +13,7 @@ from rummy.invariants import check_invariants, verify_log
 from rummy.rules import RuleSet
 from rummy.views import redact, view
 from tests.conftest import play_random_game
+from tests.invariant_helpers import i3_problems
 
 games = st.tuples(
     st.integers(min_value=0, max_value=2**40),
@@ -46,7 +47,53 @@ def test_i1_i2_i3_hold_after_every_event(game):
     for e in log:
         state = evolve(state, e)
         assert check_invariants(state) == []
+        assert i3_problems(state) == []
     assert state == final
+
+
+def _mid_game_state():
+    """A state in the middle of a 3-player round: cards in every hand and in the stock."""
+    _, _, states = play_random_game(11, 3, ("basic", "basic", "basic"))
+    state = next(s for s in states[5:] if s.round >= 1 and s.stock_size > 3
+                 and all(len(h) > 1 for h in s.hands))
+    assert i3_problems(state) == []
+    return state
+
+
+def test_i3_check_fails_on_another_seats_card_in_the_view():
+    """A planted leak: the view's table also holds the next seat's hand."""
+    state = _mid_game_state()
+
+    def leaky(st, seat):
+        v = view(st, seat)
+        if seat is None:
+            return v
+        return v._replace(table=(*v.table, st.hands[(seat + 1) % st.players]))
+
+    problems = i3_problems(state, leaky)
+    assert problems and all(p.startswith("I3:") for p in problems)
+    assert any("seat 0" in p and "table" in p for p in problems)
+
+
+def test_i3_check_fails_on_the_stock_order_in_the_view():
+    """A planted leak: the names of the public view spell the top three cards of the
+    stock (right sizes, right own hand: only the order of the stock leaks)."""
+    state = _mid_game_state()
+
+    def leaky(st, seat):
+        v = view(st, seat)
+        top = tuple(format_card(c) for c in st.deck[st.stock_pos:st.stock_pos + 3])
+        return v._replace(names=top) if seat is None else v
+
+    problems = i3_problems(state, leaky)
+    assert problems == ["I3: the public view depends on hidden state (other hands, stock "
+                        "order, seed) through names"]
+
+
+def test_i3_check_fails_on_a_wrong_own_hand():
+    state = _mid_game_state()
+    problems = i3_problems(state, lambda st, seat: view(st, 0 if seat is None else seat))
+    assert any(p.startswith("I3: the public view shows hand") for p in problems)
 
 
 @SETTINGS

@@ -1,5 +1,5 @@
 """Game records (docs/record.md, rummy.record): exact round trips, refusals with line
-numbers, the ``rummy record`` subcommand and ``rummy replay`` of a record (issue 16)."""
+numbers, the ``rummy record`` subcommand and ``rummy replay`` of a record."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def _line_of(text: str, start: str) -> int:
      "the game gives"),
     (lambda t: t.replace('[Seed "3"]', '[Seed "4"]'), "[Dealer", "dealer"),
     (lambda t: t.replace('[Rules ""]', '[Rules "nope=1"]'), "[Rules", "unknown rule variant"),
-    # a variant given twice kept its last value silently (the sixth session's tester)
+    # a variant given twice kept its last value silently (found by a tester)
     (lambda t: t.replace('[Rules ""]', '[Rules "hand_size=7 hand_size=9"]'), "[Rules",
      "variant hand_size given twice"),
     (lambda t: t.replace('[Format "', '[Format "x'), "[Format", "unknown record format"),
@@ -225,7 +225,7 @@ def test_cli_reads_standard_input_with_a_dash(tmp_path: Path) -> None:
 
 
 def test_a_malformed_header_value_is_quoted_not_echoed_raw(record_text: str) -> None:
-    # the session's second tester: a raw ESC in a header value reached the terminal
+    # found by a tester: a raw ESC in a header value reached the terminal
     bad = record_text.replace('[Rules ""]', '[Rules "ev\x1b]0;PWNED\x07il"]')
     with pytest.raises(NotationError) as info:
         from_record(bad)
@@ -242,7 +242,7 @@ def _record_file(tmp_path: Path) -> Path:
 
 def test_cli_import_refuses_a_record_cut_at_a_line_unless_asked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # attack finding 7: `head -60 game.txt` imported as a game in progress, rc 0, where
+    # found by an attack: `head -60 game.txt` imported as a game in progress, rc 0, where
     # `rummy replay` says the log is truncated
     rec = _record_file(tmp_path)
     cut = tmp_path / "cut.txt"
@@ -259,7 +259,7 @@ def test_cli_import_refuses_a_record_cut_at_a_line_unless_asked(
 
 
 def test_a_refused_header_is_reported_on_its_own_line(tmp_path: Path) -> None:
-    # attack finding 7: [TurnSeconds "-5"] on line 9 was reported as line 2 (Players)
+    # found by an attack: [TurnSeconds "-5"] on line 9 was reported as line 2 (Players)
     text = _record_file(tmp_path).read_text()
     lines = text.splitlines()
     n = next(i for i, line in enumerate(lines, 1) if line.startswith("[TurnSeconds"))

@@ -1,4 +1,4 @@
-"""``rummy tournament``: schedule, ratings and the Markdown section (issue 16, part 3)."""
+"""``rummy tournament``: schedule, ratings and the Markdown section."""
 
 from __future__ import annotations
 

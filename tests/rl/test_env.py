@@ -1,4 +1,4 @@
-"""The PettingZoo environment rummy_env.manipulation_rummy_v0 (issue 16, part 2)."""
+"""The PettingZoo environment rummy_env.manipulation_rummy_v0."""
 
 from __future__ import annotations
 

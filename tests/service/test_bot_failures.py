@@ -1,4 +1,4 @@
-"""A server bot seat that fails keeps playing (issue 10): it plays the phase's default move
+"""A server bot seat that fails keeps playing: it plays the phase's default move
 (draw, pass, end_turn), the failure is logged with the game id and counted in
 ``rummy_bot_failures_total``. Real server, real Redis."""
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
 class RaisingBot(RandomBot):
-    """Raises on every action (as the solver did on a 13-card sequence, issue 10)."""
+    """Raises on every action (as the solver did on a 13-card sequence)."""
 
     def act(self, view):
         raise RuntimeError("no room to park a wildcard")
@@ -73,13 +73,13 @@ async def test_a_failing_bot_seat_plays_the_default_move_and_the_game_ends(
 @pytest.mark.asyncio
 async def test_resuming_a_game_gone_from_the_store_is_a_warning_not_an_error(
         caplog: pytest.LogCaptureFixture) -> None:
-    # second attack, aside: after Redis restarted empty, the retry of a follow-up logged an
+    # found by an attack, aside: after Redis restarted empty, the retry of a follow-up logged an
     # ERROR with a traceback for GameNotFound, an expected end of the retry
     from rummy_grpc.app import GameApp
     from rummy_store import MemoryEventStore
 
     app = GameApp(MemoryEventStore())
     with caplog.at_level(logging.WARNING, logger="rummy_grpc"):
-        await app._resume("gone-game")  # returns: nothing to resume
+        await app.progress.resume("gone-game")  # returns: nothing to resume
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "game gone-game is no longer in the store: nothing to resume")]

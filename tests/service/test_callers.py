@@ -1,4 +1,4 @@
-"""Known callers and per-caller rate limits (issue 17): API keys (``authorization: Bearer``,
+"""Known callers and per-caller rate limits: API keys (``authorization: Bearer``,
 digests at rest, constant-time comparison) and allowed client-certificate names reserve
 ``CreateGame`` and admin requests; seat-token calls are unchanged; one caller flooding the
 server is rate limited (``RESOURCE_EXHAUSTED`` / ``RATE_LIMITED`` with a ``RetryInfo``)
@@ -265,7 +265,7 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
 
             latencies: list[float] = []
 
-            class Timed:
+            class TimedStub:
                 """The player's stub, every call timed (any failure fails the test)."""
 
                 def __getattr__(self, name: str) -> Any:
@@ -279,13 +279,13 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
                     return call
 
             # the player alone first (baseline), then under the flood
-            await play_turns(Timed(), game_id, tokens, {0: "basic", 1: "basic"},
+            await play_turns(TimedStub(), game_id, tokens, {0: "basic", 1: "basic"},
                              max_commands=6)
             baseline, latencies = latencies, []
             flooding = asyncio.create_task(flood())
             await asyncio.sleep(0.5)  # the flood is under way before the player goes on
             t0 = time.perf_counter()
-            view = await play_turns(Timed(), game_id, tokens, {0: "basic", 1: "basic"},
+            view = await play_turns(TimedStub(), game_id, tokens, {0: "basic", 1: "basic"},
                                     max_commands=20)
             played = time.perf_counter() - t0
             stop.set()
@@ -306,3 +306,52 @@ async def test_a_flooding_caller_is_rate_limited_and_another_plays_unharmed(
     record_property("flood_calls", flood_total)
     record_property("flood_limited", limited)
     record_property("player_p50_ms", round(p50, 2))
+
+
+def test_a_priced_bucket_takes_the_cost_and_gives_back_what_was_not_used() -> None:
+    now = [0.0]
+    events = RateLimiter(2000, 10_000, kind="events", clock=lambda: now[0])
+    assert [events.delay("spectator", 1000) for _ in range(10)] == [0.0] * 10  # ten pages
+    assert events.delay("spectator", 1000) == pytest.approx(0.5)  # then two a second
+    events.refund("spectator", 600)  # the last page held 400 events
+    assert events.delay("spectator", 600) == 0.0
+    assert events.delay("spectator", 1) > 0
+    assert events.delay("player", 50) == 0.0  # each caller its own bucket
+    now[0] += 100.0
+    events.refund("spectator", 10**9)  # never past the burst
+    assert events.delay("spectator", 10_000) == 0.0
+    assert events.delay("spectator", 1) > 0
+    # a cost above the burst is capped at it: admitted once the bucket is full
+    now[0] += 5.0
+    assert events.delay("spectator", 50_000) == 0.0
+    with pytest.raises(RateLimited) as err:
+        events.take("spectator", 1000)
+    assert err.value.kind == "events" and "events read" in str(err.value)
+    off = RateLimiter(0, 1, kind="events")
+    off.refund("x", 5)
+    assert off.delay("x", 10**6) == 0.0 and len(off) == 0
+
+
+@pytest.mark.asyncio
+async def test_the_store_clock_keeps_the_offset_of_the_shortest_round_trip() -> None:
+    from rummy_grpc.clock import StoreClock
+
+    host = [1000.0]
+    trips = iter([(0.2, 30.0), (0.02, 30.5), (0.1, 31.0)])  # (round trip, store - host)
+
+    class Store:
+        async def now(self) -> float:
+            rtt, offset = next(trips)
+            host[0] += rtt  # the read takes rtt seconds of host time
+            return host[0] - rtt / 2 + offset
+
+    clock = StoreClock(Store(), host=lambda: host[0])
+    assert await clock.sync() == pytest.approx(30.5)
+    assert clock.now() == pytest.approx(host[0] + 30.5)
+
+    class HostClock:  # the in-memory store stamps with this host's clock
+        async def now(self) -> float:
+            return host[0]
+
+    local = StoreClock(HostClock(), host=lambda: host[0])
+    assert await local.sync() == 0.0 and local.now() == host[0]

@@ -57,7 +57,7 @@ def test_export_writes_the_file_format_and_replays(prefix, tmp_path, capsys):
         with pytest.raises(SystemExit, match="no events"):
             main(["export", "no-such-game", "--redis-url", REDIS_URL, "--prefix", prefix])
         # an output that cannot be written is an error line before Redis is read, never a
-        # traceback after it (the sixth session's tester, for every command's outputs)
+        # traceback after it (found by a tester, for every command's outputs)
         for bad, says in ((tmp_path / "no-dir" / "g.jsonl", "there is no directory"),
                           (tmp_path, "it is a directory")):
             assert main(["export", gid, "--redis-url", REDIS_URL, "--prefix", prefix,
@@ -78,7 +78,7 @@ def test_metrics_endpoint_serves_the_rummy_metrics():
 
 
 def test_replay_and_export_read_rummy_redis_url_alike(prefix, tmp_path, capsys, monkeypatch):
-    # issue 13: `rummy replay GAME_ID` ignored RUMMY_REDIS_URL; `export -o` said nothing
+    # `rummy replay GAME_ID` ignored RUMMY_REDIS_URL; `export -o` said nothing
     reason = redis_unreachable()
     if reason:
         pytest.skip(reason)

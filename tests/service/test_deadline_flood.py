@@ -1,5 +1,5 @@
-"""Clients whose deadlines pass while the server replies cannot flood the log (a finding of
-issue 15's last session, noticed and left then).
+"""Clients whose deadlines pass while the server replies cannot flood the log (a fault noticed
+while the compact storage was built, and left then).
 
 grpcio's asyncio core logs ``ExecuteBatchError raised in core by servicer method [...]`` at
 ERROR with a traceback each time a reply cannot be sent because the client has gone. Before

@@ -1,4 +1,4 @@
-"""Honest status codes and health (issue 12): undecodable request bytes answer
+"""Honest status codes and health: undecodable request bytes answer
 INVALID_ARGUMENT (reason MALFORMED) on every GameService method, with nothing logged at ERROR;
 the overall health status ``""`` and ``rummy_api.v1.GameService`` start NOT_SERVING, turn
 SERVING together once the server has started, and always agree."""
@@ -17,6 +17,8 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc import metrics
 from rummy_grpc.decoding import decoding_handler, generated_handlers
 from rummy_grpc.server import SERVICE_NAME, create_server
+
+from tests.harness import HANG_GUARD
 
 from .conftest import ADMIN_TOKEN, humans
 
@@ -91,7 +93,13 @@ async def test_undecodable_bytes_are_invalid_argument(running, method, caplog):
         assert "could not be decoded" in err.value.details()
         assert f"({len(payload)} bytes)" in err.value.details()
         assert error_info(err.value).reason == "MALFORMED"
-    # the metrics interceptor saw them, under the method and the honest code
+    # the metrics interceptor saw them, under the method and the honest code; it counts a
+    # call once the call has ended on the server, which may come after the client saw the
+    # error (a loaded machine showed 2 of 3): wait for the count, within a hang guard
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    while counted._value.get() - before < len(UNDECODABLE) and loop.time() - t0 < HANG_GUARD:
+        await asyncio.sleep(0.01)
     assert counted._value.get() - before == len(UNDECODABLE)
     bad = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert not bad, [r.getMessage() for r in bad]
@@ -166,12 +174,12 @@ async def test_health_is_not_serving_until_started_and_both_names_agree(store, m
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         while not seen or seen[-1][""] != NOT_SERVING:
-            assert loop.time() - t0 < 5, "health did not become NOT_SERVING"
+            assert loop.time() - t0 < HANG_GUARD, "health did not become NOT_SERVING"
             seen.append(await statuses(channel))
         assert (await asyncio.wait_for(watch.read(), 5)).status == NOT_SERVING
         calls["down"] = False
         while seen[-1][""] != SERVING:
-            assert loop.time() - t0 < 10, "health did not become SERVING again"
+            assert loop.time() - t0 < HANG_GUARD, "health did not become SERVING again"
             seen.append(await statuses(channel))
         # at every step List showed both names with one status
         assert all(s[""] == s[SERVICE_NAME] for s in seen), seen

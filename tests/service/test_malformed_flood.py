@@ -1,4 +1,4 @@
-"""A flood of 10,000 malformed requests over a real server (issue 12, "honest status codes").
+"""A flood of 10,000 malformed requests over a real server ("honest status codes").
 
 A mix of undecodable bytes to every method, oversized requests and strings, bad card tokens,
 bad versions, unknown game ids, empty and wrong tokens, bad CreateGame requests, sent with

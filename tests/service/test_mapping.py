@@ -80,7 +80,7 @@ def test_views_and_events_round_trip_through_protobuf():
 
 
 def test_rule_ids_only_where_a_rule_is_broken():
-    # review of issue 10: a bad turn_seconds was sent as R1.4; a bad seat count had no rule
+    # found by a review: a bad turn_seconds was sent as R1.4; a bad seat count had no rule
     from rummy.errors import CommandError
     assert map_error(CommandError("turn_seconds must be 0..86400, got -5")).rule == ""
     m = map_error(BadRequest("a game has 2 to 5 seats, got 6 (R1.1)", rule="R1.1"))
@@ -101,7 +101,7 @@ def test_round_end_reasons_map_one_to_one_to_the_proto_enum():
 
 
 def test_walk_every_version_of_recorded_games_meets_no_unspecified_phase():
-    # issue 19 item 1: every version of recorded 2-5 player games, every seat's and the
+    # every version of recorded 2-5 player games, every seat's and the
     # spectator's view, maps to a phase other than PHASE_UNSPECIFIED
     import json
     from pathlib import Path
@@ -124,7 +124,7 @@ def test_walk_every_version_of_recorded_games_meets_no_unspecified_phase():
 
 
 def test_cached_table_and_last_round_protos_are_copied_into_each_view():
-    # issue 15: view_to_proto caches the protos of a table and of a view's last_round (both
+    # view_to_proto caches the protos of a table and of a view's last_round (both
     # repeat across versions); a caller that changes its message must not change the next
     state, _, states = play_random_game(7, players=2)
     later = [s for s in states if s.table and s.round > 1][:3] or [s for s in states if s.table]

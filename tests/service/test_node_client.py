@@ -1,5 +1,5 @@
-"""A Node.js client written from the .proto alone plays a game against a real server
-(issue 19): tests/node/client.mjs with @grpc/grpc-js and @grpc/proto-loader. It decodes the
+"""A Node.js client written from the .proto alone plays a game against a real server:
+tests/node/client.mjs with @grpc/grpc-js and @grpc/proto-loader. It decodes the
 ErrorInfo detail, resumes a stream, checks that a 62-bit seed survives as a string, and
 lists the services by reflection. Skipped (with the reason) when Node.js or the npm
 packages are missing: `npm ci --prefix tests/node` installs them (``.ci/run`` does)."""

@@ -131,7 +131,7 @@ async def test_health_and_reflection(running):
 
 
 async def test_every_past_version_has_a_phase(running):
-    # issue 19 item 1 / issue 11 "enums, not strings": the core's transient phases map one
+    # "enums, not strings": the core's transient phases map one
     # to one to proto values, so no version of a game answers PHASE_UNSPECIFIED
     stub = running.stub
     created = await stub.CreateGame(pb.CreateGameRequest(
@@ -150,7 +150,7 @@ async def test_every_past_version_has_a_phase(running):
 
 
 async def test_health_list_is_served_without_a_traceback(running, caplog):
-    # issue 19: the library's List answered UNIMPLEMENTED and logged a traceback
+    # the library's List answered UNIMPLEMENTED and logged a traceback
     import logging
     caplog.set_level(logging.DEBUG)
     health = health_pb2_grpc.HealthStub(running.channel)

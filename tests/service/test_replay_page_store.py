@@ -1,4 +1,4 @@
-"""The store-backed replay writes the page and the analysis (issue 18): ``rummy replay
+"""The store-backed replay writes the page and the analysis: ``rummy replay
 GAME_ID --redis-url URL --html F --analyse``, through the core's ``rummy`` and through
 ``python -m rummy_grpc`` (whose own ``replay`` parser has the same options)."""
 

@@ -8,12 +8,14 @@ import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
+from tests.harness import HANG_GUARD
+
 from .conftest import ADMIN_TOKEN, bots, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
-async def _wait_version(store, gid, version, timeout=8.0):
+async def _wait_version(store, gid, version, timeout=HANG_GUARD):
     deadline = asyncio.get_running_loop().time() + timeout
     while await store.version(gid) < version:
         assert asyncio.get_running_loop().time() < deadline, "timed out"
@@ -40,7 +42,7 @@ async def test_client_request_id_cannot_freeze_the_server_bot(running, store):
         else:
             break
     # the human's turn is over: the bot must play its turn and hand it back
-    deadline = asyncio.get_running_loop().time() + 8
+    deadline = asyncio.get_running_loop().time() + HANG_GUARD
     while True:
         v = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=token))).view
         if v.turn == 0 or v.phase == pb.PHASE_GAME_OVER:
@@ -96,3 +98,30 @@ async def test_huge_malformed_token_gets_invalid_argument_not_resource_exhausted
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert len(e.value.details()) < 2000
     assert created.game_id
+
+
+async def test_every_rpc_refuses_a_request_id_with_a_space_alike(running, store):
+    # CreateGame refused a request id with a space while Draw accepted it (two copies of
+    # the check had drifted); both now go through one check and give the same error
+    stub = running.stub
+    with pytest.raises(grpc.aio.AioRpcError) as create_err:
+        await stub.CreateGame(pb.CreateGameRequest(seats=humans(2), request_id="has space"))
+    created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
+    gid = created.game_id
+    tokens = {t.seat: t.token for t in created.tokens}
+    view = (await stub.GetView(pb.GetViewRequest(game_id=gid, token=tokens[0]))).view
+    token = tokens[view.turn]  # the seat to act: its Draw is legal
+    version = await store.version(gid)
+    with pytest.raises(grpc.aio.AioRpcError) as draw_err:
+        await stub.Draw(pb.DrawRequest(game_id=gid, token=token,
+                                       options=pb.CommandOptions(request_id="has space")))
+    assert create_err.value.code() == draw_err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert draw_err.value.details() == create_err.value.details() == (
+        "request_id must be at most 128 printable characters without spaces")
+    assert (dict(draw_err.value.trailing_metadata() or ()).get("rummy-reason")
+            == dict(create_err.value.trailing_metadata() or ()).get("rummy-reason"))
+    assert await store.version(gid) == version  # nothing was appended
+    # a request id without whitespace still works on Draw
+    ok = await stub.Draw(pb.DrawRequest(game_id=gid, token=token,
+                                        options=pb.CommandOptions(request_id="no-space")))
+    assert ok.result.version > version

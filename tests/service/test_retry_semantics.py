@@ -1,4 +1,4 @@
-"""The retry semantics written in docs/api.md ("Retries"), one test each (issue 19)."""
+"""The retry semantics written in docs/api.md ("Retries"), one test each."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ async def test_an_enum_left_at_zero_is_refused_not_guessed(running):
 
 
 async def test_an_enum_value_unknown_to_the_server_is_named_not_called_unspecified(running):
-    # the sixth session's tester: kind 99 was reported as "got 'unspecified'"
+    # found by a tester: kind 99 was reported as "got 'unspecified'"
     err = await _refused(running.stub.CreateGame(pb.CreateGameRequest(seats=[
         pb.SeatSpec(kind=99), pb.SeatSpec(kind=pb.SEAT_KIND_HUMAN)])),
         grpc.StatusCode.INVALID_ARGUMENT)

@@ -1,4 +1,4 @@
-"""A ``search`` bot seat played by the service (issue 16): the server makes it with
+"""A ``search`` bot seat played by the service: the server makes it with
 ``make_bot`` from the registry and plays it to the end of the game, every move legal."""
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def test_search_bots_are_not_offered_by_default() -> None:
     with pytest.raises(BadRequest, match="not offered bot strategy 'search'; this server "
                                          "offers: basic, greedy, human, random, strategic"):
         asyncio.run(create(app))
-    with pytest.raises(BadRequest, match="unknown bot strategy 'nope'"):
+    with pytest.raises(BadRequest, match="seat 0: unknown bot 'nope'; known bots: "):
         asyncio.run(app.create_game([SeatSpec("bot", strategy="nope"),
                                      SeatSpec("bot", strategy="basic")], {}, seed=1))
-    with pytest.raises(ValueError, match="unknown bot strategies nope"):
+    with pytest.raises(ValueError, match="unknown bot 'nope'; known bots: "):
         GameApp(MemoryEventStore(), bot_strategies=["nope"])

@@ -1,4 +1,4 @@
-"""Issue 12 item 6, "No limits": GetState at an old version of a long game starts from a
+""""No limits": GetState at an old version of a long game starts from a
 snapshot and evolves about ``snapshot_every`` events, off the event loop; GetEvents returns
 pages of at most 1000 events and the ``after_version`` of the next page. A real server over
 the real Redis, a long all-bot game played by the server itself."""

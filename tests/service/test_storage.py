@@ -1,4 +1,4 @@
-"""Redis memory of a whole game played through the service (issue 15, storage): at most
+"""Redis memory of a whole game played through the service (compact storage): at most
 120 bytes per event with every command's request record, the figure
 ``benchmarks/bench_storage.py`` prints over more games. Memory is counted, not timed."""
 

@@ -1,5 +1,5 @@
 """Redis refusing writes (out of memory, a read-only replica) and work that fails after an
-append: the tester's findings of the sixth session.
+append: faults found by a tester.
 
 - Redis's own refusals (``OOM`` under ``noeviction``, ``READONLY`` during a failover,
   ``MISCONF``, ...) are ``UNAVAILABLE`` with reason ``STORE`` (docs/api.md), not
@@ -32,6 +32,7 @@ from rummy.bots import make_bot
 from rummy.commands import command_kind
 from rummy.melds import format_table
 from tests.chaos_helpers import free_port, start_redis
+from tests.harness import HANG_GUARD
 from tests.service.conftest import ADMIN_TOKEN
 from tests.service.test_streams_scale import serving
 
@@ -208,7 +209,7 @@ async def test_an_applied_command_reports_success_when_the_bots_after_it_cannot_
         assert _follow_up_failures() == failures + 1  # the bot's move was refused
         assert (await store.read(gid))[-1].version == out.version
         # Redis takes writes again: the due-games poll moves the bot within the lease
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD
         while (await app.repo.load(gid, fresh=True))[0].turn != 0:
             assert time.monotonic() < deadline, "the bot's turn was never resumed"
             await asyncio.sleep(0.05)
@@ -246,7 +247,7 @@ async def test_a_client_command_refused_at_the_cap_of_events_ends_the_game_once(
 
 
 def test_a_refusal_inside_a_pipeline_or_multi_exec_is_still_a_refusal() -> None:
-    # the second tester of the session: redis-py rewrites a queued command's error, and
+    # found by a tester: redis-py rewrites a queued command's error, and
     # NOREPLICAS or MISCONF while finishing a game (MULTI/EXEC) answered INTERNAL
     exc = redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write.")
     exc.args = (f"Command # 1 (ZREM rummy:games:active abc) of pipeline caused error: "
@@ -274,7 +275,7 @@ class RefusingToFinish(MemoryEventStore):
 
 @pytest.mark.asyncio
 async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> None:
-    # the second tester of the session: refused for ~7 s after a human's game-ending
+    # found by a tester: refused for ~7 s after a human's game-ending
     # command, the game stayed active for good (the replica's retries gave up at the lease
     # and a finished game had no due time). Now the game-ending append writes a due time
     # first, and any replica's poll finishes the game once Redis takes writes again.
@@ -296,7 +297,7 @@ async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> 
         store.until = time.monotonic() + 2.0  # the replica's retries give up before this
         assert await store.list_games(active_only=True) == [gid]
         await asyncio.sleep(2.5)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD
         while await store.list_games(active_only=True):
             assert time.monotonic() < deadline, "the finished game stayed active"
             await asyncio.sleep(0.05)
@@ -308,7 +309,7 @@ async def test_a_finished_game_leaves_the_active_list_after_a_long_refusal() -> 
 @pytest.mark.redis
 @pytest.mark.asyncio
 async def test_a_game_written_but_not_listed_says_so_and_its_retry_lists_it() -> None:
-    # the second tester of the session: Redis ran out of memory between the append script
+    # found by a tester: Redis ran out of memory between the append script
     # and the games-index call of a CreateGame, which answered "nothing was applied"
     from rummy_store import GameUnlisted
 

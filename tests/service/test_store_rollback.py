@@ -1,5 +1,5 @@
 """A store that goes back in time is followed, not contradicted (a fault found while
-working on issue 15).
+building the compact storage).
 
 Redis replicates asynchronously, and the append-only file of ``deploy/`` syncs every second:
 a failover to a replica that lagged, or a Redis crash, can bring the store back a few

@@ -11,12 +11,14 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_grpc.server import create_server
 
+from tests.harness import HANG_GUARD
+
 from .conftest import ADMIN_TOKEN, humans
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]
 
 
-async def _wait_version(store, gid, version, timeout=5.0):
+async def _wait_version(store, gid, version, timeout=HANG_GUARD):
     deadline = time.monotonic() + timeout
     while await store.version(gid) < version:
         assert time.monotonic() < deadline, f"game stayed below version {version}"
@@ -85,7 +87,7 @@ async def test_timers_survive_a_restart(store):
     server2, _ = create_server("127.0.0.1:0", store)
     await server2.start()  # re-arms from the last event's ts: already overdue, fires now
     try:
-        await _wait_version(store, created.game_id, 3, timeout=2.0)
+        await _wait_version(store, created.game_id, 3)  # overdue: fires at once
     finally:
         await server2.stop(None)
     assert (await store.read(created.game_id, 2))[0].type == "CardDrawn"

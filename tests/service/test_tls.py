@@ -1,4 +1,4 @@
-"""TLS and mutual TLS (issue 17): a TLS client plays, a plaintext client is refused, mTLS
+"""TLS and mutual TLS: a TLS client plays, a plaintext client is refused, mTLS
 refuses a client without a certificate, health and reflection follow the port's
 credentials, certificates reload without dropping games (on SIGHUP in a real ``rummy serve``
 process, and on a file change), and ``rummy serve`` says clearly what is wrong with its

@@ -1,5 +1,5 @@
-"""Stored games in the real Redis read back after an event's schema version is bumped
-(issue 11): a golden game, stored in today's format (v1), decoded through the upcaster
+"""Stored games in the real Redis read back after an event's schema version is bumped:
+a golden game, stored in today's format (v1), decoded through the upcaster
 chain of tests/unit/test_upcasting.py, replays to the same final state."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Differential fuzz of ``best_play`` against the independent MILP model (issue 10).
+"""Differential fuzz of ``best_play`` against the independent MILP model.
 
 Positions come from :func:`rummy.solver.positions.edge_position`, whose families are built
 to reach the edges of R4/R5 where a wildcard is hard to place: 13-card sequences, both

@@ -1,5 +1,5 @@
 """The edge-family differential fuzz (tests/solver/fuzz_edges.py) on a small sample, and
-the examples of issue 10 that used to crash ``best_play`` (``RuntimeError: no room to park
+the examples that used to crash ``best_play`` (``RuntimeError: no room to park
 a wildcard``). CI runs the full fuzz, 20,000 positions, from ``.ci/run``."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_wildcards_find_room_beside_13_card_sequences(backend, table, hand, poin
     assert tuple(sorted(check_action(t, h, play.table))) == play.cards
 
 
-def test_issue_10_game_no_longer_crashes_the_greedy_bot():
+def test_a_once_crashing_game_no_longer_crashes_the_greedy_bot():
     # 3 players, seat 0 dealt AS..9S KD, seat 1 dealt JS QS KS AS * 7H 7D 7C 7S QH, stock
     # starting TS 3D; greedy bots. Seat 1's bot crashed on its first meld.
     from collections import Counter

@@ -1,4 +1,4 @@
-"""The ``human`` bot (issue 14): registered, legal in every variant, deterministic given
+"""The ``human`` bot: registered, legal in every variant, deterministic given
 its seed, its softmax as specified, and weaker than ``strategic`` while stronger than
 ``basic`` (the measured table is in docs/strength.md)."""
 

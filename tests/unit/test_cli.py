@@ -181,7 +181,7 @@ def test_simulate_bad_arguments(args, msg):
 
 def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path, monkeypatch,
                                                                         capsys):
-    # issue 10: a case on which the engine raised aborted the whole file with a traceback
+    # a case on which the engine raised used to abort the whole file with a traceback
     import rummy.conformance
     from rummy_cli.main import main
 
@@ -202,7 +202,7 @@ def test_conformance_a_case_that_raises_fails_alone_and_the_run_goes_on(tmp_path
 
 
 def test_a_subcommand_whose_extra_is_missing_is_listed_and_says_which(monkeypatch, capsys):
-    # issue 13: `rummy serve` vanished from `rummy --help` when grpc was not installed
+    # `rummy serve` vanished from `rummy --help` when grpc was not installed
     import sys
 
     from rummy_cli.main import build_parser, main
@@ -233,14 +233,14 @@ def test_a_missing_library_at_run_time_names_the_extra(monkeypatch, capsys):
     ["batch", "submit", "--bots", "nobody"],
 ])
 def test_bad_arguments_exit_2_everywhere(argv):
-    # issue 13 / review of issue 10: `simulate` exited 1 and `batch` 2 for the same error
+    # found by a review: `simulate` exited 1 and `batch` 2 for the same error
     res = run(*argv)
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: ") and "Traceback" not in res.stderr
 
 
 def test_every_option_and_argument_has_a_help_text():
-    # issue 13: several options had no help
+    # several options had no help
     import argparse
 
     from rummy_cli.main import build_parser

@@ -1,4 +1,4 @@
-"""CLI tester, finding 3: ``rummy simulate --bots ""`` silently played the default line-up,
+"""Found by a CLI tester: ``rummy simulate --bots ""`` silently played the default line-up,
 and an empty name (``--bots basic,,random``) was silently dropped. Every ``--bots`` (and
 ``--compare-bots``) now refuses an empty list or name; leaving the option out still means
 the default line-up."""

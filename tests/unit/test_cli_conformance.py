@@ -1,4 +1,4 @@
-"""CLI tester, finding 4: ``rummy conformance`` passed an empty case file ("0 passed, 0
+"""Found by a CLI tester: ``rummy conformance`` passed an empty case file ("0 passed, 0
 failed", exit 0), cases without an ``id`` or with an id used twice, and card lists given
 as strings (``"cards": "AS 2S 3S"``) though the format has JSON arrays only
 (tests/conformance/cases/README.md). Each is now a FAIL naming the file, line or field."""
@@ -104,7 +104,7 @@ def test_the_shared_cases_still_all_pass() -> None:
 
 def test_text_from_a_case_file_reaches_the_terminal_escaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # the session's second tester: a case id that sets the window title and clears the
+    # found by a tester: a case id that sets the window title and clears the
     # screen was printed raw in the FAIL line
     import json
     f = tmp_path / "esc.jsonl"

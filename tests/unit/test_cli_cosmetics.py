@@ -1,4 +1,4 @@
-"""CLI tester, finding 7: ``rummy batch submit --games 10`` said "10 games in 1 chunks of
+"""Found by a CLI tester: ``rummy batch submit --games 10`` said "10 games in 1 chunks of
 200", and at 80 columns the by-bot table of the simulate report cut the win-rate interval
 to "(22.4–29.4…"."""
 
@@ -68,7 +68,7 @@ def test_by_bot_table_fits_80_columns_with_whole_intervals() -> None:
     (["--zap"], "usage: rummy [-h]"),
 ])
 def test_an_unknown_option_shows_the_usage_of_its_subcommand(argv, usage, capsys):
-    # attack finding 9: every unknown option printed rummy's own usage
+    # found by an attack: every unknown option printed rummy's own usage
     from rummy_cli.main import main
 
     with pytest.raises(SystemExit) as e:

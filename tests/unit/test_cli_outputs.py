@@ -1,4 +1,4 @@
-"""CLI tester, finding 2: an output path that cannot be written lost a finished run
+"""Found by a CLI tester: an output path that cannot be written lost a finished run
 (``rummy simulate --json /nonexistent/x.json`` played every game, then died with a
 FileNotFoundError traceback; ``rummy batch report ID --csv /nonexistent/r.csv`` too).
 Every output option is now checked before the work (:mod:`rummy_cli.outputs`), and a

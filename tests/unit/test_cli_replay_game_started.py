@@ -1,4 +1,4 @@
-"""CLI tester, finding 6: ``rummy replay`` accepted a GameStarted whose ``names`` did not
+"""Found by a CLI tester: ``rummy replay`` accepted a GameStarted whose ``names`` did not
 match ``players``, or with a negative ``turn_seconds``, and said "every event legal". Such
 a log is now rejected with the event number, like any tampered log (as CreateGame refuses
 them, rummy.decide)."""
@@ -34,7 +34,7 @@ def _log(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
     (lambda d: d.update(turn_seconds=-5), "event 1: turn_seconds must be 0..86400, got -5"),
     (lambda d: d.update(turn_seconds=86_401),
      "event 1: turn_seconds must be 0..86400, got 86401"),
-    # the tester's finding 3: a name that sets the window title and clears the screen
+    # found by a tester: a name that sets the window title and clears the screen
     (lambda d: d.update(names=["\x1b]0;PWNED\x07\x1b[2J", d["names"][1]]),
      "event 1: a seat name has control or format characters"),
     (lambda d: d.update(names=[d["names"][0], "eve\r\n12:00 seat 1 knocked"]),

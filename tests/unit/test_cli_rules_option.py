@@ -1,4 +1,4 @@
-"""CLI tester, finding 1: repeated ``--rules`` flags were silently dropped (only the last
+"""Found by a CLI tester: repeated ``--rules`` flags were silently dropped (only the last
 flag counted) and a variant given twice kept its last value. Now every command that takes
 one rule set through ``--rules`` merges the flags and refuses a variant given twice."""
 

@@ -1,4 +1,4 @@
-"""CLI tester, finding 5: ``rummy sweep --rules knock_threshold=0,5,5`` ran value 5 twice.
+"""Found by a CLI tester: ``rummy sweep --rules knock_threshold=0,5,5`` ran value 5 twice.
 A value given twice (or two values that are the same rule) is now an error."""
 
 from __future__ import annotations

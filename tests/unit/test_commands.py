@@ -1,4 +1,4 @@
-"""The seat commands by kind, and each phase's default move, in the core (issue 11)."""
+"""The seat commands by kind, and each phase's default move, in the core."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Attack findings 4 and 8: ``rummy conformance`` judged cases that describe positions the
+"""Found by attacks: ``rummy conformance`` judged cases that describe positions the
 rules never reach (a rule number that does not exist, more copies of a card than the decks
 hold, an empty meld, a game that has not ended), printed two messages for a file that is
 not UTF-8, refused a UTF-8 byte-order mark, and read a line without end until memory ran

@@ -1,5 +1,5 @@
-"""``rummy.events.to_dict`` encodes each field by a plan computed once per event class
-(issue 15); a class outside ``EVENT_TYPES`` (a later release's, a test's) is planned on the
+"""``rummy.events.to_dict`` encodes each field by a plan computed once per event class;
+a class outside ``EVENT_TYPES`` (a later release's, a test's) is planned on the
 fly and encodes the same way."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A bot failure never loses a batch (issue 10): the game is recorded as failed, with its
+"""A bot failure never loses a batch: the game is recorded as failed, with its
 index and error; the batch finishes, the report lists it, the exit code is non-zero."""
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ def test_field_overflow_falls_back_to_the_reference():
 
 
 def test_canonical_meld_matches_its_reference() -> None:
-    """The keyed sort of canonical_meld (issue 15) orders every input like the reference:
+    """The keyed sort of canonical_meld orders every input like the reference:
     legal melds with and without jokers, illegal ones, ties, hand jokers, odd integers."""
     import random
 
@@ -212,7 +212,7 @@ def test_canonical_meld_matches_its_reference() -> None:
         assert canonical_meld(odd) == _canonical_meld_reference(odd)
 
 
-# -- messages of refused tables name the meld and the rule (attack finding 5) --
+# -- messages of refused tables name the meld and the rule (found by an attack) --
 
 
 @pytest.mark.parametrize("fn", [check_action, check_action_slow])

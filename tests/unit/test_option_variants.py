@@ -219,3 +219,90 @@ def test_a_case_with_an_unknown_variant_is_malformed():
                             "rules": {"ace_high": "no"}, "cards": ["AS", "2S", "3S"],
                             "valid": True})
     assert not ok and "malformed case" in message
+
+
+def test_the_analysis_judges_meld_decisions_under_the_games_rules():
+    # found by a tester: --analyse offered "best plays" that the game's variants forbid
+    # (Q-K-A under ace_high=false, a joker meld broken under joker_moves=locked)
+    from rummy.analysis import analyse
+    from rummy.melds import check_action
+
+    rules = RuleSet(knock_timing="start", joker_release="hand", joker_moves="locked",
+                    ace_high=False, target_score=60)
+    _, log, _ = play_random_game(3, 2, ("greedy", "greedy"), rules)
+    decisions = analyse(log).decisions
+    assert decisions
+    for d in decisions:
+        if d.best_table:
+            check_action(d.table, d.hand, d.best_table, rules=rules)  # legal, or raises
+
+
+def test_a_record_of_a_game_with_option_variants_reads_back():
+    # found by a tester: string variants were written quoted and could not be imported
+    from rummy.record import from_record, to_record
+
+    rules = RuleSet(knock_timing="start", joker_release="hand", joker_moves="locked",
+                    ace_high=False, target_score=60)
+    _, log, _ = play_random_game(4, 2, ("basic", "greedy"), rules)
+    text = to_record(log)
+    rules_line = next(line for line in text.splitlines() if line.startswith("[Rules "))
+    assert '"' not in rules_line[len('[Rules "'):-2]  # no quotes inside the value
+    assert "knock_timing=start" in rules_line and "ace_high=false" in rules_line
+    assert from_record(text) == log
+
+
+def test_rummy_solve_plays_under_rules_and_a_cases_own_rules(tmp_path):
+    # found by a tester: rummy solve had no --rules and ignored a case's "rules"
+    import subprocess
+    import sys
+
+    def solve_json(*args: str) -> dict:
+        res = subprocess.run([sys.executable, "-m", "rummy_cli", "solve", *args, "--json"],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    assert solve_json("--table", "JS QS KS", "--hand", "AS")["points"] == 1
+    assert solve_json("--table", "JS QS KS", "--hand", "AS", "--rules", "ace_high=false")[
+        "points"] == 0
+    case = tmp_path / "c.jsonl"
+    case.write_text(json.dumps({"id": "x", "table": [["5S", "6S", "*7S"]],
+                                "hand": ["7S", "JD", "QD"],
+                                "rules": {"joker_moves": "locked"}, "best_points": 0}) + "\n")
+    out = solve_json("--input", str(case))
+    assert out["points"] == 0 and out["expected"] == 0
+
+
+def test_a_fork_inside_a_transient_phase_plays_on_and_one_at_the_end_is_refused():
+    # found by a tester: --fork 1 (after GameStarted) and a fork after a round's scoring
+    # crashed (IndexError, "cannot pass in phase round_over")
+    from rummy.decide import settle
+    from rummy.fork import fork_prefix
+    from rummy.invariants import verify_log
+
+    _, log, _ = play_random_game(2, 2, ("basic", "basic"))
+    prefix = fork_prefix(log, 1, 0)
+    state, automatic = settle(list(verify_log(prefix))[-1])
+    assert [e.TYPE for e in automatic] == ["RoundStarted"] and state.phase == DRAW
+    with pytest.raises(ValueError, match="the game is over: there is nothing to play on"):
+        fork_prefix(log, len(log), 0)
+
+
+def test_a_review_budget_past_its_cap_is_refused():
+    # found by a tester: --analyse --budget 1000000000 was accepted and ran until killed
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "rummy_cli", "replay",
+                          "tests/golden/basic-2p-seed1.jsonl", "--analyse", "--budget",
+                          "1000000000"], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "--budget must be 0..64" in res.stderr
+
+
+def test_an_unprovable_best_play_case_is_not_called_malformed():
+    # found by a tester: a well-formed case under ace_high=false failed as "malformed"
+    ok, message = run_case({"id": "u", "kind": "best_play", "rule": "R4.3",
+                            "rules": {"ace_high": False},
+                            "table": [["JS", "QS", "KS"], ["5H", "6H", "*7H"]],
+                            "hand": ["AS", "7H", "8H"], "best_points": 15})
+    assert not ok and message.startswith("not proven: the solver cannot prove")

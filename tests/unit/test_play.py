@@ -66,7 +66,7 @@ def test_whole_game_scripted_passive_person_reaches_game_over() -> None:
     assert "basic (seat 1) draws" in text  # one line per bot action
     assert "Round 1 is over" in text
     assert "You pass (R3.2)." in text  # a pass is confirmed like a draw or a meld
-    # the pass after the second draw is R3.3's (attack finding 9: it said R3.2 too)
+    # the pass after the second draw is R3.3's (found by an attack: it said R3.2 too)
     assert "(draw 2 of 3)\nYou pass (R3.3)." in text
     assert "(draw 2 of 3)\nYou pass (R3.2)." not in text
     assert replay(session.events) == session.state  # the log is complete (I4)
@@ -102,7 +102,7 @@ def test_illegal_meld_cites_R5_3_and_changes_nothing() -> None:
         return "q"
 
     session.input_fn = answer
-    assert session.run() == 0  # q exits 0 (issue 13)
+    assert session.run() == 0  # q exits 0
     assert before and before == after
     text = out.getvalue()
     assert "R5.3" in text and "nothing was changed" in text
@@ -201,7 +201,7 @@ def test_cli_play_bad_options(argv: list[str], needle: str, capsys) -> None:
 
 
 def test_meld_numbers_stay_while_melds_stay():
-    # issue 13: meld numbers changed every turn (the table is kept sorted by the engine)
+    # meld numbers changed every turn (the table is kept sorted by the engine)
     session, _out = _session(seed=11)
     s = session.state
     t1 = parse_table("9H 9S 9C | 2D 3D 4D")
@@ -229,7 +229,7 @@ def test_the_hint_is_the_shortest_pasteable_input():
 
 
 def test_a_saved_unfinished_game_opens_with_the_printed_command(tmp_path):
-    # issue 13: the printed replay command failed on the unfinished log
+    # the printed replay command failed on the unfinished log
     import shlex
 
     path = tmp_path / "left.jsonl"
@@ -243,7 +243,7 @@ def test_a_saved_unfinished_game_opens_with_the_printed_command(tmp_path):
 
 
 def test_round_start_grammar():
-    # issue 13: "you plays first"
+    # "you plays first"
     said = ""
     for seed in range(12):
         session, out = _session(seed=seed)

@@ -1,4 +1,4 @@
-"""The ``random`` bot counts its candidates without building them (issue 15): the lazy
+"""The ``random`` bot counts its candidates without building them: the lazy
 sequence must equal the reference list item for item, so a seed picks the same move."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The HTML reports rendered by headless Chromium (issue 14): the sweep page of
+"""The HTML reports rendered by headless Chromium: the sweep page of
 ``rummy sweep`` / ``rummy batch sweep`` and the balance report page of ``rummy batch
 report`` show their matplotlib charts.
 
@@ -102,7 +102,9 @@ def test_sweep_page_shows_every_chart(tmp_path: Path) -> None:
     page.write_text(render_html(doc), encoding="utf-8")
     _check(measure(page, tmp_path),
            ["Win rate by seat", "Win rate by bot (per seat-game)", "Game length",
-            "How rounds ended", "Mean points left at a round's end"])
+            "How rounds ended", "Mean points left at a round's end",
+            "Skill trace: win-rate margin", "Turns per game", "Drama: lead changes per game",
+            "Decisiveness and decisions"])
     colours = screenshot_colours(page, tmp_path)
     assert {_rgb(c) for c in PALETTE[:3]} <= colours  # the three bots' lines are painted
 
@@ -123,3 +125,97 @@ def test_balance_report_page_shows_every_chart(tmp_path: Path) -> None:
             "Final score: human", "Final score: random", "Rounds per game",
             "Turns per round"])
     assert _rgb(PALETTE[0]) in screenshot_colours(page, tmp_path)
+
+
+VERDICT_PROBE = """<script>
+const seen = {
+  variants: [...document.querySelectorAll('ul.variants li')].map(e => e.innerText),
+  verdicts: [...document.querySelectorAll('li.verdict')].map(e => e.innerText),
+  commands: [...document.querySelectorAll('code.ab-command')].map(e => e.innerText),
+  headings: [...document.querySelectorAll('section.compare h2')].map(e => e.innerText),
+};
+const pre = document.createElement('pre');
+pre.id = 'verdicts';
+pre.textContent = JSON.stringify(seen);
+document.body.appendChild(pre);
+</script>"""
+
+
+def read_verdicts(page: Path, tmp: Path) -> dict[str, list[str]]:
+    """The variant names, verdicts and `rummy batch ab` commands as Chromium renders them
+    (``innerText``: what a reader sees, laid out)."""
+    assert BROWSER is not None
+    probe = tmp / f"verdicts-{page.name}"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</html>",
+                                                              VERDICT_PROBE + "</html>"),
+                     encoding="utf-8")
+    out = subprocess.run([BROWSER, *FLAGS, "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    found = re.search(r'<pre id="verdicts">(.*?)</pre>', out, flags=re.DOTALL)
+    assert found, out[-2000:]
+    return dict(json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<")
+                           .replace("&gt;", ">").replace("&quot;", '"')))
+
+
+def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path) -> None:
+    from rummy_worker.batches import BatchSpec, batch_report, merge_results
+    from rummy_worker.chunks import compute_chunk
+    from rummy_worker.output import to_html
+
+    spec = BatchSpec(games=8, bots=("greedy", "random", "greedy"), seed=2, chunk_size=4,
+                     compare_rules={"knock_threshold": 10})
+    merged = merge_results(spec.players, [compute_chunk(spec, i) for i in range(spec.chunks)])
+    rep = batch_report(spec, merged)
+    doc = {"batch_id": "ab", "spec": spec.to_dict(), "chunks": spec.chunks,
+           "chunks_done": spec.chunks, "complete": True, "report": rep}
+    page = tmp_path / "ab.html"
+    page.write_text(to_html(doc), encoding="utf-8")
+    seen = read_verdicts(page, tmp_path)
+    assert seen["variants"] == ["A = rules default; bots greedy,random,greedy",
+                                "B = rules knock_threshold=10; bots greedy,random,greedy"]
+    verdicts = seen["verdicts"]
+    assert [v.split(":")[0] for v in verdicts] == [
+        "greedy win rate", "random win rate", "seat 0 win rate", "seat 1 win rate",
+        "seat 2 win rate", "rounds per game", "turns per game"]
+    from rummy_worker.output import ab_verdicts
+
+    from rummy.quality import verdict
+
+    cmp = rep.compare  # type: ignore[union-attr]
+    assert verdicts == [verdict(label, e["diff"], e["low"], e["high"], 8, unit)
+                        for _, label, e, unit in ab_verdicts(cmp)]
+    seat0 = cmp["seat_win_rate"][0]
+    assert seat0["low"] < 0 < seat0["high"]  # 8 games: too few to tell
+    assert re.fullmatch(r"seat 0 win rate: no detectable change at this sample size \(8 "
+                        r"games, 95% CI -?\d+\.\d to -?\d+\.\d points\); about \d+ games "
+                        r"would detect ±2\.0 points", verdicts[2])
+
+
+def test_sweep_page_states_the_difference_and_the_ab_command(tmp_path: Path) -> None:
+    combos = parse_sweep(["joker_moves=free,locked"])
+    bots = ["strategic", "greedy"]
+    reports = [BalanceReport.of(play_range(bots, 4, 0, 6, RuleSet.from_dict(c)))
+               .with_run(4, bots, RuleSet.from_dict(c).changed()) for c in combos]
+    doc = sweep_document(combos, reports, games=6, players=2, seed=4, bots=bots, seconds=0)
+    page = tmp_path / "sweep.html"
+    page.write_text(render_html(doc), encoding="utf-8")
+    seen = read_verdicts(page, tmp_path)
+    assert seen["headings"] == ["B − A, where A = rules joker_moves=free and B = rules "
+                                "joker_moves=locked"]
+    assert seen["commands"] == ["rummy batch ab --games 6 --players 2 --bots strategic,greedy "
+                                "--seed 4 --rules joker_moves=free --compare-rules "
+                                "joker_moves=locked --wait --html ab.html"]
+    names = [v.split(":")[0] for v in seen["verdicts"]]
+    skill = doc["sweep"][0]["quality"]["skill_trace"][0]
+    assert names == [
+        "greedy win rate", "strategic win rate",
+        f"skill trace ({skill['stronger']} over {skill['weaker']})", "turns per game",
+        "rounds per game", "lead changes per game",
+        "decided after (share of the game's rounds)", "meld phases with more than one play"]
+    # sweep_document without per-game rows (as `rummy batch sweep` writes it): unpaired
+    assert seen["verdicts"] == [e["verdict"] + " (unpaired)"
+                                for e in doc["compare"][0]["diffs"]]
+    turns = next(e for e in doc["compare"][0]["diffs"] if e["metric"] == "turns per game")
+    assert seen["verdicts"][3] == turns["verdict"] + " (unpaired)"
+    assert "under joker_moves=locked than under joker_moves=free" in turns["verdict"] or \
+        "no detectable change at this sample size (6 games" in turns["verdict"]

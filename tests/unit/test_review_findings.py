@@ -1,4 +1,4 @@
-"""Findings of the newcomer/attacker review of issue 10's work, each kept as a test."""
+"""Findings of the newcomer/attacker review of the validation work, each kept as a test."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _forged_log():
 
 
 def test_replay_checks_the_opening_variants():
-    # finding 1: `rummy replay` verified a log whose melds broke the opening variants
+    # `rummy replay` verified a log whose melds broke the opening variants
     with pytest.raises(ReplayError, match="R5.5") as e:
         for _ in verify_log(_forged_log()):
             pass
@@ -41,7 +41,7 @@ def test_replay_cli_refuses_the_forged_log(tmp_path):
 
 
 def test_deeply_nested_json_is_a_malformed_line_not_a_crash(tmp_path):
-    # finding 2: RecursionError escaped the malformed-line handlers
+    # RecursionError escaped the malformed-line handlers
     deep = tmp_path / "deep.jsonl"
     deep.write_text("[" * 100_000 + "\n")
     res = subprocess.run([sys.executable, "-m", "rummy", "conformance", str(deep),
@@ -62,7 +62,7 @@ def test_deeply_nested_json_is_a_malformed_line_not_a_crash(tmp_path):
     {"round_bonus_for_all": "yes"}, {"target_score": "1e3"}, {1: 2},
 ])
 def test_rule_strings_are_strict(variants):
-    # finding 5: "1_0" and Arabic-Indic digits were read as 10, "1" as true
+    # "1_0" and Arabic-Indic digits were read as 10, "1" as true
     with pytest.raises(InvalidRuleSetError):
         RuleSet.from_dict(variants)
 
@@ -80,7 +80,7 @@ def test_rule_strings_that_are_accepted():
 
 
 def test_turn_seconds_error_cites_no_card_rule():
-    # finding 4: a bad turn_seconds was reported as R1.4 (card notation)
+    # a bad turn_seconds was reported as R1.4 (card notation)
     from rummy.commands import CreateGame
     from rummy.decide import step
     with pytest.raises(CommandError) as e:
@@ -99,7 +99,7 @@ def test_turn_seconds_error_cites_no_card_rule():
       "final": [0, 260], "winners": [1]}, "integers >= 0"),
 ])
 def test_conformance_refuses_malformed_expected_values(line, message):
-    # finding 6: type mismatches and impossible cases ran instead of being malformed
+    # type mismatches and impossible cases ran instead of being malformed
     from rummy.conformance import run_case
     ok, msg = run_case(json.loads(json.dumps(line)))
     assert not ok and "malformed case" in msg and message in msg
@@ -149,7 +149,7 @@ def _pass_for_turn_end(records):
     (_pass_for_turn_end, r"expected TurnEnded .*, got Passed\(seat=\d\) \(R3.5\)"),
 ])
 def test_replay_refusals_name_the_rule(change, message):
-    # attack finding 6: these refusals named the event but no rule
+    # found by an attack: these refusals named the event but no rule
     with pytest.raises(ReplayError, match=message):
         for _ in verify_log(_tampered(change)):
             pass

@@ -1,4 +1,4 @@
-"""The ``search`` bot (issue 16): registered, deterministic, blind to hidden cards (I3),
+"""The ``search`` bot: registered, deterministic, blind to hidden cards (I3),
 legal in whole games, and not weaker than ``strategic`` (the long check is ``slow``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared instances of small events and commands (issue 15) equal freshly built ones."""
+"""Shared instances of small events and commands equal freshly built ones."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Statistics of the balance report: known values, hand-computed clustered variances,
-published chi-square table values, and the report built on them (issue 14)."""
+published chi-square table values, and the report built on them."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_report_clusters_bot_rates_by_game() -> None:
 
 
 def test_points_left_rounds_and_round_ends_have_intervals() -> None:
-    """Issue 14: the figures a sweep plots all carry a 95% interval. Points left are
+    """The figures a sweep plots all carry a 95% interval. Points left are
     clustered by game (one bot's seat-rounds of a game are one cluster), computed by hand
     here for two games; rounds per game is normal over games; round ends Wilson."""
     a = Aggregate.of_game(GameResult(0, ("x", "y", "x"), (150, 20, 30), (0,), 2, (10, 9),

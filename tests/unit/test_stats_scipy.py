@@ -1,6 +1,6 @@
 """The core's statistics (``rummy.stats``, standard library only) against SciPy's
 distributions: the 95% quantile, the chi-square survival function of the seat-fairness
-test, and Wilson intervals (issue 14). SciPy comes with the ``report`` extra; without it
+test, and Wilson intervals. SciPy comes with the ``report`` extra; without it
 these tests are skipped with the reason."""
 
 from __future__ import annotations

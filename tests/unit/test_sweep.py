@@ -1,4 +1,4 @@
-"""``rummy sweep`` (issue 14): one balance batch per variant value on paired seeds."""
+"""``rummy sweep``: one balance batch per variant value on paired seeds."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_each_value_equals_rummy_simulate_with_that_rule(tmp_path: Path) -> None
                  str(tmp_path / "s.json"), "--html", str(tmp_path / "s.html"))
     assert res.returncode == 0, res.stderr
     doc = json.loads((tmp_path / "s.json").read_text())
-    # the values as the rules read them, not the command line's strings (attack finding 9)
+    # the values as the rules read them, not the command line's strings (found by an attack)
     assert [r["rules"] for r in doc["sweep"]] == [{"knock_threshold": 0},
                                                   {"knock_threshold": 15}]
     for row in doc["sweep"]:  # paired: each value is `rummy simulate` with that rule
@@ -80,14 +80,18 @@ def _doc() -> dict:
 
 
 def test_html_charts_each_metric_against_the_values() -> None:
-    """Five matplotlib charts, inline: win rate by seat and by bot (with the 1/n line),
-    game length, round ends, points left; the grid's values label the x axis."""
+    """Nine matplotlib charts, inline: win rate by seat and by bot (with the 1/n line),
+    game length, round ends, points left, then the game-quality figures (skill trace,
+    turns, lead changes, decisiveness and decisions); the grid's values label the x
+    axis."""
     pytest.importorskip("matplotlib")
     page = render_html(_doc())
     svgs = re.findall(r"<svg .*?</svg>", page, flags=re.DOTALL)
     labels = [ET.fromstring(s).get("aria-label") for s in svgs]  # well-formed XML each
     assert labels == ["Win rate by seat", "Win rate by bot (per seat-game)", "Game length",
-                      "How rounds ended", "Mean points left at a round's end"]
+                      "How rounds ended", "Mean points left at a round's end",
+                      "Skill trace: win-rate margin", "Turns per game",
+                      "Drama: lead changes per game", "Decisiveness and decisions"]
     assert "knock_threshold / hand_size" in svgs[0] and "0 / 7" in svgs[0]
     assert "1/2 = 50.0%" in svgs[0] and "1/2 = 50.0%" in svgs[1]  # the fair-share line
     assert "1/2" not in svgs[2]
@@ -165,13 +169,13 @@ def test_a_grid_chart_joins_only_combinations_that_differ_in_the_last_variant() 
     (["knock_threshold="], "expected VARIANT=V1,V2"),
 ])
 def test_an_empty_value_is_refused_not_dropped(specs, says):
-    # attack finding 9: `knock_threshold=1,,2,` ran two values silently
+    # found by an attack: `knock_threshold=1,,2,` ran two values silently
     with pytest.raises(ValueError, match=says):
         parse_sweep(specs)
 
 
 def test_several_variants_after_one_rules_flag(tmp_path):
-    # attack finding 9: `--rules a=0,5 b=0` said "unrecognized arguments: b=0"
+    # found by an attack: `--rules a=0,5 b=0` said "unrecognized arguments: b=0"
     res = _rummy("sweep", "--rules", "knock_threshold=0,5", "round_bonus_for_all=true",
                  "--games", "2", "--players", "2", "--bots", "random", "--json",
                  str(tmp_path / "s.json"))

@@ -1,4 +1,4 @@
-"""Versioned events with upcasters (issue 11): a game written at schema version 1 reads
+"""Versioned events with upcasters: a game written at schema version 1 reads
 back, through an upcaster chain, after an event type moved to version 2 (docs/events.md).
 
 The fixture plays a later release: ``TurnEnded`` gains a field ``timeout`` (1 when a

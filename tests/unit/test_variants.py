@@ -1,5 +1,4 @@
-"""docs/rules.md §11: the variants, their ranges, and the opening variants as now defined
-(issue 10, items 4 and "opening variants")."""
+"""docs/rules.md §11: the variants, their ranges, and the opening variants as now defined."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ from tests.unit.test_engine import new_game, with_hands
     {"target_score": 150.0}, {"hand_size": True}, {"opening_meld_min_points": 1001},
 ])
 def test_r11_out_of_range_refused_by_the_constructor(variants):
-    # issue 10: these all used to start games when made with RuleSet(...)
+    # these all used to start games when made with RuleSet(...)
     (name, value), = variants.items()
     with pytest.raises(InvalidRuleSetError, match=name) as e:
         RuleSet(**variants)
@@ -56,7 +55,7 @@ def test_r11_range_ends_are_accepted(name, lo, hi):
 
 
 def test_max_draws_one_means_one_draw():
-    # issue 10: max_draws_per_turn=0 used to start a game in which a player still drew once;
+    # max_draws_per_turn=0 used to start a game in which a player still drew once;
     # the smallest value is 1, and that one draw is the last (R3.3): the turn is over
     s, _ = new_game(3, max_draws_per_turn=1)
     seat = s.turn
@@ -99,7 +98,7 @@ def _opening_state(variants, table_text, hand_text):
 
 
 def test_per_player_opening_may_lay_off_with_a_hand_meld():
-    # issue 10: this action was refused; §11 makes it legal
+    # this action was refused; §11 makes it legal
     s, seat = _opening_state({"opening_meld_per_player": True}, "7S 7H 7D", "7C 2C 3C 4C KD")
     s2, ev = step(s, Meld(seat, parse_table("7S 7H 7D 7C | 2C 3C 4C")))
     assert s2.opened[seat]

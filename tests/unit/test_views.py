@@ -1,4 +1,4 @@
-"""``view`` builds its named tuple positionally (issue 15): every field must still hold
+"""``view`` builds its named tuple positionally: every field must still hold
 what its name says, and nothing of the state beyond what the seat may see (I3)."""
 
 from __future__ import annotations

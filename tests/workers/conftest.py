@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.redis_helpers import redis_unreachable
 from tests.workers.helpers import (
     BROKER_PREFIX,
     REDIS_UP,
@@ -21,10 +22,11 @@ from tests.workers.helpers import (
 )
 
 
-def pytest_collection_modifyitems(items: list[Any]) -> None:
-    for item in items:
-        if "workers" in str(item.fspath) and "redis" in item.keywords and not REDIS_UP:
-            item.add_marker(pytest.mark.skip(reason=f"no Redis at {REDIS_URL}"))
+@pytest.fixture(autouse=True)
+def _redis_answers() -> None:
+    """Every worker test needs the test Redis: a missing one fails the test with the
+    command that starts it (``tests/redis_helpers.py``), it never skips it."""
+    redis_unreachable()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -180,7 +180,7 @@ def test_expand_bots_cycles_like_rummy_simulate() -> None:
 
 
 def test_a_failing_bot_is_a_failed_game_not_a_lost_chunk(monkeypatch) -> None:
-    # issue 10: on Celery, a game whose bot raises is recorded as failed (index and error)
+    # on Celery, a game whose bot raises is recorded as failed (index and error)
     from rummy.bots import BOTS
     from tests.unit.test_failed_games import CrashyBot
 

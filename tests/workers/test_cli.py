@@ -162,6 +162,10 @@ def test_batch_sweep_equals_rummy_sweep(cli_worker, tmp_path: Path):
     assert len(ids) == 2 and len(set(ids)) == 2
     batch.pop("seconds")
     local.pop("seconds")
+    # the one difference: the local sweep keeps each game's figures, so it adds the
+    # game-by-game comparison of the values (the workers return aggregates only)
+    assert "paired_compare" not in batch
+    assert [e["paired"] for e in local.pop("paired_compare")[0]["diffs"]][:3] == [True] * 3
     assert batch == local
     assert [r["report"]["rules"] for r in batch["sweep"]] == [{"knock_threshold": 0},
                                                               {"knock_threshold": 10}]
@@ -170,7 +174,7 @@ def test_batch_sweep_equals_rummy_sweep(cli_worker, tmp_path: Path):
     one = json.loads(_rummy("batch", "report", ids[1], "--json", "-", env=env).stdout)
     assert one["report"] == batch["sweep"][1]["report"]
     page = (tmp_path / "b.html").read_text()
-    assert page.count("<svg ") == 5 and "knock_threshold" in page
+    assert page.count("<svg ") == 9 and "knock_threshold" in page  # 5 + 4 quality charts
     bad = _rummy("batch", "sweep", "--rules", "knock_threshold=0,99999", "--games", "2",
                  env=env, check=False)
     assert bad.returncode == 2 and "knock_threshold" in bad.stderr
@@ -217,3 +221,20 @@ def test_rabbitmq_broker(tmp_path: Path, prefix: str, queue: str):
 
         with Connection(AMQP_URL) as conn:
             conn.default_channel.queue_delete(queue)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["batch", "status", "X", "--state-url", "http://bogus"], "RUMMY_STATE_URL"),
+    (["worker", "--broker", "http://x"], "RUMMY_BROKER_URL"),
+    (["batch", "submit", "--games", "4", "--broker", "http://x"], "RUMMY_BROKER_URL"),
+])
+def test_an_unusable_url_is_refused_in_one_line_before_anything(args, needle):
+    # found by a tester: tracebacks (ValueError, KeyError 'No such transport'), or a batch
+    # recorded before the broker URL's scheme typo was noticed
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "rummy_cli", *args], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert needle in res.stderr and "Traceback" not in res.stderr

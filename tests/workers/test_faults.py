@@ -73,7 +73,7 @@ def _wait_ready(worker: Any, timeout: float = 60.0) -> None:
     assert worker.proc.poll() is None, worker.output()[-3000:]
 
 
-# ----------------------------------------------------------------------------- finding 1
+# ----------------------------------------------- a malformed entry on the broker's queue
 
 def _kombu_message(body: Any) -> dict[str, Any]:
     """An envelope as kombu's Redis transport writes one (for a body that is not a task)."""
@@ -92,6 +92,13 @@ MALFORMED = [
     json.dumps(_kombu_message("%%% not base64 %%%")).encode(),
     json.dumps(_kombu_message(base64.b64encode(b"{not json").decode())).encode(),
     b"[" * (2 << 20),  # 2 MB, parked undecoded
+    # task messages whose JSON body is not [args, kwargs, embed]: Celery's consumer raised
+    # "not enough values to unpack", the worker exited and the message went back on the
+    # queue for the next worker (found by a tester)
+    json.dumps({**_kombu_message(base64.b64encode(b"[]").decode()),
+                "headers": {"task": "rummy_worker.run_chunk", "id": "abc2"}}).encode(),
+    json.dumps({**_kombu_message(base64.b64encode(b'{"x": 1}').decode()),
+                "headers": {"task": "rummy_worker.run_chunk", "id": "abc3"}}).encode(),
 ]
 
 
@@ -180,7 +187,7 @@ def test_rummy_worker_exits_non_zero_on_a_fatal_error(tmp_path: Path, prefix: st
     assert proc.returncode == 1, out[-3000:]
 
 
-# ----------------------------------------------------------------------------- finding 2
+# ------------------------------------------------------ chunks only waiting in the queue
 
 AMQP_URL = os.environ.get("RUMMY_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
@@ -267,7 +274,7 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
           f"{_received(out)} deliveries, longest queue {longest}, 0 duplicates")
 
 
-# ----------------------------------------------------------------------------- finding 3
+# ------------------------------------------------------------ the broker restarted empty
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("down", [0.0, 8.0])
@@ -320,7 +327,7 @@ def test_a_batch_heals_itself_after_its_broker_restarts_empty(
           f"batch completed by itself {took:.1f} s after the kill; outcomes {_outcomes(out)}")
 
 
-# ----------------------------------------------------------------------------- finding 4
+# ------------------------------------------------------------ a chunk that keeps failing
 
 @pytest.mark.chaos
 def test_a_chunk_that_keeps_failing_is_given_up_with_back_off(

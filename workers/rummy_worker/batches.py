@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rummy.balance import BalanceReport
-from rummy.bots import BOTS
+from rummy.bots import check_bot
 from rummy.rules import RuleSet
 from rummy.simulate import Aggregate, merge_all, parse_lineup
 from rummy_worker.paired import Paired, compare
@@ -145,9 +145,7 @@ class BatchSpec:
         for variant in ("a", "b"):
             lineup = self.lineup(variant)
             for name in lineup:
-                if name not in BOTS:
-                    raise ValueError(f"unknown bot {name!r}; known bots: "
-                                     f"{', '.join(sorted(BOTS))}")
+                check_bot(name)
             self.ruleset(variant).check_players(len(lineup))
         if len(self.lineup("b")) != self.players:
             raise ValueError("both line-ups of an A/B batch need the same number of players")

@@ -57,7 +57,7 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
 
     A game in which a bot raises is not an error of the chunk: it is counted in the
     aggregate's ``failed`` (index and error) and left out of every figure, and, in an A/B
-    batch, out of the paired comparison (issue 10). Exceptions of the ``passthrough``
+    batch, out of the paired comparison. Exceptions of the ``passthrough``
     types (the runner's own, e.g. Celery's soft time limit) propagate.
 
     Raises:

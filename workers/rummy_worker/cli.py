@@ -57,6 +57,10 @@ def _set_env(args: argparse.Namespace) -> None:
         value = getattr(args, opt, None)
         if value:
             os.environ[var] = value
+    mp_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if mp_dir:  # the worker image sets it; a one-off `rummy batch ...` in it needs it too
+        with contextlib.suppress(OSError):  # unwritable: prometheus-client says so itself
+            os.makedirs(mp_dir, exist_ok=True)
 
 
 def _connection_options(p: argparse.ArgumentParser) -> None:
@@ -121,6 +125,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``rummy worker``: a Celery worker consuming chunk tasks (blocks until stopped)."""
     _set_env(args)
+    problem = url_problem()
+    if problem is not None:
+        return _die(problem, 2)
     if args.metrics_port is not None and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
 
@@ -562,25 +569,87 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """``rummy batch list``: recent batches with their progress."""
+    """``rummy batch list``: recent batches with their progress and rules, after the line
+    naming the store it read; exit code 1 (naming the settings) when that store has no
+    batch, as when the connection settings of ``rummy batch submit`` were forgotten."""
     _set_env(args)
+    from rummy_store.urls import redact_url
+
+    from rummy_worker import config
+
     store = _store()
-    for bid in store.recent(args.limit):
+    where = f"{redact_url(config.state_url())} (key prefix {config.key_prefix()!r})"
+    ids = store.recent(args.limit)
+    if not ids:
+        return _die(f"no batches in the batch-state store {where}: if they were submitted "
+                    "elsewhere, give the same RUMMY_STATE_URL and RUMMY_KEY_PREFIX (or "
+                    "--state-url and --prefix) as `rummy batch submit` had")
+    print(f"batches in {where}, newest first:")
+    for bid in ids:
         st = store.status(bid)
         spec = store.spec(bid)
         print(f"{bid}  {st.done:>5}/{st.chunks:<5} chunks  {spec.games:>8} games  "
-              f"seed {spec.seed}  bots {','.join(spec.bots)}" + ("  [A/B]" if spec.is_ab else ""))
+              f"seed {spec.seed}  bots {','.join(spec.bots)}  rules {_rules_text(spec)}")
     return 0
 
 
+def _rules_text(spec: Any) -> str:
+    """A batch's changed rules (``default`` when none); ``A: ... | B: ...`` for an A/B
+    batch, with B's line-up when it differs."""
+    def text(rules: Any) -> str:
+        return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in sorted((rules or {}).items())) or "default"
+
+    if not spec.is_ab:
+        return text(spec.rules)
+    b = text(spec.rules if spec.compare_rules is None else spec.compare_rules)
+    bots = f" bots {','.join(spec.compare_bots)}" if spec.compare_bots else ""
+    return f"[A/B] A: {text(spec.rules)} | B: {b}{bots}"
+
+
+#: the URL schemes each setting takes (Celery's brokers as this project configures them; the
+#: batch state and the event store are Redis)
+_SCHEMES = {"RUMMY_BROKER_URL": ("redis", "rediss", "amqp", "amqps", "pyamqp"),
+            "RUMMY_STATE_URL": ("redis", "rediss", "unix")}
+
+
+def url_problem() -> str | None:
+    """Why a configured URL (broker, batch state; event store for ``--record-every``)
+    cannot work, naming the setting and the schemes it takes, never the URL's password;
+    ``None`` when each has a usable scheme."""
+    from rummy_store.factory import UnknownStoreURL, store_scheme
+    from rummy_store.urls import redact_url
+
+    from rummy_worker import config
+
+    for name, url in (("RUMMY_BROKER_URL", config.broker_url()),
+                      ("RUMMY_STATE_URL", config.state_url())):
+        scheme = url.partition("://")[0].lower() if "://" in url else ""
+        if scheme not in _SCHEMES[name]:
+            return (f"{name} (or its option) {redact_url(url)!r} is no URL this takes: use "
+                    f"{', '.join(s + '://' for s in _SCHEMES[name])}")
+    store = os.environ.get("RUMMY_EVENT_STORE_URL")
+    if store:
+        try:
+            store_scheme(store)
+        except UnknownStoreURL as e:
+            return f"RUMMY_EVENT_STORE_URL: {e}"
+    return None
+
+
 def _guarded(cmd: Any) -> Any:
-    """``cmd`` with connection failures reported in one line (exit code 1), not a trace."""
+    """``cmd`` with connection failures reported in one line (exit code 1), not a trace,
+    and unusable URLs refused first (exit code 2)."""
 
     def run(args: argparse.Namespace) -> int:
         import redis
         from rummy_store.urls import SecretFileError, redact_url
 
         try:
+            _set_env(args)
+            problem = url_problem()
+            if problem is not None:
+                return _die(problem, 2)
             return int(cmd(args) or 0)
         except SecretFileError as e:
             return _die(str(e))
@@ -594,7 +663,8 @@ def _guarded(cmd: Any) -> Any:
             from rummy_worker import config
 
             return _die(f"cannot reach the batch-state Redis at "
-                        f"{redact_url(config.state_url())}: {e}")
+                        f"{redact_url(config.state_url())}: {e}; set RUMMY_STATE_URL (or "
+                        "--state-url) to the one `rummy batch submit` used")
 
     run.__doc__ = cmd.__doc__
     run.__name__ = cmd.__name__

@@ -72,6 +72,14 @@ def _csv_rows(rep: BalanceReport, variant: str) -> Iterable[list[Any]]:
         yield [variant, "rounds_hist", "rounds", k, count, "", "", ""]
     for k, count in rep.turns_hist.items():
         yield [variant, "turns_hist", "turns", k, count, "", "", ""]
+    if rep.quality is not None and rep.quality.games:
+        q = rep.quality
+        for t in q.skill:
+            yield [variant, "quality:skill_trace", "bots", f"{t.stronger}>{t.weaker}",
+                   t.margin.mean, t.margin.low, t.margin.high, t.games]
+        for key, _, value, low, high, _unit in q.rows():
+            if key != "skill_trace":
+                yield [variant, f"quality:{key}", "", "", value, low, high, q.games]
 
 
 def to_csv(doc: dict[str, Any]) -> str:
@@ -97,6 +105,8 @@ def to_csv(doc: dict[str, Any]) -> str:
         for slot, e in enumerate(cmp["slot_win_rate"]):
             w.writerow(["a-b", "slot_win_rate", "slot", f"{slot}:{e['bot_a']}/{e['bot_b']}",
                         e["diff"], e["low"], e["high"], g])
+        for bot, e in sorted((cmp.get("bot_win_rate") or {}).items()):
+            w.writerow(["a-b", "bot_win_rate", "bot", bot, e["diff"], e["low"], e["high"], g])
         for key in ("rounds_per_game", "turns_per_game", "turns_per_round"):
             e = cmp[key]
             w.writerow(["a-b", key, "", "", e["diff"], e["low"], e["high"], g])
@@ -160,9 +170,16 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
         console.print(hist)
     if isinstance(rep, ABReport):
         cmp = rep.compare
-        t = Table(title=f"A − B, paired over {cmp['games']} games (95% CI)")
+        from rummy.quality import verdict
+
+        names = variant_names(spec)
+        t = Table(title=f"A − B, paired over {cmp['games']} games (95% CI); {names[0]}; "
+                  f"{names[1]}")
         for col in ("metric", "A", "B", "A − B", "95% CI"):
             t.add_column(col, justify="right")
+        for bot, e in sorted((cmp.get("bot_win_rate") or {}).items()):
+            t.add_row(f"win rate {bot}", f"{100 * e['a']:.1f}%", f"{100 * e['b']:.1f}%",
+                      f"{100 * e['diff']:+.1f} pp", _fmt_ci(e, True))
         for seat, e in enumerate(cmp["seat_win_rate"]):
             t.add_row(f"win rate seat {seat}", f"{100 * e['a']:.1f}%", f"{100 * e['b']:.1f}%",
                       f"{100 * e['diff']:+.1f} pp", _fmt_ci(e, True))
@@ -175,6 +192,12 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
             t.add_row(key.replace("_", " "), f"{e['a']:.3f}", f"{e['b']:.3f}",
                       f"{e['diff']:+.3f}", _fmt_ci(e, False))
         console.print(t)
+        console.print(f"[bold]Verdict[/bold] ({names[0]}; {names[1]}):")
+        for _, label, e, unit in ab_verdicts(cmp):
+            console.print("  " + verdict(label, e["diff"], e["low"], e["high"], cmp["games"],
+                                         unit), highlight=False)
+        for v in quality_verdicts(rep.a, rep.b, cmp["games"]):
+            console.print(f"  {v} (unpaired)", highlight=False)
 
 
 # ----------------------------------------------------------------------------- HTML / SVG
@@ -242,6 +265,7 @@ def _report_html(r: BalanceReport, heading: str, charts: Charts | None) -> str:
     out.append(_table(["knock", "undercut", "going out", "stock exhausted"],
                       [[_pct(sh["knock"]), _pct(sh["undercut"]), _pct(sh["going_out"]),
                         _pct(sh["stock"])]]))
+    out.append(quality_html(r))
     if charts is not None:
         out.append("<h3>Final score distribution per bot</h3><div class=plots>")
         for i, (b, s) in enumerate(r.bots.items()):
@@ -252,6 +276,140 @@ def _report_html(r: BalanceReport, heading: str, charts: Charts | None) -> str:
         out.append(charts.histogram(dict(r.rounds_hist), "Rounds per game", "rounds"))
         out.append(charts.histogram(dict(r.turns_hist), "Turns per round", "turns"))
         out.append("</div>")
+    return "".join(out)
+
+
+def quality_html(r: BalanceReport) -> str:
+    """The game-quality table of a report with each metric's one-line definition
+    (:func:`rummy_cli.report_format.quality_rows`; ``""`` when the report has none)."""
+    from rummy.quality import SAMPLE_EVERY
+    from rummy_cli.report_format import quality_rows
+
+    rows = quality_rows(r)
+    if not rows or r.quality is None:
+        return ""
+    q = r.quality
+    verdicts = "".join(f"<p class=verdict>Skill trace: {_esc(t.verdict)}</p>"
+                       for t in q.skill)
+    return (f"<h3>Game quality ({q.games} games; 95% CI clustered by game)</h3>"
+            + _table(["metric", "value", "95% CI", "definition"], rows) + verdicts
+            + f"<p>Plays were counted at {q.sampled} of {q.meld_phases} meld phases "
+            f"(one in {SAMPLE_EVERY} or more, fewer with bots that do not run the solver); "
+            "definitions and sources: docs/metrics.md.</p>")
+
+
+def variant_names(spec: dict[str, Any]) -> tuple[str, str]:
+    """``("A = rules ..., bots ...", "B = rules ..., bots ...")`` of an A/B batch spec: each
+    variant's changed rules (``default`` when none) and line-up."""
+    def name(letter: str, rules: Any, bots: Any) -> str:
+        text = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                         for k, v in sorted((rules or {}).items())) or "default"
+        return f"{letter} = rules {text}; bots {','.join(bots or [])}"
+
+    rules_b = spec.get("compare_rules")
+    return (name("A", spec.get("rules"), spec.get("bots")),
+            name("B", spec.get("rules") if rules_b is None else rules_b,
+                 spec.get("compare_bots") or spec.get("bots")))
+
+
+def ab_verdicts(cmp: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], str]]:
+    """The paired differences of an A/B comparison as ``(kind, label, entry, unit)``: per
+    bot and per seat (win rates, unit ``pp``), then rounds and turns per game."""
+    rows: list[tuple[str, str, dict[str, Any], str]] = []
+    rows += [("bot", f"{b} win rate", e, "pp")
+             for b, e in sorted((cmp.get("bot_win_rate") or {}).items())]
+    rows += [("seat", f"seat {i} win rate", e, "pp")
+             for i, e in enumerate(cmp["seat_win_rate"])]
+    rows += [("length", "rounds per game", cmp["rounds_per_game"], "rounds"),
+             ("length", "turns per game", cmp["turns_per_game"], "turns")]
+    return rows
+
+
+def quality_verdicts(a: BalanceReport, b: BalanceReport, games: int) -> list[str]:
+    """Verdicts in words (A − B) on the game-quality figures of an A/B batch that the
+    paired statistics do not hold: skill trace, lead changes, decisiveness, decision moves.
+    Their intervals are unpaired (each variant's own interval, variances added):
+    conservative, as both variants play the same seeds."""
+    from rummy.quality import verdict
+    from rummy_cli.sweep import unpaired_diff
+
+    if a.quality is None or b.quality is None or not a.quality.games or not b.quality.games:
+        return []
+    qa, qb = a.quality.to_dict(), b.quality.to_dict()
+    out = []
+    for key, label, unit in (("lead_changes", "lead changes per game", "changes"),
+                             ("decided_share", "decided after (share of the game's rounds)",
+                              "%"),
+                             ("decision_share", "meld phases with more than one play", "%")):
+        e = unpaired_diff(qb[key], qa[key])  # A − B
+        if e is not None:
+            out.append(verdict(label, e["diff"], e["low"], e["high"], games, unit))
+    ta = {(t["stronger"], t["weaker"]): t for t in qa["skill_trace"]}
+    for t in qb["skill_trace"]:
+        u = ta.get((t["stronger"], t["weaker"]))
+        if u is not None:
+            e = unpaired_diff({"value": t["margin"], "low": t["low"], "high": t["high"]},
+                      {"value": u["margin"], "low": u["low"], "high": u["high"]})
+            if e is not None:
+                out.append(verdict(f"skill trace ({t['stronger']} over {t['weaker']})",
+                                   e["diff"], e["low"], e["high"], games, "pp"))
+    return out
+
+
+def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
+            quality: Sequence[str] = ()) -> str:
+    """The A/B section: which variant is A and which B, a verdict in words per bot, seat
+    and game length (:func:`rummy.quality.verdict`), one chart per unit, and a table of the
+    paired differences (win rates in points of percent, lengths in rounds and turns)."""
+    from rummy.quality import verdict
+
+    g = cmp["games"]
+    rows = ab_verdicts(cmp)
+    out = [f"<h2>A/B: paired over {g} games</h2><ul class=variants>"
+           f"<li id=variant-a>{_esc(names[0])}</li><li id=variant-b>{_esc(names[1])}</li>"
+           "</ul><h3>Verdict (differences A − B, 95% paired CI)</h3><ul id=verdict>"]
+    for kind, label, e, unit in rows:
+        out.append(f"<li class=verdict data-kind={kind}>"
+                   f"{_esc(verdict(label, e['diff'], e['low'], e['high'], g, unit))}</li>")
+    out.append("</ul>")
+    from rummy_cli.sweep import MANY
+
+    out.append(f"<p>{_esc(MANY)}</p>")
+    if quality:
+        out.append("<h3>Game quality, A − B (unpaired 95% CI: conservative)</h3><ul>"
+                   + "".join(f"<li class=quality-verdict>{_esc(v)}</li>" for v in quality)
+                   + "</ul>")
+    if charts is not None:
+        win = [(lab, e) for kind, lab, e, _ in rows if kind in ("bot", "seat")]
+        out.append("<div class=plots>")
+        out.append(charts.diffs(win, "Win rate, A − B (points of percent, 95% paired CI)"))
+        out.append(charts.diffs([("rounds per game", cmp["rounds_per_game"])],
+                                "Rounds per game, A − B (95% paired CI)", scale=1.0,
+                                unit="rounds"))
+        out.append(charts.diffs([("turns per game", cmp["turns_per_game"]),
+                                 ("turns per round", cmp["turns_per_round"])],
+                                "Turns, A − B (95% paired CI)", scale=1.0, unit="turns"))
+        out.append("</div>")
+
+    def cell(x: float | None, unit: str, sign: bool = False) -> str:
+        if x is None:
+            return "n/a"
+        if unit == "pp":
+            return f"{100 * x:+.1f} pp" if sign else f"{100 * x:.1f}%"
+        return f"{x:+.2f}" if sign else f"{x:.2f}"
+
+    table = [[lab, cell(e["a"], u), cell(e["b"], u), cell(e["diff"], u, True),
+              "n/a" if e["low"] is None else
+              f"{cell(e['low'], u, True)} … {cell(e['high'], u, True)}", u]
+             for _, lab, e, u in rows + [("length", "turns per round", cmp["turns_per_round"],
+                                           "turns")]]
+    out.append(_table(["metric", "A", "B", "A − B", "95% CI", "unit"], table))
+    slots = cmp.get("slot_win_rate") or []
+    if any(e["bot_a"] != e["bot_b"] for e in slots):
+        out.append("<p>Line-up slots (the bot at each position of --bots under A / B): "
+                   + "; ".join(f"slot {i} {_esc(e['bot_a'])}/{_esc(e['bot_b'])} "
+                               f"{cell(e['diff'], 'pp', True)}" for i, e in enumerate(slots))
+                   + ".</p>")
     return "".join(out)
 
 
@@ -274,34 +432,11 @@ def to_html(doc: dict[str, Any]) -> str:
     if missing:
         out.append(missing_note(missing))
     if isinstance(rep, ABReport):
-        cmp = rep.compare
-        out.append(f"<h2>A − B, paired over {cmp['games']} games</h2>")
-        rows = [(f"win rate seat {i}", e) for i, e in enumerate(cmp["seat_win_rate"])]
-        rows += [(f"win rate slot {i} ({e['bot_a']}/{e['bot_b']})", e)
-                 for i, e in enumerate(cmp["slot_win_rate"])]
-        if charts is not None:
-            out.append(charts.diffs(rows, "Win-rate difference A − B (95% paired CI)"))
-            out.append(charts.diffs([("rounds per game", cmp["rounds_per_game"])],
-                                    "Rounds per game, A − B (95% paired CI)", scale=1.0,
-                                    unit="rounds"))
-            out.append(charts.diffs([(k.replace("_", " "), cmp[k]) for k in
-                                     ("turns_per_game", "turns_per_round")],
-                                    "Turns, A − B (95% paired CI)", scale=1.0, unit="turns"))
-
-        def ci(e: dict[str, Any], scale: float) -> str:
-            if e["low"] is None:
-                return "n/a"
-            return f"{e['low'] * scale:+.3f} … {e['high'] * scale:+.3f}"
-
-        out.append(_table(["metric", "A", "B", "A − B", "95% CI"],
-                          [[lab, f"{e['a']:.4f}", f"{e['b']:.4f}", f"{e['diff']:+.4f}",
-                            ci(e, 1.0)] for lab, e in rows]
-                          + [[k, f"{cmp[k]['a']:.3f}", f"{cmp[k]['b']:.3f}",
-                              f"{cmp[k]['diff']:+.3f}", ci(cmp[k], 1.0)]
-                             for k in ("rounds_per_game", "turns_per_game",
-                                       "turns_per_round")]))
-        out.append(_report_html(rep.a, "Variant A", charts))
-        out.append(_report_html(rep.b, "Variant B", charts))
+        names = variant_names(spec)
+        out.append(ab_html(rep.compare, names, charts,
+                           quality_verdicts(rep.a, rep.b, rep.compare["games"])))
+        out.append(_report_html(rep.a, f"Variant {names[0]}", charts))
+        out.append(_report_html(rep.b, f"Variant {names[1]}", charts))
     else:
         out.append(_report_html(rep, "Balance report", charts))
     out.append("</body></html>\n")

@@ -156,8 +156,10 @@ def compare(p: Paired, bots_a: Sequence[str], bots_b: Sequence[str]) -> dict[str
 
     Returns a JSON-ready dict: ``games``; ``seat_win_rate`` (per seat) and ``slot_win_rate``
     (per line-up slot, with ``bot_a``/``bot_b``): each ``{a, b, diff, low, high}`` with win
-    rates as fractions of games; ``rounds_per_game``, ``turns_per_game``,
-    ``turns_per_round`` (the last by the delta method) in the same shape.
+    rates as fractions of games; ``bot_win_rate`` (per bot in both line-ups: its win rate
+    per seat-game, the mean of its slots' credits in each game, paired by game);
+    ``rounds_per_game``, ``turns_per_game``, ``turns_per_round`` (the last by the delta
+    method) in the same shape.
     """
     n, w, g = p.players, width(p.players), p.games
     unit = 1 / WIN_UNIT
@@ -175,8 +177,18 @@ def compare(p: Paired, bots_a: Sequence[str], bots_b: Sequence[str]) -> dict[str
         e = diff_of(n + j, unit)
         e["bot_a"], e["bot_b"] = bots_a[j], bots_b[j]
         slots.append(e)
+    bots: dict[str, Any] = {}
+    for bot in sorted(set(bots_a) & set(bots_b)):
+        ja = [j for j in range(n) if bots_a[j] == bot]
+        jb = [j for j in range(n) if bots_b[j] == bot]
+        coef = {n + j: unit / len(ja) for j in ja}
+        coef.update({w + n + j: -unit / len(jb) for j in jb})
+        mean_a = sum(mean(n + j) for j in ja) * unit / len(ja)
+        mean_b = sum(mean(w + n + j) for j in jb) * unit / len(jb)
+        bots[bot] = _entry(mean_a, mean_b, p.contrast(coef))
     r_i, t_i = 2 * n, 2 * n + 1
     out: dict[str, Any] = {"games": g, "seat_win_rate": seats, "slot_win_rate": slots,
+                           "bot_win_rate": bots,
                            "rounds_per_game": diff_of(r_i), "turns_per_game": diff_of(t_i)}
     ra, rb, ta, tb = mean(r_i), mean(w + r_i), mean(t_i), mean(w + t_i)
     if ra and rb:

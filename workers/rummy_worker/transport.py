@@ -57,6 +57,26 @@ def _problem(payload: Any) -> str | None:
     return None
 
 
+def _task_body_problem(payload: dict[str, Any], message: Any) -> str | None:
+    """Why a JSON task message's body is not what Celery's protocol 2 unpacks
+    (``[args, kwargs, embed]``: a list, a dict, a dict), or ``None``. Celery raises that
+    ``ValueError`` in the consumer itself, which ends the worker with the message put back
+    on the queue, so every worker that takes it dies. Only JSON bodies are looked at (a
+    body of another content type is never deserialised here; Celery refuses what it does
+    not accept)."""
+    headers = payload.get("headers")
+    if not isinstance(headers, dict) or "task" not in headers:
+        return None
+    if payload.get("content-type") != "application/json":
+        return None
+    body = message.decode()
+    if not (isinstance(body, (list, tuple)) and len(body) == 3
+            and isinstance(body[0], (list, tuple)) and isinstance(body[1], dict)
+            and isinstance(body[2], dict)):
+        return "a task message whose body is not [args, kwargs, embed] (Celery protocol 2)"
+    return None
+
+
 class Channel(kombu_redis.Channel):
     """A Redis channel that parks malformed queue entries instead of raising them."""
 
@@ -91,7 +111,7 @@ class Channel(kombu_redis.Channel):
         if problem is None:
             try:  # what kombu does with it first: decode the body, read the properties
                 make: Any = self.Message
-                make(payload, channel=self)
+                problem = _task_body_problem(payload, make(payload, channel=self))
             except Exception as exc:  # noqa: BLE001
                 problem = f"{type(exc).__name__}: {exc}"
         if problem is not None:

@@ -50,6 +50,14 @@ async def test_check_access_passes_for_the_stores_user(store: EventStore) -> Non
     assert await store.version("g1") == 1
 
 
+async def test_now_is_the_clock_that_stamps_events(store: EventStore) -> None:
+    before = await store.now()
+    result = await store.append("g1", numbered(1), 0)
+    after = await store.now()
+    stamped = await store.read("g1")
+    assert result.version == 1 and before - 0.001 <= stamped[0].ts <= after + 0.001
+
+
 async def test_idle_ttl_is_the_configured_expiry(store: EventStore,
                                                  limited_store: EventStore) -> None:
     assert store.idle_ttl == 0.0

@@ -61,7 +61,7 @@ async def test_retried_request_id_returns_the_original_result(store: EventStore)
 
 async def test_get_request_reads_the_original_result_without_appending(
         store: EventStore) -> None:
-    # issue 11: replaces the "append nothing at version 2**40" probe
+    # get_request replaces the "append nothing at version 2**40" probe
     assert await store.get_request("g1", "req-1") is None  # no such game yet
     await store.append("g1", numbered(1), 0)
     assert await store.get_request("g1", "req-1", "h") is None  # no such request

@@ -1,5 +1,5 @@
 """The contract: due times of games (bot turns and turn deadlines held in the store, claimed
-by whichever replica polls first; issue 12)."""
+by whichever replica polls first)."""
 
 from __future__ import annotations
 

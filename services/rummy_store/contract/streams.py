@@ -111,7 +111,7 @@ async def test_subscribe_is_in_order_without_gaps_under_concurrent_appends(
 
 
 async def test_cancel_during_blocking_read_ends_every_subscriber(store: EventStore) -> None:
-    # issue 19: redis-py 8 swallows some cancellations inside a blocking read; 60
+    # redis-py 8 swallows some cancellations inside a blocking read; 60
     # subscribers cancelled at random moments across several blocking reads must all end
     import random
 
@@ -165,7 +165,7 @@ async def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
 async def test_many_subscribers_of_one_game_all_get_every_event_in_order(
     store_factory: StoreFactory,
 ) -> None:
-    # issue 12: one reader fans out to every subscriber of a game
+    # one reader fans out to every subscriber of a game
     writer, reader = store_factory(), store_factory()
     await writer.append("g1", numbered(2), 0)
     subs = [reader.subscribe("g1", block_ms=50) for _ in range(50)]
@@ -210,7 +210,7 @@ async def test_subscribers_of_many_games_at_once(store_factory: StoreFactory) ->
 
 
 async def test_cancelling_200_subscribers_leaves_none_registered(store: EventStore) -> None:
-    # issue 12: cancelled streams leaked handlers that kept polling the store
+    # cancelled streams used to leak handlers that kept polling the store
     await store.append("busy", numbered(1), 0)
     await store.append("other", numbered(1), 0)
     started = asyncio.Event()
@@ -318,7 +318,7 @@ async def test_meta_round_trip(store: EventStore) -> None:
     await store.put_meta("g1", {"replaced": True})
     assert await store.get_meta("g1") == {"replaced": True}
     assert await store.get_meta("g2") is None
-    # issue 12: meta without events (a creation that failed halfway) is not a game: it is
+    # meta without events (a creation that failed halfway) is not a game: it is
     # neither listed nor active; the first append enters the game in the index
     assert "g1" not in await store.list_games()
     assert not await store.exists("g1")
