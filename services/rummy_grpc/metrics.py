@@ -74,6 +74,42 @@ REPLIES_UNDELIVERED_TOTAL = Counter(
 GRPC_SERVER_HANDLED_TOTAL = Counter(
     "rummy_grpc_server_handled_total", "gRPC calls completed, by method and status code.",
     ["method", "code"])
+RESULTS_APPENDED_TOTAL = Counter(
+    "rummy_results_appended_total",
+    "Summaries this server process appended to the results feed, by kind (created, ended, "
+    "abandoned).", ["kind"])
+RESULTS_DELIVERED_TOTAL = Counter(
+    "rummy_results_delivered_total",
+    "Results-feed entries sent on StreamResults by this process, by consumer group "
+    "(redeliveries included).", ["group"])
+RESULTS_ACKED_TOTAL = Counter(
+    "rummy_results_acked_total",
+    "Results-feed entries acknowledged through this process (AckResults), by group.",
+    ["group"])
+RESULTS_PENDING = Gauge(
+    "rummy_results_pending",
+    "Results-feed entries delivered to the group and not acknowledged (store-wide, as last "
+    "read by this process), by consumer group.", ["group"])
+RESULTS_LAG = Gauge(
+    "rummy_results_lag",
+    "Results-feed entries not yet delivered to the group (store-wide, as last read by this "
+    "process; -1: unknown), by consumer group.", ["group"])
+RESULTS_PARKED = Gauge(
+    "rummy_results_parked",
+    "Results-feed entries parked for the group after too many deliveries (store-wide, as "
+    "last read by this process), by consumer group.", ["group"])
+RESULTS_STREAMS = Gauge(
+    "rummy_results_streams_open",
+    "StreamResults calls in progress on this server process, by consumer group (0 on every "
+    "replica: nobody consumes the group).", ["group"])
+
+
+def observe_feed(group: str, status: Any) -> None:
+    """Set the feed gauges of ``group`` from a :class:`rummy_store.results.FeedStatus`
+    (the group's counts, whichever consumer asked)."""
+    child(RESULTS_PENDING, group).set(status.pending)
+    child(RESULTS_LAG, group).set(status.lag)
+    child(RESULTS_PARKED, group).set(status.parked)
 
 
 @functools.cache

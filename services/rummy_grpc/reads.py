@@ -12,8 +12,8 @@ from typing import Any
 from rummy.events import Event, GameEnded
 from rummy.state import GAME_OVER
 from rummy.views import PlayerView, redact, view
-from rummy_grpc.auth import authenticate
-from rummy_grpc.errors import BadRequest
+from rummy_grpc.auth import authenticate, check_admin
+from rummy_grpc.errors import BadRequest, PermissionDenied
 from rummy_grpc.model import MAX_PAGE_SIZE, READ_CHUNK, EventPage, StateAt, Timed
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import deadline
@@ -47,6 +47,15 @@ class ReadModels:
     def __init__(self, repo: GameRepository, admin_secret: str) -> None:
         self._repo = repo
         self._admin = admin_secret
+
+    def require_admin(self, admin_token: str) -> None:
+        """Admit only the admin (store-wide calls: the results feed).
+
+        Raises:
+            PermissionDenied: no admin token, or a wrong one (or none configured).
+        """
+        if not check_admin(admin_token, self._admin):
+            raise PermissionDenied("this call needs the admin token (admin_token)")
 
     async def get_view(self, game_id: str, token: str) -> tuple[PlayerView, float]:
         """The caller's view (a spectator's without a token) and the turn deadline.

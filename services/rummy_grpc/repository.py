@@ -28,13 +28,14 @@ from rummy_store.base import AppendResult, EventStore, StoredEvent, VersionConfl
 from rummy_store.mapper import EventMapper
 from rummy_store.repository import EventRepository
 
-from rummy.events import Event
+from rummy.events import Event, GameEnded, GameStarted
 from rummy.evolve import evolve
 from rummy.snapshot import state_from_dict, state_to_dict
 from rummy.state import GAME_OVER, GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached, GameNotFound
 from rummy_grpc.model import MAX_EVENTS
+from rummy_grpc.results import summarize
 
 log = logging.getLogger("rummy_grpc")
 
@@ -418,9 +419,11 @@ class GameRepository(EventRepository):
 
     async def append(self, game_id: str, events: Sequence[Event], expected_version: int, *,
                      request_id: str | None = None, request_hash: str | None = None,
-                     response: dict[str, Any] | None = None) -> AppendResult:
+                     response: dict[str, Any] | None = None,
+                     summary: dict[str, Any] | None = None) -> AppendResult:
         """:meth:`EventRepository.append`, timing the append and counting the events
-        appended (metrics).
+        appended (metrics). An append that starts or ends a game carries its results-feed
+        summary (:func:`rummy_grpc.results.summarize`), unless ``summary`` is given.
 
         Raises:
             VersionConflict, RequestIdReused: as ``EventStore.append``.
@@ -428,12 +431,14 @@ class GameRepository(EventRepository):
         """
         if expected_version + len(events) > self.max_events:
             raise GameLimitReached(game_id, self.max_events)
+        if summary is None:
+            summary = await self._summary(game_id, events, expected_version)
         t0 = time.perf_counter()
         self._enter(game_id)  # announcements during the append are kept for remember()
         try:
             result = await super().append(game_id, events, expected_version,
                                           request_id=request_id, request_hash=request_hash,
-                                          response=response)
+                                          response=response, summary=summary)
         except VersionConflict as exc:
             cached = self._cache.get(game_id)
             if cached is not None and exc.actual < cached[0].version:
@@ -447,7 +452,21 @@ class GameRepository(EventRepository):
         if not result.duplicate:
             for se in result.events:
                 metrics.child(metrics.EVENTS_APPENDED_TOTAL, se.type).inc()
+            if summary is not None:
+                metrics.child(metrics.RESULTS_APPENDED_TOTAL, summary["kind"]).inc()
         return result
+
+    async def _summary(self, game_id: str, events: Sequence[Event],
+                       expected_version: int) -> dict[str, Any] | None:
+        """The results-feed summary of an append (:func:`rummy_grpc.results.summarize`):
+        only appends that start or end a game have one; the meta names the controllers."""
+        if not any(isinstance(e, (GameStarted, GameEnded)) for e in events):
+            return None
+        try:
+            meta: dict[str, Any] | None = await self.meta(game_id)
+        except GameNotFound:  # a game without meta (a test's direct append)
+            meta = None
+        return summarize(game_id, events, expected_version, meta)
 
 
 __all__ = ["EVOLVE_INLINE", "SNAPSHOT_EVERY", "TRUST_SECONDS", "GameRepository", "fold"]

@@ -23,6 +23,7 @@ from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
 from rummy_grpc.model import READ_CHUNK
 from rummy_grpc.reads import page_cost
+from rummy_grpc.results_rpc import ResultsServicer
 from rummy_grpc.review_rpc import review_game
 
 log = logging.getLogger("rummy_grpc")
@@ -66,7 +67,7 @@ def _options(request: Any) -> tuple[int | None, str]:
     return expected, opts.request_id
 
 
-class GameServicer(pb_grpc.GameServiceServicer):
+class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
     calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every
     call (default: an open :class:`CallerGate`, no rate limits)."""

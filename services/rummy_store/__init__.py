@@ -39,9 +39,14 @@ from rummy_store.mapper import MAPPER, EventMapper
 from rummy_store.memory import MemoryEventStore
 from rummy_store.redis_store import RedisEventStore
 from rummy_store.repository import EventRepository, RecordedEvent
+from rummy_store.results import FeedEntry, FeedStatus, ParkedEntry, ResultsFeed
 from rummy_store.sync import append_sync, read_all_sync, run_sync, with_store_sync
 
 __all__ = [
+    "FeedEntry",
+    "FeedStatus",
+    "ParkedEntry",
+    "ResultsFeed",
     "AppendInterrupted",
     "AppendResult",
     "EventMapper",

@@ -19,6 +19,10 @@ protocol               members                                               cou
 :class:`Lifecycle`     idle_ttl, ping, check_access, close                   4
 =====================  ====================================================  =======
 
+The results feed, one store-wide stream of game summaries read by consumer groups, is a
+protocol of its own (:class:`rummy_store.results.ResultsFeed`, 5 members, and the
+``summary`` argument of :meth:`EventLog.append`); both backends implement it.
+
 :class:`EventStore` is their union (23 members) for callers that need all of them. Three
 backends implement every one (:class:`rummy_store.memory.MemoryEventStore`, and
 :class:`rummy_store.redis_store.RedisEventStore` on a single Redis or a Redis Cluster), and
@@ -133,8 +137,13 @@ class EventLog(Protocol):
         request_id: str | None = None,
         request_hash: str | None = None,
         response: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
     ) -> AppendResult:
         """Atomically append ``events`` as versions ``expected_version + 1 ...``.
+
+        With ``summary`` (a JSON-serialisable dict), the results feed
+        (:mod:`rummy_store.results`) gets it in the same atomic step (on a Redis Cluster,
+        in the game's outbox, relayed right after); a duplicate appends nothing.
 
         In one atomic step: if ``request_id`` was already recorded for this game, return the
         original result (``duplicate=True``, nothing appended); else check that the stream is

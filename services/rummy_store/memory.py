@@ -30,6 +30,15 @@ from rummy_store.base import (
     serialise_events,
     serialise_snapshot,
 )
+from rummy_store.memory_results import MemoryFeed
+from rummy_store.results import (
+    LEASE,
+    MAX_DELIVERIES,
+    FeedEntry,
+    FeedStatus,
+    ParkedEntry,
+    abandoned_summary,
+)
 
 __all__ = ["MemoryEventStore"]
 
@@ -69,6 +78,7 @@ class MemoryEventStore:
         self._due: dict[str, float] = {}  # game id -> due time (epoch s)
         self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
         self._subscribers = 0
+        self._results = MemoryFeed()
 
     async def append(
         self,
@@ -79,8 +89,11 @@ class MemoryEventStore:
         request_id: str | None = None,
         request_hash: str | None = None,
         response: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
     ) -> AppendResult:
         check_game_id(game_id)
+        if summary is not None:
+            dumps(summary)  # TypeError before anything is written
         check_version("expected_version", expected_version)
         check_request_id(request_id)
         encoded = serialise_events(events)
@@ -119,6 +132,7 @@ class MemoryEventStore:
                 self._touch(game_id, ts)
             if expected_version == 0 and new:
                 self._register(game_id, ts)
+            self._results.add(summary)  # in the same step as the events
             if new:
                 self._changed.notify_all()
         return AppendResult(
@@ -303,6 +317,35 @@ class MemoryEventStore:
     async def close(self) -> None:
         return None
 
+    async def results_read(self, group: str, consumer: str, *, count: int = 100,
+                           block_ms: int = 1000, start: str = "0", lease: float = LEASE,
+                           max_deliveries: int = MAX_DELIVERIES) -> list[FeedEntry]:
+        """See :meth:`rummy_store.results.ResultsFeed.results_read`."""
+        self._expire()
+        return await self._results.read(group, consumer, count=count, block_ms=block_ms,
+                                        start=start, lease=lease,
+                                        max_deliveries=max_deliveries)
+
+    async def results_ack(self, group: str, ids: Sequence[str]) -> int:
+        """See :meth:`rummy_store.results.ResultsFeed.results_ack`."""
+        return self._results.ack(group, ids)
+
+    async def results_status(self, group: str, consumer: str = "") -> FeedStatus:
+        """See :meth:`rummy_store.results.ResultsFeed.results_status`."""
+        return self._results.status(group, consumer)
+
+    async def results_parked(self, group: str, *, after: str = "0",
+                             limit: int = 100) -> list[ParkedEntry]:
+        """See :meth:`rummy_store.results.ResultsFeed.results_parked`."""
+        return self._results.parked(group, after=after, limit=limit)
+
+    async def results_sweep(self, *, limit: int = 1000) -> int:
+        """See :meth:`rummy_store.results.ResultsFeed.results_sweep` (expired games
+        append their summary when the store notices them, here or in any read)."""
+        before = self._results.length
+        self._expire()
+        return self._results.length - before
+
     def _touch(self, game_id: str, ts: float) -> None:
         """A game's last append or meta write was at ``ts``: it moves to the end of the
         idle order."""
@@ -327,7 +370,9 @@ class MemoryEventStore:
                 self._meta.pop(g, None)
                 self._snapshots.pop(g, None)
                 self._index.pop(g, None)
-                self._active.discard(g)
+                if g in self._active:
+                    self._active.discard(g)
+                    self._results.add(abandoned_summary(g))
         until = self._requests_until
         while until:
             g = next(iter(until))

@@ -26,7 +26,16 @@ from rummy_store.cluster_fanout import ClusterStreamHub
 from rummy_store.codec import unpack
 from rummy_store.fanout import BLOCK_MS, QUEUE_SIZE, StreamHub
 from rummy_store.feed import AppendFeed, feed_channel
-from rummy_store.redis_scripts import ACCESS_LUA, APPEND_LUA, CLAIM_LUA, SCHEDULE_LUA, access_probes
+from rummy_store.redis_scripts import (
+    ABANDON_LUA,
+    ACCESS_LUA,
+    APPEND_LUA,
+    CLAIM_LUA,
+    FEED_CLAIM_LUA,
+    RELAY_LUA,
+    SCHEDULE_LUA,
+    access_probes,
+)
 
 __all__ = ["CATCH_UP_CONCURRENCY", "RedisBase"]
 
@@ -99,6 +108,14 @@ class RedisBase:
         self._catch_up = asyncio.Semaphore(CATCH_UP_CONCURRENCY)
         self._feed_channel = feed_channel(prefix)
         self._feed: AppendFeed | None = None
+        # the results feed (rummy_store.results): one stream, its keys in one slot
+        self._results_tag = f"{prefix}:{{{prefix}:results}}"
+        self._results_feed = f"{self._results_tag}:feed"
+        self._results_seen = f"{self._results_tag}:relayed"
+        self._relay = client.register_script(RELAY_LUA)
+        self._claim_feed = client.register_script(FEED_CLAIM_LUA)
+        self._abandon_script = client.register_script(ABANDON_LUA)
+        self._groups_made: set[tuple[str, str]] = set()
 
 
     @property
@@ -216,6 +233,21 @@ class RedisBase:
                 assert isinstance(self._r, RedisCluster)
                 await self._r.initialize()
                 self._unready = False
+
+    async def _relay_outbox(self, game_id: str, version: int, summary_json: str) -> bool:
+        """A cluster's second step of a summary: append it to the results feed once
+        (:data:`~rummy_store.redis_scripts.RELAY_LUA`), then drop it from the game's outbox.
+        A failure is logged and leaves it in the outbox, for ``results_sweep`` to relay
+        (the events stand). Returns True when the outbox entry was handled."""
+        try:
+            await self._relay(keys=[self._results_feed, self._results_seen],
+                              args=[f"{game_id} {version}", game_id, summary_json])
+            await self._r.hdel(self.key(game_id, "results"), str(version))
+        except Exception as exc:  # noqa: BLE001 - the append stands; the sweep relays it
+            log.warning("results feed: relay of %s at %d deferred to the sweep: %s: %s",
+                        game_id, version, type(exc).__name__, exc)
+            return False
+        return True
 
     async def now(self) -> float:
         """The Redis server's clock in seconds (the one the append script stamps events with)."""

@@ -8,12 +8,13 @@ from typing import Any
 
 from rummy_store.base import check_game_id, check_version, dumps, serialise_snapshot
 from rummy_store.redis_base import RedisBase, _s
+from rummy_store.redis_results import RedisResults
 from rummy_store.redis_scripts import REQUEST_BUCKETS
 
 __all__ = ["RedisGameIndex", "RedisSnapshots"]
 
 
-class RedisGameIndex(RedisBase):
+class RedisGameIndex(RedisResults):
     """Game metadata and the index of games of the Redis store."""
 
     async def put_meta(self, game_id: str, meta: dict[str, Any]) -> None:
@@ -49,9 +50,8 @@ class RedisGameIndex(RedisBase):
                     pipe.exists(self.key(g, "meta"), self.key(g, "events"))
                 alive = await pipe.execute()
             gone = [g for g, n in zip(ids, alive, strict=True) if not n]
-            if gone:  # expired while idle: out of the index for good
-                await self._r.zrem(self._index, *gone)
-                await self._r.zrem(self._active, *gone)
+            if gone:  # expired while idle: out of the index for good, abandoned if active
+                await self._abandon(gone)
                 start -= len(gone)
             out += [g for g, n in zip(ids, alive, strict=True) if n]
             start += len(ids)

@@ -50,8 +50,10 @@ class RedisEventLog(RedisBase):
         request_id: str | None = None,
         request_hash: str | None = None,
         response: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
     ) -> AppendResult:
         stream = self.key(game_id, "events")
+        summary_json = "" if summary is None else dumps(summary)
         check_version("expected_version", expected_version)
         check_request_id(request_id)
         encoded = pack_events(events)
@@ -67,6 +69,9 @@ class RedisEventLog(RedisBase):
         base = stream[:-len("events")]  # the game id was checked once, by self.key
         keys = [stream, base + "requests", base + "meta", base + "snapshots",
                 *(f"{base}requests:{c}" for c in REQUEST_BUCKETS)]
+        if summary_json:  # the results feed (single Redis) or the game's outbox (cluster)
+            args.append(summary_json)
+            keys.append(base + "results" if self._cluster else self._results_feed)
         if self._unready:
             await self._initialize()
         try:
@@ -89,6 +94,8 @@ class RedisEventLog(RedisBase):
                     await self._register(game_id, ts)
                 except RedisError as exc:  # the events stand: say so, not "nothing applied"
                     raise GameUnlisted(game_id, len(new), exc) from exc
+            if summary_json and self._cluster:  # the second step (see results_sweep)
+                await self._relay_outbox(game_id, expected_version + len(new), summary_json)
             return AppendResult(
                 version=expected_version + len(new),
                 events=new,

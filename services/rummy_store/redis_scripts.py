@@ -13,7 +13,8 @@ from typing import Any
 from rummy_store.checks import dumps
 from rummy_store.feed import feed_channel
 
-__all__ = ["ACCESS_LUA", "APPEND_LUA", "CLAIM_LUA", "REQUEST_BUCKETS", "SCHEDULE_LUA",
+__all__ = ["ABANDON_LUA", "ACCESS_LUA", "APPEND_LUA", "CLAIM_LUA", "FEED_CLAIM_LUA",
+           "RELAY_LUA", "REQUEST_BUCKETS", "SCHEDULE_LUA",
            "access_probes", "parse_record", "record", "request_slot"]
 
 #: The append script. KEYS: stream, the legacy requests hash (records written before the
@@ -24,7 +25,12 @@ __all__ = ["ACCESS_LUA", "APPEND_LUA", "CLAIM_LUA", "REQUEST_BUCKETS", "SCHEDULE
 #: in KEYS of the request's bucket, [8] "1" to ``SPUBLISH`` the new version on the stream
 #: key's sharded channel (cluster stores), or "2" to ``PUBLISH`` ``"<game id> <new version>"``
 #: on the channel [9] (single-Redis stores: :mod:`rummy_store.feed`), anything else: no
-#: publish, [10] the game id, [11] n, then the stored text of each of the n events.
+#: publish, [10] the game id, [11] n, then the stored text of each of the n events, then
+#: [12 + n] the results-feed summary as JSON ("" or absent: none). With a summary, KEYS[13]
+#: is the results feed (single Redis: the summary is ``XADD``-ed there, ``g`` = game id,
+#: ``s`` = summary) or, on a cluster, the game's outbox hash ``P:{G}:results`` (field: the new
+#: version; :data:`RELAY_LUA` moves it to the feed in a second step). Only the first twelve
+#: keys (the game's data) get the idle expiry.
 #: Returns {"ok", ms} | {"duplicate", record} | {"reused", record} | {"conflict", version}.
 APPEND_LUA = r"""
 local stream, legacy = KEYS[1], KEYS[2]
@@ -68,9 +74,17 @@ end
 if rid ~= '' then
   redis.call('HSET', bucket, field, record)
 end
+local summary = ARGV[12 + n]
+if summary and summary ~= '' and KEYS[13] then
+  if ARGV[8] == '1' then  -- a cluster: the game's outbox (same slot), relayed after
+    redis.call('HSET', KEYS[13], tostring(expected + n), summary)
+  else  -- a single Redis: the feed itself, in this atomic step
+    redis.call('XADD', KEYS[13], '*', 'g', ARGV[10], 's', summary)
+  end
+end
 local ttl = tonumber(ARGV[6])
 if ttl and ttl > 0 then
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 1, math.min(#KEYS, 12) do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 if ARGV[8] == '1' then  -- a cluster store: wake the hub (sharded pub/sub, Redis 7)
   redis.call('SPUBLISH', stream, tostring(expected + n))
@@ -78,6 +92,57 @@ elseif ARGV[8] == '2' then  -- a single Redis: tell every server's append feed
   redis.call('PUBLISH', ARGV[9], ARGV[10] .. ' ' .. tostring(expected + n))
 end
 return {'ok', ms}
+"""
+
+#: An abandoned game (single Redis). KEYS: the index, the active index, the results feed,
+#: the game's events, its meta. ARGV: game id, summary JSON. When the game's keys are gone
+#: (expired while idle) it leaves both indexes and, if it was active, its summary is
+#: appended to the feed, in one atomic step. Returns 1 when a summary was appended.
+ABANDON_LUA = r"""
+if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then return 0 end
+local was = redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if was == 1 then redis.call('XADD', KEYS[3], '*', 'g', ARGV[1], 's', ARGV[2]) end
+return was
+"""
+
+#: Relay a summary to the feed exactly once (a cluster's second step). KEYS: the results
+#: feed, its set of relayed summaries (same slot). ARGV: a member naming the summary
+#: (``"<game id> <version>"`` or ``"<game id> abandoned"``), game id, summary JSON.
+#: Returns 1 when appended, 0 when it was relayed before.
+RELAY_LUA = r"""
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('XADD', KEYS[1], '*', 'g', ARGV[2], 's', ARGV[3])
+return 1
+"""
+
+#: Take over a group's entries pending longer than the lease (``XAUTOCLAIM``), parking those
+#: delivered too often. KEYS: the feed, the group's parked stream (same slot). ARGV: group,
+#: consumer, lease (ms), count, max deliveries. An entry whose delivery count after the
+#: claim exceeds the maximum is copied to the parked stream (``id``, ``s``, ``n`` the
+#: deliveries it had, ``c`` the consumer that found it) and acknowledged. Returns the
+#: claimed entries as {id, summary, deliveries}.
+FEED_CLAIM_LUA = r"""
+local feed, parked = KEYS[1], KEYS[2]
+local group, consumer, maxd = ARGV[1], ARGV[2], tonumber(ARGV[5])
+local r = redis.call('XAUTOCLAIM', feed, group, consumer, ARGV[3], '0-0', 'COUNT', ARGV[4])
+local out = {}
+for _, e in ipairs(r[2]) do
+  if e and e[1] then
+    local id, f, s = e[1], e[2], ''
+    for i = 1, #f, 2 do if f[i] == 's' then s = f[i + 1] end end
+    local p = redis.call('XPENDING', feed, group, id, id, 1)
+    local n = 1
+    if p[1] then n = tonumber(p[1][4]) end
+    if n > maxd then
+      redis.call('XADD', parked, '*', 'id', id, 's', s, 'n', tostring(n - 1), 'c', consumer)
+      redis.call('XACK', feed, group, id)
+    else
+      out[#out + 1] = {id, s, tostring(n)}
+    end
+  end
+end
+return out
 """
 
 #: Record a due time. KEYS: due set. ARGV: game id, delay (s), "1" to keep an earlier one.
@@ -201,6 +266,20 @@ def access_probes(prefix: str, *, cluster: bool) -> list[tuple[str, ...]]:
         ("SET", once, "{}", "NX"), ("GET", once), ("ZADD", due, "1", "g"), ("ZREM", due, "g"),
         ("ZSCORE", due, "g"), ("ZRANGEBYSCORE", due, "-inf", "1"),
     ]
+    # the results feed (rummy_store.redis_results) and its scripts
+    feed, parked = f"{prefix}:{{{prefix}:results}}:feed", f"{prefix}:{{{prefix}:results}}:parked:g"
+    probes += [
+        ("XADD", feed, "*", "s", "x"), ("XGROUP", "CREATE", feed, "g", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", feed, ">"), ("XACK", feed, "g", "0-1"),
+        ("XAUTOCLAIM", feed, "g", "c", "1", "0-0"), ("XPENDING", feed, "g"),
+        ("XINFO", "GROUPS", feed), ("XLEN", feed), ("XADD", parked, "*", "s", "x"),
+        ("XRANGE", parked, "-", "+"), ("ZSCAN", active, "0"),
+        ("EXISTS", events, meta),
+    ]
+    if cluster:
+        outbox, relayed = f"{game}:results", f"{prefix}:{{{prefix}:results}}:relayed"
+        probes += [("HSET", outbox, "1", "x"), ("HGETALL", outbox), ("HDEL", outbox, "1"),
+                   ("SADD", relayed, "g 1"), ("SCAN", "0")]
     if cluster:
         probes += [("SPUBLISH", events, "1"), ("SSUBSCRIBE", events),
                    ("SUNSUBSCRIBE", events), ("CLUSTER", "SLOTS")]

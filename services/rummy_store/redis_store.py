@@ -29,6 +29,8 @@ of one game live on one Redis Cluster shard):
 - ``P:games:active`` sorted set: the active subset, same scores.
 - ``P:once:<name>``  string: a JSON value kept for an idempotency window (``put_if_absent``;
   ``CreateGame`` request ids).
+- ``P:{P:results}:feed``, ``P:{P:results}:parked:<group>``, ``P:{P:results}:relayed``,
+  ``P:{G}:results``: the results feed (:mod:`rummy_store.redis_results`).
 - ``P:due``          sorted set: game id -> when the service must act on it (epoch seconds,
   Redis clock): a bot's turn or a turn deadline. Every replica polls it and claims due games
   with a lease (:data:`~rummy_store.redis_scripts.CLAIM_LUA`), so deadlines and bot turns

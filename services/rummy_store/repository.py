@@ -42,15 +42,22 @@ class EventRepository:
 
     async def append(self, game_id: str, events: Sequence[Event], expected_version: int, *,
                      request_id: str | None = None, request_hash: str | None = None,
-                     response: dict[str, Any] | None = None) -> AppendResult:
-        """Append core events atomically at ``expected_version`` (``EventStore.append``).
+                     response: dict[str, Any] | None = None,
+                     summary: dict[str, Any] | None = None) -> AppendResult:
+        """Append core events atomically at ``expected_version`` (``EventStore.append``),
+        with the results-feed ``summary`` if any (:mod:`rummy_store.results`).
 
         Raises:
             VersionConflict, RequestIdReused, ValueError: as ``EventStore.append``.
         """
-        return await self.store.append(game_id, [self.mapper.to_record(e) for e in events],
-                                       expected_version, request_id=request_id,
-                                       request_hash=request_hash, response=response)
+        records = [self.mapper.to_record(e) for e in events]
+        if summary is None:  # the call as before: stores without the feed still work
+            return await self.store.append(game_id, records, expected_version,
+                                           request_id=request_id, request_hash=request_hash,
+                                           response=response)
+        return await self.store.append(game_id, records, expected_version,
+                                       request_id=request_id, request_hash=request_hash,
+                                       response=response, summary=summary)
 
     async def read(self, game_id: str, after_version: int = 0,
                    to_version: int | None = None) -> list[RecordedEvent]:

@@ -30,6 +30,7 @@ from rummy_store.contract._helpers import pytestmark  # noqa: F401 - applies to 
 from rummy_store.contract.appends import *  # noqa: F403
 from rummy_store.contract.lifecycle import *  # noqa: F403
 from rummy_store.contract.requests import *  # noqa: F403
+from rummy_store.contract.results import *  # noqa: F403
 from rummy_store.contract.schedule import *  # noqa: F403
 from rummy_store.contract.snapshots import *  # noqa: F403
 from rummy_store.contract.streams import *  # noqa: F403
