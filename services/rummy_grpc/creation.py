@@ -64,7 +64,8 @@ class GameCreator:
 
     async def create(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
                           seed: int | None = None, turn_seconds: int = 0, *,
-                          admin_token: str = "", request_id: str = "") -> Created:
+                          admin_token: str = "", request_id: str = "",
+                          creator: str = "") -> Created:
         """Create and deal a game; bot seats that are due start playing at once.
 
         Args:
@@ -77,6 +78,8 @@ class GameCreator:
             admin_token: the admin token (needed for a chosen seed with human seats).
             request_id: idempotency key: a retry within the request window returns the
                 original game and tokens (``""``: none).
+            creator: the calling identity (``rummy_grpc.callers.Identity.key``), kept in the
+                game's meta as ``"creator"`` for ``ListGames`` (``""``: not known).
 
         Returns:
             The game id, ``{seat: token}`` for the human seats, and the version (2: the
@@ -162,6 +165,7 @@ class GameCreator:
             "tokens": {hash_token(t): i for i, t in tokens.items()},
             "players": len(seats), "hand_size": rules.hand_size,
             "turn_seconds": turn_seconds, "created": self._clock(),
+            "creator": creator,
         }
         await self._repo.put_meta(game_id, meta)
         await self._sched.before_append(game_id, meta, state)
