@@ -144,3 +144,19 @@ def test_a_tampered_commitment_with_seed_and_salt_kept_is_refused() -> None:
     forged = dataclasses.replace(events[0], commitment="0" * 64)
     (problem,) = verify_deal([forged, *events[1:]])
     assert problem.startswith("GameStarted: the commitment 000")
+
+
+def test_a_game_record_keeps_the_commitment_and_refuses_a_changed_salt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rummy.record import from_record, to_record
+    events = _fair_game()
+    text = to_record(events)
+    assert f'[Salt "{SALT}"]' in text and f'[Commitment "{events[0].commitment}"]' in text
+    assert from_record(text) == events  # an import of the export gives the same events
+    record = tmp_path / "game.txt"
+    record.write_text(text)
+    assert main(["verify", str(record)]) == 0
+    capsys.readouterr()
+    record.write_text(text.replace(SALT, "f" + SALT[1:]))
+    assert main(["verify", str(record)]) == 1
+    assert "the seed or the salt was changed after the commitment" in capsys.readouterr().err
