@@ -250,13 +250,13 @@ def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
     salt = None
     if "Salt" in headers or "Commitment" in headers:
         n, salt = get("Salt")
-        m, commitment = get("Commitment")
+        at, commitment = get("Commitment")
         try:
             expected = seed_commitment(seed, salt)
         except ValueError as e:
             raise _error(n, f"header Salt: {e}", token=salt) from None
         if commitment != expected:
-            raise _error(m, f"header Commitment {commitment!r} is not sha256(Salt || Seed) = "
+            raise _error(at, f"header Commitment {commitment!r} is not sha256(Salt || Seed) = "
                          f"{expected}: the seed or the salt was changed after the commitment",
                          token=commitment)
     return CreateGame(players, seed, rules, names, integer("TurnSeconds"), salt)
