@@ -12,9 +12,10 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 
 from rummy.cards import parse_card
-from rummy.events import GameStarted, RoundStarted, from_dict
+from rummy.events import GameStarted, RoundStarted, dumps, from_dict
 from rummy.fairness import verify_deal
 from rummy.rules import RuleSet
+from rummy_cli.main import main
 
 from .conftest import humans, play_turns
 
@@ -40,7 +41,8 @@ def _deal_events(events: Any) -> list[GameStarted | RoundStarted]:
     return out
 
 
-async def test_the_commitment_is_public_and_the_reveal_verifies(running, store) -> None:
+async def test_the_commitment_is_public_and_the_reveal_verifies(running, store, tmp_path,
+                                                                 capsys) -> None:
     stub = running.stub
     created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2),
                                                          variants={"target_score": "30"}))
@@ -69,3 +71,8 @@ async def test_the_commitment_is_public_and_the_reveal_verifies(running, store) 
     assert verify_deal(truth) == []
     forged = dataclasses.replace(truth[0], seed=truth[0].seed + 1)  # type: ignore[union-attr]
     assert "changed after the commitment" in verify_deal([forged, *truth[1:]])[0]
+    # `rummy verify` on the log as the store holds it (what `rummy export` writes)
+    log = tmp_path / "game.jsonl"
+    log.write_text("".join(dumps(e) + "\n" for e in truth))
+    assert main(["verify", str(log)]) == 0
+    assert f"fair deal: commitment {started.commitment}" in capsys.readouterr().out
