@@ -53,13 +53,16 @@ def check_seat_name(seat: int, name: str) -> str:
 class CreateGame:
     """Create a game of ``players`` seats (R1.1) under ``rules``; ``seed`` drives every
     shuffle and the first dealer (R2.1); ``names`` labels the seats; ``turn_seconds`` is an
-    optional turn time limit enforced by a service (0: none)."""
+    optional turn time limit enforced by a service (0: none); ``salt`` (32 lowercase hex
+    digits, ``secrets.token_hex(16)``) commits the game to its seed in ``GameStarted``
+    (``rummy.fairness``; ``None``: no commitment)."""
 
     players: int
     seed: int
     rules: RuleSet = field(default_factory=RuleSet)
     names: tuple[str, ...] = ()
     turn_seconds: int = 0
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import _HANDLERS, evolve
+from rummy.fairness import seed_commitment
 from rummy.melds import Table, canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
@@ -202,8 +203,14 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         if len(names) != cmd.players:
             raise NotationError(f"{len(names)} names for {cmd.players} seats")
         check_turn_seconds(cmd.turn_seconds)
+        commitment = ""
+        if cmd.salt is not None:
+            try:
+                commitment = seed_commitment(cmd.seed, cmd.salt)
+            except ValueError as e:
+                raise NotationError(str(e), token=cmd.salt) from None
         return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
-                            cmd.seed, names, cmd.turn_seconds)]
+                            cmd.seed, names, cmd.turn_seconds, cmd.salt, commitment)]
     raise NotationError(f"unknown command {cmd!r}")
 
 

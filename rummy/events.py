@@ -15,7 +15,8 @@ game stays readable; events are always written at the current version. Each clas
 the encoding of each field (``ENCODING``); a new rule variant is a new ``GameStarted``
 version (``GameStarted.VARIANTS``, :func:`variant_added`, :func:`variant_problems`).
 
-Hidden fields (I3): ``GameStarted.seed``, ``RoundStarted.deck`` and a ``CardDrawn.card`` of
+Hidden fields (I3): ``GameStarted.seed`` and ``GameStarted.salt`` (until the game is over,
+``rummy.fairness``), ``RoundStarted.deck`` and a ``CardDrawn.card`` of
 another seat are ``None`` in the redacted copy a seat receives (:func:`rummy.views.redact`).
 """
 
@@ -92,6 +93,12 @@ def _strs(name: str, raw: Any) -> tuple[str, ...]:
     return value
 
 
+def _str(name: str, raw: Any) -> str:
+    if not isinstance(raw, str):
+        raise NotationError(f"field {name!r} must be a string, got {raw!r}", token=raw)
+    return raw
+
+
 def _reason(name: str, raw: Any) -> RoundEndReason:
     if not isinstance(raw, str) or raw not in RoundEndReason.__members__.values():
         raise NotationError(f"unknown round end reason {raw!r}", token=raw)
@@ -106,6 +113,8 @@ def _rules(name: str, raw: Any) -> RuleSet:
 
 INT = FieldCodec(None, _int)
 """An integer (not a ``bool``)."""
+STR = FieldCodec(None, _str)
+"""A string, written as it is."""
 INTS = FieldCodec(list, lambda name, raw: tuple(_int(name, x) for x in _list(name, raw)))
 """A tuple of integers, written as a JSON list."""
 STRS = FieldCodec(list, _strs)
@@ -142,6 +151,13 @@ class GameStarted:
     ``turn_seconds`` is the turn time limit a service enforces (0: none; not a rule of the
     game, recorded so that it survives restarts).
 
+    ``salt`` and ``commitment`` make the deal provably fair (commit-reveal, version 3):
+    ``commitment`` is ``rummy.fairness.seed_commitment(seed, salt)``, the lowercase hex
+    SHA-256 of the salt's ASCII bytes followed by the seed in decimal ASCII, public to every
+    seat from the first event on; ``salt`` (32 lowercase hex digits) is hidden like
+    ``seed`` until the game is over. ``commitment == ""`` (and ``salt is None``): no
+    commitment, as in every game recorded before version 3.
+
     ``VARIANTS`` declares, per schema version, the rule variants its ``rules`` record
     names: adding a variant to :class:`~rummy.rules.RuleSet` bumps ``VERSION``, declares
     the new set here and registers :func:`variant_added` in :data:`UPCASTERS`
@@ -149,7 +165,7 @@ class GameStarted:
     """
 
     TYPE: ClassVar[str] = "GameStarted"
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
     VARIANTS: ClassVar[Mapping[int, frozenset[str]]] = MappingProxyType({
         1: frozenset({"target_score", "knock_threshold", "hand_size", "max_draws_per_turn",
                       "undercut_bonus", "going_out_bonus", "game_bonus", "round_bonus",
@@ -160,16 +176,23 @@ class GameStarted:
                       "round_bonus_for_all", "opening_meld_per_player",
                       "opening_meld_min_points", "knock_timing", "joker_release",
                       "joker_moves", "ace_high"}),
+        3: frozenset({"target_score", "knock_threshold", "hand_size", "max_draws_per_turn",
+                      "undercut_bonus", "going_out_bonus", "game_bonus", "round_bonus",
+                      "round_bonus_for_all", "opening_meld_per_player",
+                      "opening_meld_min_points", "knock_timing", "joker_release",
+                      "joker_moves", "ace_high"}),
     })
     ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
         "players": INT, "rules": RULES, "dealer": INT, "seed": optional(INT), "names": STRS,
-        "turn_seconds": INT})
+        "turn_seconds": INT, "salt": optional(STR), "commitment": STR})
     players: int
     rules: RuleSet
     dealer: int
     seed: int | None
     names: tuple[str, ...] = ()
     turn_seconds: int = 0
+    salt: str | None = None
+    commitment: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,13 +419,26 @@ def variants_added(version: int, values: Mapping[str, int | bool | str]) -> Upca
     return upcast
 
 
+def _no_commitment(data: dict[str, Any]) -> dict[str, Any]:
+    """The upcaster of ``GameStarted`` v2 -> v3: a game recorded before the seed commitment
+    has none (``salt: None``, ``commitment: ""``); its rules are unchanged.
+
+    Raises ``NotationError`` for a v2 record that already names ``salt`` or ``commitment``.
+    """
+    if "salt" in data or "commitment" in data:
+        raise NotationError("GameStarted v2 names salt or commitment, which version 3 added")
+    return {**data, "v": 3, "salt": None, "commitment": ""}
+
+
 #: the upcasters of every event type, ``(TYPE, n) -> upcaster of vn to vn+1`` (see the module
 #: docstring for the policy, and :func:`variant_added` for the upcaster of a new rule
 #: variant). ``GameStarted`` v2 added the option variants of docs/rules.md §11; every game
-#: recorded before them was played under their defaults.
+#: recorded before them was played under their defaults. v3 added the seed commitment; no
+#: game recorded before it has one.
 UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType({
     ("GameStarted", 1): variants_added(1, {"knock_timing": "end", "joker_release": "table",
                                            "joker_moves": "free", "ace_high": True}),
+    ("GameStarted", 2): _no_commitment,
 })
 
 

@@ -43,6 +43,7 @@ from rummy.events import (
     StockExhausted,
     TurnEnded,
 )
+from rummy.fairness import seed_commitment
 from rummy.melds import Table, parse_meld
 from rummy.rules import RuleSet, parse_rule_pairs
 from rummy.state import KNOCK_OR_END, GameState
@@ -106,6 +107,9 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
     yield _header("Seed", str(start.seed))
     yield _header("Dealer", str(start.dealer))
     yield _header("TurnSeconds", str(start.turn_seconds))
+    if start.salt is not None:  # a committed deal (rummy.fairness): optional headers
+        yield _header("Salt", start.salt)
+        yield _header("Commitment", start.commitment)
     table: Table = ()
     line: list[str] = []
     seat: int | None = None
@@ -242,7 +246,20 @@ def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
         rules = RuleSet.from_dict(parse_rule_pairs(rules_text.split(), what="header Rules"))
     except RummyError as e:
         raise _error(n, e.message, token=rules_text, rule=e.rule) from None
-    return CreateGame(players, integer("Seed"), rules, names, integer("TurnSeconds"))
+    seed = integer("Seed")
+    salt = None
+    if "Salt" in headers or "Commitment" in headers:
+        n, salt = get("Salt")
+        at, commitment = get("Commitment")
+        try:
+            expected = seed_commitment(seed, salt)
+        except ValueError as e:
+            raise _error(n, f"header Salt: {e}", token=salt) from None
+        if commitment != expected:
+            raise _error(at, f"header Commitment {commitment!r} is not sha256(Salt || Seed) = "
+                         f"{expected}: the seed or the salt was changed after the commitment",
+                         token=commitment)
+    return CreateGame(players, seed, rules, names, integer("TurnSeconds"), salt)
 
 
 def _header_of(error: RummyError, headers: dict[str, tuple[int, str]]) -> str:

@@ -124,8 +124,9 @@ _new_view = tuple.__new__
 def redact(event: Event, seat: int | None, *, players: int, hand_size: int) -> Event:
     """The copy of ``event`` that ``seat`` may receive (I3); ``seat=None`` is a spectator.
 
-    ``GameStarted.seed`` and ``RoundStarted.deck`` are removed (the seat's own deal is put in
-    ``RoundStarted.hand``); another seat's ``CardDrawn.card`` is removed.
+    ``GameStarted.seed``, ``GameStarted.salt`` and ``RoundStarted.deck`` are removed (the
+    seat's own deal is put in ``RoundStarted.hand``); another seat's ``CardDrawn.card`` is
+    removed. ``GameStarted.commitment`` stays: it is public (``rummy.fairness``).
     """
     if isinstance(event, CardDrawn):
         return event if event.seat == seat else replace(event, card=None)
@@ -136,5 +137,5 @@ def redact(event: Event, seat: int | None, *, players: int, hand_size: int) -> E
             hand = tuple(sorted(event.deck[(seat - event.dealer - 1) % players:dealt:players]))
         return replace(event, deck=None, hand=hand)
     if isinstance(event, GameStarted):
-        return replace(event, seed=None)
+        return replace(event, seed=None, salt=None)  # the commitment stays public
     return event

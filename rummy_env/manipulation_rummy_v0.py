@@ -675,7 +675,7 @@ def commands_of_events(events: Sequence[Event]) -> list[Command]:
     g = events[0]
     assert g.seed is not None
     s, produced = step(None, CreateGame(g.players, g.seed, g.rules, g.names,
-                                              g.turn_seconds))
+                                              g.turn_seconds, g.salt))
     i = len(produced)
     out: list[Command] = []
     while i < len(events):

@@ -31,10 +31,12 @@ from rummy.views import PlayerView
 from rummy_grpc import metrics
 from rummy_grpc.auth import hash_token
 from rummy_grpc.bot_driver import BotDriver
+from rummy_grpc.callers import Identity
 from rummy_grpc.clock import RESYNC_SECONDS, StoreClock
 from rummy_grpc.commands import CommandHandler
 from rummy_grpc.creation import GameCreator
 from rummy_grpc.errors import log_failure
+from rummy_grpc.listing import GameSummary, list_games
 from rummy_grpc.model import (
     BOT_WAIT,
     COMMAND_KINDS,
@@ -215,10 +217,18 @@ class GameApp:
 
     async def create_game(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
                           seed: int | None = None, turn_seconds: int = 0, *,
-                          admin_token: str = "", request_id: str = "") -> Created:
+                          admin_token: str = "", request_id: str = "",
+                          creator: str = "") -> Created:
         """:meth:`rummy_grpc.creation.GameCreator.create`."""
         return await self.creator.create(seats, variants, seed, turn_seconds,
-                                         admin_token=admin_token, request_id=request_id)
+                                         admin_token=admin_token, request_id=request_id,
+                                         creator=creator)
+
+    async def list_games(self, who: Identity, admin_token: str, state: int, page_size: int,
+                         page_token: str) -> tuple[list[GameSummary], str]:
+        """:func:`rummy_grpc.listing.list_games` over this app's games."""
+        return await list_games(self.repo, self._admin, who, admin_token, state, page_size,
+                                page_token)
 
     async def command(self, game_id: str, token: str, kind: str, table: Any = None, *,
                       expected_version: int | None = None,

@@ -64,7 +64,8 @@ class GameCreator:
 
     async def create(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
                           seed: int | None = None, turn_seconds: int = 0, *,
-                          admin_token: str = "", request_id: str = "") -> Created:
+                          admin_token: str = "", request_id: str = "",
+                          creator: str = "") -> Created:
         """Create and deal a game; bot seats that are due start playing at once.
 
         Args:
@@ -77,6 +78,8 @@ class GameCreator:
             admin_token: the admin token (needed for a chosen seed with human seats).
             request_id: idempotency key: a retry within the request window returns the
                 original game and tokens (``""``: none).
+            creator: the calling identity (``rummy_grpc.callers.Identity.key``), kept in the
+                game's meta as ``"creator"`` for ``ListGames`` (``""``: not known).
 
         Returns:
             The game id, ``{seat: token}`` for the human seats, and the version (2: the
@@ -131,6 +134,7 @@ class GameCreator:
             chosen = seed  # what the client sent (None: the server draws one)
             if seed is None:
                 seed = secrets.randbits(62)
+            salt = secrets.token_hex(16)  # the seed commitment's (rummy.fairness)
             if request_id:  # a retry gets the original game id, tokens and seed
                 # the digest covers what the client sent, never what this attempt drew
                 # (a drawn seed, game id or tokens): a retry of the same request matches
@@ -140,16 +144,17 @@ class GameCreator:
                 digest = request_digest(body)
                 record = await self._store.put_if_absent(
                     f"create:{request_id}",
-                    {"hash": digest, "game_id": game_id, "seed": seed,
+                    {"hash": digest, "game_id": game_id, "seed": seed, "salt": salt,
                      "tokens": {str(k): v for k, v in tokens.items()}},
                     self._request_window)
                 if record["hash"] != digest:  # names the game the id created
                     raise RequestIdReused(str(record["game_id"]), request_id)
                 game_id, seed = record["game_id"], int(record["seed"])
+                salt = str(record.get("salt", salt))  # a record of an older release has none
                 tokens = {int(k): v for k, v in record["tokens"].items()}
             t0 = time.perf_counter()
             state, events = step(None, CreateGame(len(seats), seed, rules, tuple(names),
-                                                  turn_seconds))
+                                                  turn_seconds, salt))
             metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
         except (RummyError, BadRequest, SeedNotAllowed, RequestIdReused) as exc:
             metrics.child(metrics.COMMANDS_TOTAL, "create_game", outcome(exc)).inc()
@@ -160,6 +165,7 @@ class GameCreator:
             "tokens": {hash_token(t): i for i, t in tokens.items()},
             "players": len(seats), "hand_size": rules.hand_size,
             "turn_seconds": turn_seconds, "created": self._clock(),
+            "creator": creator,
         }
         await self._repo.put_meta(game_id, meta)
         await self._sched.before_append(game_id, meta, state)

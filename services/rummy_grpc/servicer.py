@@ -21,6 +21,7 @@ from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError, map_error
 from rummy_grpc.limits import StreamLimits, client_key
+from rummy_grpc.listing import page_to_proto
 from rummy_grpc.model import READ_CHUNK
 from rummy_grpc.reads import page_cost
 from rummy_grpc.results_rpc import ResultsServicer
@@ -88,7 +89,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
 
     async def CreateGame(self, request: pb.CreateGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
-        await self._admit(context, create=True)
+        who = await self._admit(context, create=True)
         seats = [SeatSpec(_KINDS.get(s.kind) or ("unspecified" if s.kind == pb.SEAT_KIND_UNSPECIFIED
                                                    else f"enum value {s.kind}"),
                           s.name, s.strategy)
@@ -96,7 +97,8 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         seed = request.seed if request.HasField("seed") else None
         created = await _call(context, lambda: self.app.create_game(
             seats, dict(request.variants), seed, request.turn_seconds,
-            admin_token=request.admin_token, request_id=request.request_id))
+            admin_token=request.admin_token, request_id=request.request_id,
+            creator=who.key if who.known else ""))
         return pb.CreateGameResponse(
             game_id=created.game_id, version=created.version,
             tokens=[pb.SeatToken(seat=s, token=t) for s, t in sorted(created.tokens.items())])
@@ -208,6 +210,13 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
             if st.seed is not None:
                 msg.seed = st.seed
         return msg
+
+    async def ListGames(self, request: pb.ListGamesRequest,
+                        context: grpc.aio.ServicerContext) -> pb.ListGamesResponse:
+        who = await self._admit(context)
+        games, token = await _call(context, lambda: self.app.list_games(
+            who, request.admin_token, request.state, request.page_size, request.page_token))
+        return page_to_proto(games, token)
 
     async def ReviewGame(self, request: pb.ReviewGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.ReviewGameResponse:

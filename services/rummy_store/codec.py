@@ -42,6 +42,8 @@ __all__ = ["LAYOUTS", "pack", "pack_events", "unpack"]
 _RELEASED: Mapping[tuple[str, int], tuple[str, ...]] = {
     ("GameStarted", 1): ("players", "rules", "dealer", "seed", "names", "turn_seconds"),
     ("GameStarted", 2): ("players", "rules", "dealer", "seed", "names", "turn_seconds"),
+    ("GameStarted", 3): ("players", "rules", "dealer", "seed", "names", "turn_seconds",
+                         "salt", "commitment"),
     ("RoundStarted", 1): ("round", "dealer", "deck", "hand"),
     ("CardDrawn", 1): ("seat", "card", "draw"),
     ("Passed", 1): ("seat",),

@@ -130,6 +130,7 @@ COMMANDS: dict[str, str] = {
     "rummy simulate": "help",
     "rummy serve": "help",
     "rummy export": "help",
+    "rummy verify": "help",
     "rummy serve --help": "run",
     "rummy serve --read-feed": "parse",
     "rummy serve --redis-url redis://localhost:6379/0 --processes 2": "parse",

@@ -89,7 +89,7 @@ def test_the_proto_rule_set_of_a_rule_set_holds_every_value() -> None:
 #: the proto shape each declared field encoding is written as (``rummy.events.ENCODING``)
 _PROTO_SHAPES = ((ev.INT, "int"), (ev.INTS, "[int]"), (ev.STRS, "[str]"), (ev.CARD, "str"),
                  (ev.CARDS, "[str]"), (ev.TABLE, "[message:Cards]"),
-                 (ev.HANDS, "[message:Cards]"), (ev.REASON, "str"),
+                 (ev.HANDS, "[message:Cards]"), (ev.REASON, "str"), (ev.STR, "str"),
                  (ev.RULES, "message:RuleSet"))
 
 

@@ -195,7 +195,8 @@ def test_a_game_started_before_the_option_variants_reads_with_their_defaults():
                      if k not in ("knock_timing", "joker_release", "joker_moves", "ace_high")}}
     event = from_dict(old)
     assert isinstance(event, GameStarted) and event.rules == RuleSet()
-    assert to_dict(event)["v"] == 2
+    assert to_dict(event)["v"] == 3  # written at the current version (v3: the seed commitment)
+    assert (event.salt, event.commitment) == (None, "")  # an old game has no commitment
     # a current record must name every variant
     with pytest.raises(Exception, match="missing"):
         from_dict({**old, "v": 2})

@@ -97,5 +97,6 @@ def test_an_upcaster_must_produce_the_next_version():
 
 def test_today_every_event_is_at_version_1_but_game_started_and_missing_v_means_1():
     assert {cls.VERSION for name, cls in EVENT_TYPES.items() if name != "GameStarted"} == {1}
-    assert EVENT_TYPES["GameStarted"].VERSION == 2  # the option variants of section 11
+    # v2: the option variants of section 11; v3: the seed commitment (rummy.fairness)
+    assert EVENT_TYPES["GameStarted"].VERSION == 3
     assert from_dict({"type": "TurnEnded", "seat": 1}) == TurnEnded(1)

@@ -1,0 +1,107 @@
+"""``ListGames`` on a real server over the real Redis store: an API-key caller lists the
+games it created, the admin token lists every game; filtered by state, paged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+from rummy_grpc.callers import CallerPolicy, hash_api_key, new_api_key, parse_api_keys
+
+from .conftest import ADMIN_TOKEN, bots, humans, play_turns, serving
+
+pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(120)]
+
+KEY_A, KEY_B = new_api_key(), new_api_key()
+AS_A = (("authorization", f"Bearer {KEY_A}"),)
+AS_B = (("authorization", f"Bearer {KEY_B}"),)
+
+
+def _policy() -> CallerPolicy:
+    return CallerPolicy(parse_api_keys(f"alice:{hash_api_key(KEY_A)}\n"
+                                       f"bob:{hash_api_key(KEY_B)}\n"))
+
+
+async def _all_pages(stub: Any, metadata: Any, **request: Any) -> list[pb.GameSummary]:
+    games: list[pb.GameSummary] = []
+    token = ""
+    while True:
+        page = await stub.ListGames(pb.ListGamesRequest(page_token=token, **request),
+                                    metadata=metadata)
+        games += page.games
+        token = page.next_page_token
+        if not token:
+            return games
+
+
+async def _reason(call: Any) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    md = dict(err.value.trailing_metadata() or ())
+    return err.value.code(), md.get("rummy-reason", "")
+
+
+async def test_list_games_by_caller_state_and_page(store) -> None:
+    async with serving(store, callers=_policy()) as running:
+        stub: pb_grpc.GameServiceStub = running.stub
+        mine = []
+        for i in range(3):  # alice: three games of two humans, the last one played out
+            created = await stub.CreateGame(pb.CreateGameRequest(
+                seats=humans(2), variants={"target_score": str(30 + i)}), metadata=AS_A)
+            mine.append(created)
+        bob = await stub.CreateGame(pb.CreateGameRequest(seats=humans(3)), metadata=AS_B)
+        last = mine[-1]
+        tokens = {t.seat: t.token for t in last.tokens}
+        await play_turns(stub, last.game_id, tokens, {0: "greedy", 1: "greedy"})
+
+        listed = await _all_pages(stub, AS_A, page_size=2)
+        assert [g.game_id for g in listed] == [c.game_id for c in reversed(mine)]  # newest first
+        first = listed[-1]
+        assert [(s.kind, s.name) for s in first.seats] == [
+            (pb.SEAT_KIND_HUMAN, "p0"), (pb.SEAT_KIND_HUMAN, "p1")]
+        assert first.rules.target_score == 30 and first.creator == "key:alice"
+        assert 0 < first.created <= first.last_move and first.version == 2
+        assert not first.finished
+        done = listed[0]
+        assert done.finished and done.version > 2 and done.last_move > done.created
+
+        page = await stub.ListGames(pb.ListGamesRequest(page_size=2), metadata=AS_A)
+        assert len(page.games) == 2 and page.next_page_token
+        active = await _all_pages(stub, AS_A, state=pb.GAME_LIST_FILTER_ACTIVE)
+        assert [g.game_id for g in active] == [mine[1].game_id, mine[0].game_id]
+        finished = await _all_pages(stub, AS_A, state=pb.GAME_LIST_FILTER_FINISHED)
+        assert [g.game_id for g in finished] == [last.game_id]
+
+        bobs = await _all_pages(stub, AS_B)
+        assert [g.game_id for g in bobs] == [bob.game_id]
+        admin = await _all_pages(stub, AS_B, admin_token=ADMIN_TOKEN, page_size=1)
+        assert {g.game_id for g in admin} >= {bob.game_id, *(c.game_id for c in mine)}
+
+        # a page token is bound to its filter; refusals name the reason
+        assert await _reason(stub.ListGames(pb.ListGamesRequest(
+            page_token=page.next_page_token, state=pb.GAME_LIST_FILTER_ACTIVE),
+            metadata=AS_A)) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST")
+        assert await _reason(stub.ListGames(pb.ListGamesRequest(page_token="garbage!"),
+                                            metadata=AS_A)) == \
+            (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST")
+        assert await _reason(stub.ListGames(pb.ListGamesRequest(page_size=-1),
+                                            metadata=AS_A)) == \
+            (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST")
+        assert await _reason(stub.ListGames(pb.ListGamesRequest())) == \
+            (grpc.StatusCode.UNAUTHENTICATED, "NO_CREDENTIALS")
+        assert await _reason(stub.ListGames(pb.ListGamesRequest(admin_token="wrong"),
+                                            metadata=AS_A)) == \
+            (grpc.StatusCode.PERMISSION_DENIED, "BAD_TOKEN")
+
+
+async def test_an_open_server_lists_to_the_admin_only(running) -> None:
+    stub = running.stub
+    created = await stub.CreateGame(pb.CreateGameRequest(seats=bots("random", "random")))
+    code, reason = await _reason(stub.ListGames(pb.ListGamesRequest()))
+    assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "NO_CREDENTIALS")
+    listed = await _all_pages(stub, None, admin_token=ADMIN_TOKEN)
+    assert created.game_id in [g.game_id for g in listed]
+    assert next(g for g in listed if g.game_id == created.game_id).creator == ""
