@@ -465,6 +465,8 @@ def _optional_commands(sub: Any) -> None:
     tournament_parser(sub)
     from rummy_cli.puzzles import add_parser as puzzles_parser
     puzzles_parser(sub)
+    from rummy_cli.bot import add_parser as bot_parser
+    bot_parser(sub)
     try:
         from rummy_cli.play import add_parser as play_parser
         play_parser(sub)
