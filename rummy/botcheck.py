@@ -81,6 +81,8 @@ def _peek_problem(bot: object, seen: PlayerView, state: GameState) -> tuple[str,
     for variant in _hidden_variants(state, state.turn):
         other = _decide(copy.deepcopy(bot), seen, variant)
         if other != reference:
+            if _decide(copy.deepcopy(bot), seen, variant) != other:  # chance, not a peek
+                return "nondeterministic", f"{reference}, then {other} for the same view"
             return "peek", (f"{reference} with the true hidden state, {other} when the other "
                             "hands and the stock order differ (I3: a bot sees its view only)")
     return "", ""
