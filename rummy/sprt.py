@@ -34,7 +34,7 @@ DEFAULT_BETA = 0.05  #: default probability of accepting H0 when H1 holds
 
 def elo_score(elo: float) -> float:
     """Expected score of a player ``elo`` Elo points stronger: ``1 / (1 + 10^(−elo/400))``."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def bounds(alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA) -> tuple[float, float]:

@@ -110,8 +110,9 @@ def _resolve(name: str) -> type[Any]:
     if not callable(cls) or not callable(getattr(cls, "act", None)):
         raise ValueError(f"{what} is not a bot class: it needs a constructor taking the "
                          "seed and a method act(view) -> Command (docs/bots.md)")
-    _LOADED[name] = cls
-    return cls
+    found: type[Any] = cls
+    _LOADED[name] = found
+    return found
 
 
 def check_bot(name: object) -> str:
