@@ -115,7 +115,7 @@ def _resolve(name: str) -> type[Any]:
     return found
 
 
-def check_bot(name: object) -> str:
+def check_bot(name: object, *, imports: bool = True) -> str:
     """Return ``name`` if it names a bot: a key of :data:`BOTS`, an entry point of the
     group :data:`ENTRY_POINT_GROUP` (``rummy.bots``) of an installed package, or
     ``package.module:Class`` (the module importable from ``sys.path`` or the current
@@ -125,13 +125,23 @@ def check_bot(name: object) -> str:
     The one "unknown bot" check: the command line, the simulator, the workers and the
     service all call it, so every entry point refuses the same names with the same message.
 
+    Args:
+        name: the bot name.
+        imports: import external bots; ``False`` (names from an untrusted client, such as
+            a game-creation request of the service) accepts only the built-in bots and the
+            external ones already imported (by the operator's configuration), so that no
+            remote name makes the process import a module.
+
     Raises:
         ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted), or
             ``cannot import bot ... from package 'pkg': ...``, or a class without ``act``.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
-    if name not in BOTS:
+    if name not in BOTS and name not in _LOADED:
+        if not imports:
+            raise ValueError(f"unknown bot {name!r}; known bots: "
+                             f"{', '.join(sorted(set(BOTS) | set(_LOADED)))}")
         _resolve(name)
     return name
 

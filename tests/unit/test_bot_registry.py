@@ -142,3 +142,18 @@ def test_commands_take_module_class_bots() -> None:
     assert bad.returncode == 1 and "REFUSED" in bad.stdout and "I3" in bad.stdout
     gone = _rummy("simulate", "--bots", "nopkg.bots:Bot", "--games", "2")
     assert gone.returncode == 2 and "package 'nopkg'" in gone.stderr
+
+
+def test_untrusted_names_import_nothing() -> None:
+    """A name from a remote client (the service's game creation passes ``imports=False``)
+    never makes the process import a module: only built-in bots and those the operator's
+    configuration already imported pass."""
+    name = "examples.rl_random_vs_greedy:Bot"  # a module that exists
+    with pytest.raises(ValueError, match=f"unknown bot '{name}'; known bots: basic"):
+        check_bot(name, imports=False)
+    assert "examples.rl_random_vs_greedy" not in sys.modules
+    with pytest.raises(ValueError, match="unknown bot"):
+        check_bot(EXAMPLE, imports=False)  # not imported yet in this test
+    assert check_bot("basic", imports=False) == "basic"
+    check_bot(EXAMPLE)  # the operator's configuration imports it
+    assert check_bot(EXAMPLE, imports=False) == EXAMPLE
