@@ -254,8 +254,8 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
               elos: tuple[float, float], interval: float = 0.5) -> int:
     """``rummy batch ab --sprt``: poll the stored chunks until the LLR crosses a bound or
     every chunk is done, then print the test and the (partial) A/B report. Chunks still
-    queued when the test stops are not cancelled: the workers finish them, and
-    ``rummy batch report BATCH_ID`` shows every game later."""
+    not started when the test stops are skipped (:meth:`BatchStore.stop`); those already
+    running still store their results, which ``rummy batch report BATCH_ID`` shows."""
     from rummy_worker import config
 
     most = config.max_failures()
@@ -274,6 +274,10 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
             return _die(f"batch {batch_id}: {len(st.given_up)} chunk(s) failed {most} times "
                         f"and were given up; see `rummy batch status {batch_id}`")
         time.sleep(interval)
+    if result.decision and done < chunks:
+        store.stop(batch_id, f"SPRT accepted {result.decision} after {result.games} games")
+        print(f"batch {batch_id}: stopped by the SPRT after {done}/{chunks} chunks; the "
+              "workers skip the chunks not started", file=sys.stderr)
     verdict = {"H1": f"H1 accepted: variant B is about {elos[1]:g} Elo stronger than A or "
                      "more",
                "H0": f"H0 accepted: variant B is not {elos[1]:g} Elo stronger than A (about "
@@ -294,9 +298,6 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
             doc["sprt"] = result.to_dict()
             with open(json_path, "w", encoding="utf-8") as f:
                 json.dump(doc, f, indent=2)
-    if result.decision and done < chunks:
-        print(f"batch {batch_id}: stopped by the SPRT after {done}/{chunks} chunks; the "
-              "chunks already queued still run on the workers", file=sys.stderr)
     return code
 
 
@@ -361,7 +362,7 @@ def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0
                     heal(store)
             sts = [store.status(b, most) for b in batch_ids]
             progress.update(task, completed=sum(st.done for st in sts))
-            if all(st.complete for st in sts):
+            if all(st.complete or st.stopped for st in sts):  # stopped: nothing more runs
                 return 0
             for st in sts:
                 if st.failed:
@@ -396,7 +397,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps({"batch_id": st.batch_id, "chunks": st.chunks, "done": st.done,
                           "complete": st.complete, "failed": st.failed,
                           "failures": st.failures, "attempts": st.attempts,
-                          "given_up": list(st.given_up), "spec": spec.to_dict()},
+                          "given_up": list(st.given_up), "stopped": st.stopped,
+                          "spec": spec.to_dict()},
                          indent=2, sort_keys=True))
     else:
         from rich.console import Console
@@ -404,7 +406,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         from rich.progress_bar import ProgressBar
 
         console = Console()
-        state = "complete" if st.complete else "failed" if st.failed else "running"
+        state = ("complete" if st.complete else "failed" if st.failed
+                 else f"stopped: {st.stopped}" if st.stopped else "running")
         console.print(f"batch {st.batch_id}: {st.done}/{st.chunks} chunks "
                       f"({state}), {spec.games} games, "
                       f"bots {','.join(spec.bots)}, seed {spec.seed}"
