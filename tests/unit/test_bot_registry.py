@@ -128,9 +128,9 @@ def _rummy(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, timeout=600, check=False)
 
 
-def test_commands_take_module_class_bots() -> None:
-    """``rummy simulate`` (two processes: each imports the bot) and ``rummy bot check`` in
-    real subprocesses, from the checkout (the module is found under the current directory)."""
+def test_commands_take_module_class_bots(tmp_path: Path) -> None:
+    """``rummy simulate`` (two processes: each imports the bot), ``rummy tournament``,
+    ``rummy sweep`` and ``rummy bot check`` in real subprocesses, from the checkout (the module is found under the current directory)."""
     sim = _rummy("simulate", "--bots", f"{EXAMPLE},basic", "--players", "2", "--games", "4",
                  "--jobs", "2", "--seed", "1", "--json", "-")
     assert sim.returncode == 0, sim.stderr
@@ -140,6 +140,13 @@ def test_commands_take_module_class_bots() -> None:
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True
     bad = _rummy("bot", "check", "tests.fixtures.peeking_bot:PeekingBot", "--games", "3")
     assert bad.returncode == 1 and "REFUSED" in bad.stdout and "I3" in bad.stdout
+    out = tmp_path / "sweep.json"
+    tour = _rummy("tournament", "--bots", f"{EXAMPLE},basic", "--games", "2", "--seed", "1")
+    assert tour.returncode == 0 and f"| {EXAMPLE} |" in tour.stdout, tour.stderr
+    sweep = _rummy("sweep", "--rules", "knock_threshold=0,10", "--games", "2", "--players",
+                   "2", "--bots", f"{EXAMPLE},basic", "--quiet", "--json", str(out))
+    assert sweep.returncode == 0, sweep.stderr
+    assert EXAMPLE in json.loads(out.read_text())["lineup"]
     gone = _rummy("simulate", "--bots", "nopkg.bots:Bot", "--games", "2")
     assert gone.returncode == 2 and "package 'nopkg'" in gone.stderr
 
