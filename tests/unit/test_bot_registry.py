@@ -130,7 +130,8 @@ def _rummy(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_commands_take_module_class_bots(tmp_path: Path) -> None:
     """``rummy simulate`` (two processes: each imports the bot), ``rummy tournament``,
-    ``rummy sweep`` and ``rummy bot check`` in real subprocesses, from the checkout (the module is found under the current directory)."""
+    ``rummy sweep`` and ``rummy bot check`` in real subprocesses, from the checkout (the
+    module is found under the current directory)."""
     sim = _rummy("simulate", "--bots", f"{EXAMPLE},basic", "--players", "2", "--games", "4",
                  "--jobs", "2", "--seed", "1", "--json", "-")
     assert sim.returncode == 0, sim.stderr
