@@ -299,7 +299,9 @@ class QualityReport:
         g = q.get("games", 0)
         rounds, turns = q.get("rounds", 0), q.get("turns", 0)
         skill = []
-        pairs = sorted({k.split(":")[1] for k in q if k.startswith("margin:")})
+        # margin:A|B:n, :sum, :sq (a bot named package.module:Class has a colon itself)
+        pairs = sorted({k[len("margin:"):].rsplit(":", 1)[0] for k in q
+                        if k.startswith("margin:")})
         for pair in pairs:
             a, b = pair.split("|")
             n = q.get(f"margin:{pair}:n", 0)

@@ -20,7 +20,7 @@ from typing import IO
 
 from rich.console import Console
 
-from rummy.bots import BOTS
+from rummy.bots import BOTS, check_bot
 from rummy.decide import settle
 from rummy.events import Event, GameStarted, dumps
 from rummy.fork import fork_header, fork_prefix
@@ -96,10 +96,11 @@ def run_fork(events: Sequence[Event], args: argparse.Namespace, *,
               file=err)
         return 2
     given = [b.strip() for b in args.bots.split(",") if b.strip()] if args.bots else []
-    bad = [b for b in given if b not in BOTS]
-    if bad:
-        print(f"error: unknown bot {bad[0]!r}; known bots: {', '.join(sorted(BOTS))}",
-              file=err)
+    try:
+        for b in given:
+            check_bot(b)  # a tester's own bot too (docs/bots.md)
+    except ValueError as e:
+        print(f"error: {e}", file=err)
         return 2
     seed = getattr(args, "seed", 0) or 0
     try:

@@ -468,6 +468,8 @@ def _optional_commands(sub: Any) -> None:
     puzzles_parser(sub)
     from rummy_cli.verify import add_parser as verify_parser
     verify_parser(sub)
+    from rummy_cli.bot import add_parser as bot_parser
+    bot_parser(sub)
     try:
         from rummy_cli.play import add_parser as play_parser
         play_parser(sub)

@@ -211,7 +211,7 @@ class PlaySession:
                 self.bots.append(None)
                 continue
             name = bots.get(s)
-            if name is None or name not in BOTS:
+            if name is None or (name not in BOTS and not _is_bot(name)):
                 raise ValueError(f"seat {s} needs a bot; known bots: "
                                  f"{', '.join(sorted(BOTS))}, got {name!r}")
             self.bots.append(make_bot(name, seed * 8 + s))
@@ -638,3 +638,12 @@ def cmd_play(args: argparse.Namespace, *, console: Console | None = None,
 
 
 __all__ = ["HELP", "PlaySession", "add_parser", "cmd_play", "scripted"]
+
+
+def _is_bot(name: str) -> bool:
+    """Whether ``name`` names a bot :func:`rummy.bots.check_bot` accepts (a tester's own)."""
+    try:
+        check_bot(name)
+    except ValueError:
+        return False
+    return True

@@ -1,9 +1,16 @@
 """Bots: policies behind one :class:`~rummy.bots.base.Bot` protocol, by registry name.
 
 ``make_bot(name, seed)`` builds one for a seat; the registry ``BOTS`` maps names to classes.
+Testers' own bots are named ``package.module:Class`` or registered by an installed package
+under the entry point group ``rummy.bots`` (docs/bots.md); :func:`check_bot` accepts all three.
 """
 
 from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
 
 from rummy.bots.base import Bot, BotBase
 from rummy.bots.basic import BasicBot
@@ -36,27 +43,127 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def check_bot(name: object) -> str:
-    """Return ``name`` if it is a registered bot strategy (a key of :data:`BOTS`).
+#: the entry point group through which an installed package registers its bots
+#: (``[project.entry-points."rummy.bots"] mybot = "mypkg.bots:MyBot"``)
+ENTRY_POINT_GROUP = "rummy.bots"
+
+_LOADED: dict[str, type[Any]] = {}  # resolved external bots, by the name they were given
+
+
+def _entry_points() -> dict[str, Any]:
+    """The installed ``rummy.bots`` entry points, by name."""
+    from importlib.metadata import entry_points
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _known() -> str:
+    return ", ".join(sorted(set(BOTS) | set(_entry_points())))
+
+
+def _import_target(name: str) -> Any:
+    """The object named ``package.module:Attr``; the module is looked up on ``sys.path``
+    and then, like ``celery -A`` and ``uvicorn``, under the current directory."""
+    module, _, attr = name.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if os.getcwd() in sys.path or e.name is None or not module.startswith(e.name):
+            raise
+        sys.path.append(os.getcwd())  # ``examples.my_bot:MyBot`` run from a checkout
+        mod = importlib.import_module(module)
+    obj = mod
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _resolve(name: str) -> type[Any]:
+    """The bot class of an external ``name`` (``module:Class`` or an entry point name).
+
+    Raises:
+        ValueError: unknown name, or a bot that cannot be imported (naming the package).
+    """
+    if name in _LOADED:
+        return _LOADED[name]
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        if not module or not attr or not all(p.isidentifier() for p in
+                                             module.split(".") + attr.split(".")):
+            raise ValueError(f"bad bot name {name!r}: give package.module:Class")
+        what = f"bot {name!r}"
+        load: Any = lambda: _import_target(name)  # noqa: E731
+        package = module.split(".")[0]
+    else:
+        eps = _entry_points()
+        if name not in eps:
+            raise ValueError(f"unknown bot {name!r}; known bots: {_known()} (or give "
+                             "package.module:Class)")
+        ep = eps[name]
+        what = f"bot {name!r} (entry point {ep.value!r} of {ENTRY_POINT_GROUP!r})"
+        load = ep.load
+        package = ep.value.split(":")[0].split(".")[0]
+    try:
+        cls = load()
+    except Exception as e:  # noqa: BLE001 - any import failure of foreign code
+        raise ValueError(f"cannot import {what} from package {package!r}: "
+                         f"{type(e).__name__}: {e}") from e
+    if not callable(cls) or not callable(getattr(cls, "act", None)):
+        raise ValueError(f"{what} is not a bot class: it needs a constructor taking the "
+                         "seed and a method act(view) -> Command (docs/bots.md)")
+    found: type[Any] = cls
+    _LOADED[name] = found
+    return found
+
+
+def check_bot(name: object, *, imports: bool = True) -> str:
+    """Return ``name`` if it names a bot: a key of :data:`BOTS`, an entry point of the
+    group :data:`ENTRY_POINT_GROUP` (``rummy.bots``) of an installed package, or
+    ``package.module:Class`` (the module importable from ``sys.path`` or the current
+    directory). External bots are imported here, so a bot that cannot be imported fails
+    the command (or the batch, before any chunk is sent) at once.
 
     The one "unknown bot" check: the command line, the simulator, the workers and the
     service all call it, so every entry point refuses the same names with the same message.
 
+    Args:
+        name: the bot name.
+        imports: import external bots; ``False`` (names from an untrusted client, such as
+            a game-creation request of the service) accepts only the built-in bots and the
+            external ones already imported (by the operator's configuration), so that no
+            remote name makes the process import a module.
+
     Raises:
-        ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted).
+        ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted), or
+            ``cannot import bot ... from package 'pkg': ...``, or a class without ``act``.
     """
-    if not isinstance(name, str) or name not in BOTS:
+    if not isinstance(name, str) or not name:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
+    if name not in BOTS and name not in _LOADED:
+        if not imports:
+            raise ValueError(f"unknown bot {name!r}; known bots: "
+                             f"{', '.join(sorted(set(BOTS) | set(_LOADED)))}")
+        _resolve(name)
     return name
 
 
-def make_bot(name: str, seed: int = 0) -> Bot:
-    """A new bot of strategy ``name`` seeded with ``seed``.
+def bot_class(name: str) -> type[Any]:
+    """The class behind bot ``name`` (:func:`check_bot` names).
 
     Raises:
-        ValueError: unknown strategy name (:func:`check_bot`).
+        ValueError: as :func:`check_bot`.
     """
-    return BOTS[check_bot(name)](seed)  # type: ignore[return-value]
+    return BOTS[name] if name in BOTS else _resolve(check_bot(name))
 
 
-__all__ = ["Bot", "BotBase", "BOTS", "check_bot", "make_bot"]
+def make_bot(name: str, seed: int = 0) -> Bot:
+    """A new bot of strategy ``name`` seeded with ``seed``: ``bot_class(name)(seed)``.
+
+    Raises:
+        ValueError: unknown strategy name, or an external bot that cannot be imported
+            (:func:`check_bot`).
+    """
+    bot: Bot = bot_class(name)(seed)
+    return bot
+
+
+__all__ = ["BOTS", "ENTRY_POINT_GROUP", "Bot", "BotBase", "bot_class", "check_bot", "make_bot"]

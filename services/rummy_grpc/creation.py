@@ -105,7 +105,7 @@ class GameCreator:
             for i, s in enumerate(seats):
                 if s.kind == "bot":
                     try:
-                        check_bot(s.strategy)
+                        check_bot(s.strategy, imports=False)  # no import by a client
                     except ValueError as e:
                         raise BadRequest(f"seat {i}: {e}") from None
                     if s.strategy not in self.bot_strategies:

@@ -98,6 +98,7 @@ COMMANDS: dict[str, str] = {
     "rummy puzzles out/*.jsonl --cases p.jsonl --html p.html": "parse",
     "rummy play": "help",
     "rummy batch ab": "help",
+    "rummy bot check": "help",
     "rummy sweep --rules joker_moves=free,locked --games 400 --seed 7 --html joker.html": "parse",
     "rummy batch status": "help",
     # 5. batches

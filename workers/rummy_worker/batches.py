@@ -292,6 +292,7 @@ class BatchStatus:
     created: float
     attempts: dict[int, int] = field(default_factory=dict)
     given_up: tuple[int, ...] = ()
+    stopped: str = ""  #: why the batch was stopped early (:meth:`BatchStore.stop`), or ""
 
     @property
     def complete(self) -> bool:
@@ -597,7 +598,25 @@ class BatchStore:
                     if i not in have}
         given_up = tuple(sorted(i for i, n in attempts.items() if n >= max_failures))
         return BatchStatus(batch_id, int(meta["chunks"]), len(have), failures,
-                           float(meta.get("created", 0.0)), attempts, given_up)
+                           float(meta.get("created", 0.0)), attempts, given_up,
+                           meta.get("stopped", ""))
+
+    def stop(self, batch_id: str, reason: str) -> None:
+        """Stop a batch early (e.g. a sequential test decided): workers skip its chunks
+        not yet started and the sweepers send none again; stored results stay.
+
+        Raises:
+            UnknownBatch: no such batch; ValueError: an empty reason.
+        """
+        if not reason:
+            raise ValueError("give the reason a batch stops")
+        if not self.r.exists(self._meta(batch_id)):
+            raise UnknownBatch(f"no batch {batch_id!r} under prefix {self.prefix!r}")
+        self.r.hset(self._meta(batch_id), "stopped", reason)
+
+    def stopped(self, batch_id: str) -> str:
+        """Why the batch was stopped (:meth:`stop`), or ``""``."""
+        return str(self.r.hget(self._meta(batch_id), "stopped") or "")
 
     def missing_chunks(self, batch_id: str) -> list[int]:
         """Indices of chunks whose result is not stored, ascending."""

@@ -197,6 +197,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return _usage(str(e))
     if args.command_name == "ab" and not spec.is_ab:
         return _usage("an A/B batch needs --compare-bots and/or --compare-rules")
+    test = None
+    if getattr(args, "sprt", None) is not None:
+        from rummy.sprt import bounds, parse_elos
+        try:
+            test = parse_elos(args.sprt)
+            bounds(args.alpha, args.beta)
+        except ValueError as e:
+            return _usage(str(e))
     problem = _outputs_problem(args)
     if problem:
         return _usage(problem)
@@ -213,12 +221,84 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(batch_id)
     print(f"batch {batch_id}: {chunks_text(spec.games, spec.chunks, spec.chunk_size)}",
           file=sys.stderr)
+    if test is not None:
+        return _run_sprt(store, batch_id, args, test)
     if args.wait:
         code = _wait(store, batch_id, quiet=False)
         if code:
             return code
         return _print_report(store, batch_id, args)
     return 0
+
+
+def sprt_of(store: Any, batch_id: str, elos: tuple[float, float], alpha: float,
+            beta: float) -> tuple[Any, int, int]:
+    """``(SprtResult, chunks done, chunks)`` of an A/B batch's stored chunks: the GSPRT
+    (:func:`rummy.sprt.sprt`) on the paired scores of line-up slot 0
+    (:func:`rummy_worker.paired.slot_scores`).
+
+    Raises:
+        UnknownBatch: no such batch.
+    """
+    from rummy.sprt import sprt
+    from rummy_worker.paired import Paired, slot_scores
+
+    spec, merged = store.merged(batch_id)
+    paired = merged.paired or Paired.empty(spec.players)
+    games, total, total_sq = slot_scores(paired, 0)
+    return sprt(games, total, total_sq, elos[0], elos[1], alpha, beta), merged.chunks, \
+        spec.chunks
+
+
+def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
+              elos: tuple[float, float], interval: float = 0.5) -> int:
+    """``rummy batch ab --sprt``: poll the stored chunks until the LLR crosses a bound or
+    every chunk is done, then print the test and the (partial) A/B report. Chunks still
+    not started when the test stops are skipped (:meth:`BatchStore.stop`); those already
+    running still store their results, which ``rummy batch report BATCH_ID`` shows."""
+    from rummy_worker import config
+
+    most = config.max_failures()
+    shown = -1
+    while True:
+        result, done, chunks = sprt_of(store, batch_id, elos, args.alpha, args.beta)
+        if done != shown:
+            shown = done
+            print(f"sprt: {result.games} paired games ({done}/{chunks} chunks), LLR "
+                  f"{result.llr:.3f} in [{result.lower:.3f}, {result.upper:.3f}]",
+                  file=sys.stderr)
+        if result.decision or done == chunks:
+            break
+        st = store.status(batch_id, most)
+        if st.failed:
+            return _die(f"batch {batch_id}: {len(st.given_up)} chunk(s) failed {most} times "
+                        f"and were given up; see `rummy batch status {batch_id}`")
+        time.sleep(interval)
+    if result.decision and done < chunks:
+        store.stop(batch_id, f"SPRT accepted {result.decision} after {result.games} games")
+        print(f"batch {batch_id}: stopped by the SPRT after {done}/{chunks} chunks; the "
+              "workers skip the chunks not started", file=sys.stderr)
+    verdict = {"H1": f"H1 accepted: variant B is about {elos[1]:g} Elo stronger than A or "
+                     "more",
+               "H0": f"H0 accepted: variant B is not {elos[1]:g} Elo stronger than A (about "
+                     f"{elos[0]:g} or less)",
+               "": "undecided: every game was played before the LLR crossed a bound"}
+    print(f"SPRT (GSPRT of fishtest, slot 0 of the line-up, ELO0={elos[0]:g}, "
+          f"ELO1={elos[1]:g}, alpha={args.alpha:g}, beta={args.beta:g}): "
+          f"{verdict[result.decision]}; LLR {result.llr:.3f}, bounds [{result.lower:.3f}, "
+          f"{result.upper:.3f}], {result.games} paired games used "
+          f"({done}/{chunks} chunks)")
+    args.partial = True
+    code = _print_report(store, batch_id, args)
+    json_path = getattr(args, "json", None)
+    if json_path and json_path != "-":
+        with contextlib.suppress(OSError, ValueError):
+            with open(json_path, encoding="utf-8") as f:
+                doc = json.load(f)
+            doc["sprt"] = result.to_dict()
+            with open(json_path, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=2)
+    return code
 
 
 def _create_and_send(store: Any, spec: Any, soft: float, hard: float,
@@ -282,7 +362,7 @@ def _wait_all(store: Any, batch_ids: list[str], quiet: bool, interval: float = 0
                     heal(store)
             sts = [store.status(b, most) for b in batch_ids]
             progress.update(task, completed=sum(st.done for st in sts))
-            if all(st.complete for st in sts):
+            if all(st.complete or st.stopped for st in sts):  # stopped: nothing more runs
                 return 0
             for st in sts:
                 if st.failed:
@@ -317,7 +397,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps({"batch_id": st.batch_id, "chunks": st.chunks, "done": st.done,
                           "complete": st.complete, "failed": st.failed,
                           "failures": st.failures, "attempts": st.attempts,
-                          "given_up": list(st.given_up), "spec": spec.to_dict()},
+                          "given_up": list(st.given_up), "stopped": st.stopped,
+                          "spec": spec.to_dict()},
                          indent=2, sort_keys=True))
     else:
         from rich.console import Console
@@ -325,7 +406,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         from rich.progress_bar import ProgressBar
 
         console = Console()
-        state = "complete" if st.complete else "failed" if st.failed else "running"
+        state = ("complete" if st.complete else "failed" if st.failed
+                 else f"stopped: {st.stopped}" if st.stopped else "running")
         console.print(f"batch {st.batch_id}: {st.done}/{st.chunks} chunks "
                       f"({state}), {spec.games} games, "
                       f"bots {','.join(spec.bots)}, seed {spec.seed}"
@@ -709,6 +791,19 @@ def _batch_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", metavar="FILE", help="with --wait: write the HTML report")
 
 
+def _sprt_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("sequential test (SPRT; docs/bots.md)")
+    g.add_argument("--sprt", metavar="ELO0,ELO1",
+                   help="wait, and stop as soon as the GSPRT (fishtest's) on the paired "
+                   "scores of line-up slot 0 (B's credit against A's) accepts H0: B is ELO0 "
+                   "Elo stronger, or H1: ELO1; --games is the most it plays. Use a small "
+                   "--chunk-size (e.g. 10): the test looks at finished chunks")
+    g.add_argument("--alpha", type=float, default=0.05,
+                   help="with --sprt: chance of accepting H1 when H0 holds (default 0.05)")
+    g.add_argument("--beta", type=float, default=0.05,
+                   help="with --sprt: chance of accepting H0 when H1 holds (default 0.05)")
+
+
 def add_parsers(subparsers: Any) -> None:
     """Add ``worker`` and ``batch`` (with its sub-commands) to ``rummy``'s sub-parsers.
 
@@ -753,6 +848,8 @@ def add_parsers(subparsers: Any) -> None:
         p = bsub.add_parser(name, help=helptext, description=description, epilog=EPILOG_BATCH,
                             formatter_class=fmt)
         _batch_spec_options(p)
+        if name == "ab":
+            _sprt_options(p)
         _connection_options(p)
         p.set_defaults(func=_guarded(cmd_submit), command_name=name, partial=False)
 

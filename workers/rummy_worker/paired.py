@@ -203,3 +203,29 @@ def compare(p: Paired, bots_a: Sequence[str], bots_b: Sequence[str]) -> dict[str
     else:
         out["turns_per_round"] = _entry(0.0, 0.0, (0.0, None, None))
     return out
+
+
+def slot_scores(p: Paired, slot: int = 0) -> tuple[int, float, float]:
+    """``(N, Σx, Σx²)`` of the per-game scores the SPRT reads (:mod:`rummy.sprt`):
+    ``x = (1 + (b − a) / WIN_UNIT) / 2`` in [0, 1], with ``a``, ``b`` the win credit of
+    line-up slot ``slot`` under variant A and under B (1: B's slot won and A's did not; 1/2:
+    both or neither; shared wins in between), from the exact sums of ``p``.
+
+    Raises:
+        ValueError: ``slot`` is not a slot of the line-up.
+    """
+    n, w, d = p.players, width(p.players), p.dim
+    if not 0 <= slot < n:
+        raise ValueError(f"slot {slot} is not a slot of a {n}-player line-up")
+    ia, ib = n + slot, w + n + slot
+
+    def sq(i: int, j: int) -> int:  # Σ x_i x_j from the upper triangle, row-major
+        i, j = min(i, j), max(i, j)
+        return p.s2[i * d - i * (i - 1) // 2 + (j - i)]
+
+    g = p.games
+    sum_d = p.s1[ib] - p.s1[ia]
+    sum_d2 = sq(ib, ib) - 2 * sq(ia, ib) + sq(ia, ia)
+    total = g / 2 + sum_d / (2 * WIN_UNIT)
+    total_sq = g / 4 + sum_d / (2 * WIN_UNIT) + sum_d2 / (4 * WIN_UNIT ** 2)
+    return g, total, total_sq

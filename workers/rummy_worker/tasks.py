@@ -181,8 +181,8 @@ def run_chunk(self: Any, batch_id: str, index: int, spec: dict[str, Any],
     """
     store = BatchStore(state_client(), prefix)
     batch = admit_chunk(store, batch_id, index, spec)
-    if store.has_chunk(batch_id, index):
-        metrics.CHUNKS.labels("skipped").inc()
+    if store.has_chunk(batch_id, index) or store.stopped(batch_id):  # done, or stopped
+        metrics.CHUNKS.labels("skipped").inc()  # early (a sequential test decided)
         return {"batch": batch_id, "chunk": index, "games": 0, "outcome": "skipped"}
     recorder = (GameRecorder(batch_id, config.event_store_url(), config.event_store_prefix())
                 if batch.record_every else None)
@@ -348,7 +348,7 @@ class Sweeper:
         for batch_id in store.recent(batches):
             try:
                 st = store.status(batch_id, retry.max_failures)
-                if st.complete or st.failed:
+                if st.complete or st.failed or st.stopped:
                     continue
                 q = store.queue_of(batch_id) or queue or config.queue()
                 if q not in sizes:  # read before the marks: see _lost
