@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
 
 import grpc
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store.results import FeedEntry
 
-from rummy_grpc.errors import ServiceError, map_error
+from rummy_grpc.aborts import abort, call
+from rummy_grpc.errors import ServiceError
 from rummy_grpc.results import ResultsRpc
 
 __all__ = ["ResultsServicer", "result_to_proto"]
@@ -42,23 +43,6 @@ def result_to_proto(entry: FeedEntry) -> pb.GameResult:
         summary_json=json.dumps(s, separators=(",", ":"), sort_keys=True))
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
-    mapped = map_error(exc)
-    if mapped is None:
-        log.exception("internal error", exc_info=exc)
-        await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
-    else:
-        await context.abort(mapped.code, mapped.message, mapped.trailing_metadata())
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def _call(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return await fn()
-    except grpc.aio.AbortError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - every error is mapped or reported INTERNAL
-        await _abort(context, exc)
 
 
 class ResultsServicer:
@@ -82,7 +66,7 @@ class ResultsServicer:
         try:
             self.app.reads.require_admin(admin_token)
         except ServiceError as exc:
-            await _abort(context, exc)
+            await abort(context, exc)
 
     async def StreamResults(self, request: pb.StreamResultsRequest,
                             context: grpc.aio.ServicerContext
@@ -97,14 +81,14 @@ class ResultsServicer:
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # noqa: BLE001
-            await _abort(context, exc)
+            await abort(context, exc)
         finally:
             await batches.aclose()  # type: ignore[attr-defined]
 
     async def AckResults(self, request: pb.AckResultsRequest,
                          context: grpc.aio.ServicerContext) -> pb.AckResultsResponse:
         await self._admin(context, request.admin_token)
-        n = await _call(context, lambda: self._results_rpc().ack(request.group,
+        n = await call(context, lambda: self._results_rpc().ack(request.group,
                                                                 list(request.entry_ids)))
         return pb.AckResultsResponse(acknowledged=n)
 
@@ -112,7 +96,7 @@ class ResultsServicer:
                                 context: grpc.aio.ServicerContext
                                 ) -> pb.ListParkedResultsResponse:
         await self._admin(context, request.admin_token)
-        parked, status = await _call(context, lambda: self._results_rpc().parked(
+        parked, status = await call(context, lambda: self._results_rpc().parked(
             request.group, request.after, request.limit))
         return pb.ListParkedResultsResponse(
             parked=[pb.ParkedResult(result=result_to_proto(p.entry), consumer=p.consumer,

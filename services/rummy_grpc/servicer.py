@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
 
 import grpc
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from rummy.cards import format_card
+from rummy_grpc.aborts import abort, call
 from rummy_grpc.app import GameApp, Outcome, SeatSpec
 from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
-from rummy_grpc.errors import ServiceError, map_error
+from rummy_grpc.errors import ServiceError
 from rummy_grpc.limits import StreamLimits, client_key
 from rummy_grpc.listing import page_to_proto
 from rummy_grpc.model import READ_CHUNK
@@ -33,23 +34,6 @@ T = TypeVar("T")
 _KINDS = {pb.SEAT_KIND_HUMAN: "human", pb.SEAT_KIND_BOT: "bot"}
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
-    mapped = map_error(exc)
-    if mapped is None:
-        log.exception("internal error", exc_info=exc)
-        await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
-    else:
-        await context.abort(mapped.code, mapped.message, mapped.trailing_metadata())
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def _call(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return await fn()
-    except grpc.aio.AbortError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - every error is mapped or reported INTERNAL
-        await _abort(context, exc)
 
 
 def _result(out: Outcome) -> pb.CommandResult:
@@ -85,7 +69,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         try:
             return self.gate.admit(context, create=create, privileged=privileged)
         except ServiceError as exc:
-            await _abort(context, exc)
+            await abort(context, exc)
 
     async def CreateGame(self, request: pb.CreateGameRequest,
                          context: grpc.aio.ServicerContext) -> pb.CreateGameResponse:
@@ -95,7 +79,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
                           s.name, s.strategy)
                  for s in request.seats]
         seed = request.seed if request.HasField("seed") else None
-        created = await _call(context, lambda: self.app.create_game(
+        created = await call(context, lambda: self.app.create_game(
             seats, dict(request.variants), seed, request.turn_seconds,
             admin_token=request.admin_token, request_id=request.request_id,
             creator=who.key if who.known else ""))
@@ -106,7 +90,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
     async def GetView(self, request: pb.GetViewRequest,
                       context: grpc.aio.ServicerContext) -> pb.GetViewResponse:
         await self._admit(context)
-        v, deadline = await _call(context, lambda: self.app.get_view(request.game_id,
+        v, deadline = await call(context, lambda: self.app.get_view(request.game_id,
                                                                      request.token))
         return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
 
@@ -115,7 +99,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         if admit:
             await self._admit(context)
         expected, request_id = _options(request)
-        out = await _call(context, lambda: self.app.command(
+        out = await call(context, lambda: self.app.command(
             request.game_id, request.token, kind, table, expected_version=expected,
             request_id=request_id, with_view=not request.options.omit_view))
         return _result(out)
@@ -152,7 +136,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         try:
             self.streams.acquire(game_id, client)  # before any work: refuse at once
         except ServiceError as exc:
-            await _abort(context, exc)
+            await abort(context, exc)
         try:
             stream = self.app.stream(game_id, request.token, request.admin_token,
                                      request.after_version)
@@ -163,7 +147,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
             except grpc.aio.AbortError:
                 raise
             except Exception as exc:  # noqa: BLE001
-                await _abort(context, exc)
+                await abort(context, exc)
             finally:
                 await stream.aclose()
         finally:  # end of game, cancellation, deadline, error: the stream no longer counts
@@ -178,9 +162,9 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         try:
             self.gate.charge_events(who, cost)
         except ServiceError as exc:
-            await _abort(context, exc)
+            await abort(context, exc)
         try:
-            page = await _call(context, lambda: self.app.reads.get_events_page(
+            page = await call(context, lambda: self.app.reads.get_events_page(
                 request.game_id, request.token, request.admin_token, request.after_version,
                 to, request.page_size))
         except BaseException:
@@ -199,7 +183,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
     async def GetState(self, request: pb.GetStateRequest,
                        context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         await self._admit(context, privileged=bool(request.admin_token))
-        st = await _call(context, lambda: self.app.get_state(
+        st = await call(context, lambda: self.app.get_state(
             request.game_id, request.token, request.admin_token, request.version))
         msg = pb.GetStateResponse(version=st.version, full_information=st.full,
                                   view=view_to_proto(st.view))
@@ -214,7 +198,7 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
     async def ListGames(self, request: pb.ListGamesRequest,
                         context: grpc.aio.ServicerContext) -> pb.ListGamesResponse:
         who = await self._admit(context)
-        games, token = await _call(context, lambda: self.app.list_games(
+        games, token = await call(context, lambda: self.app.list_games(
             who, request.admin_token, request.state, request.page_size, request.page_token))
         return page_to_proto(games, token)
 
@@ -223,6 +207,6 @@ class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
         await self._admit(context)
         seat = request.seat if request.HasField("seat") else None
         budget = request.budget if request.HasField("budget") else None
-        text, version = await _call(context, lambda: review_game(
+        text, version = await call(context, lambda: review_game(
             self.app.reads, request.game_id, request.token, seat, budget, request.seed))
         return pb.ReviewGameResponse(review_json=text, version=version)
