@@ -29,7 +29,7 @@ demo: setup  ## the main job: a 200-game, 4-player bot-versus-bot simulation
 # gives needs_redis to every test that needs a server (tests/unit/test_harness.py checks it)
 FAST_MARKERS := not needs_redis and not slow and not chaos
 
-test: setup node-deps  ## the whole suite (Redis at 127.0.0.1:6379, else a private redis-server; ~13 min on 2 idle cores)
+test: setup node-deps  ## the whole suite (Redis at 127.0.0.1:6379, else a private redis-server; ~16 min on 2 cores)
 	$(PY) -m pytest -q
 
 test-fast: setup  ## every test that needs no server and is not slow or chaos (10 min on 2 busy cores)

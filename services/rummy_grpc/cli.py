@@ -301,7 +301,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     memory = (args.store or ("memory" if scheme == "memory" else "redis")) == "memory"
     if args.read_feed and memory:
-        print("error: --read-feed needs the Redis store (--redis-url redis://...): the append "
+        print("error: --read-feed needs the Redis store (--redis-url): the append "
               "feed is Redis pub/sub, and an in-memory store has no other writer to hear of",
               file=sys.stderr)
         return 2

@@ -215,7 +215,7 @@ def _amqp_length(queue: str) -> int:
     not _amqp_up(), reason="no RabbitMQ on 127.0.0.1:5672"))])
 def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
         celery_app, store, queue, start_worker, rclient, broker) -> None:
-    """Chunks that take over 3 leases each (lease 2 s, chunks of 600 games) on one worker
+    """Chunks that take over 3 leases each (lease 1.5 s, chunks of 1,500 games) on one worker
     process: the last ones wait in the queue many leases long. Nothing is sent again:
     every chunk is received and computed exactly once, the queue never holds more
     messages than the batch has chunks, and no sweep reports a lost chunk (it re-sent
@@ -223,23 +223,25 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
     RabbitMQ)."""
     from rummy_worker.tasks import heal, submit
 
-    lease = 2.0
+    lease = 1.5
     env = {"RUMMY_CHUNK_LEASE": str(lease), "RUMMY_SWEEP_INTERVAL": "0.5",
            "RUMMY_VISIBILITY_TIMEOUT": "3600", "RUMMY_KEY_PREFIX": store.prefix}
     if broker == "amqp":
         env["RUMMY_BROKER_URL"] = AMQP_URL
     w = start_worker(queue, concurrency=1, env=env)
     _wait_ready(w)
-    spec = BatchSpec(games=3000, bots=BOTS, seed=23, chunk_size=600)
+    # 1,500 random games take about 8.5 s on an idle core: nearly twice 3 leases, so a
+    # faster machine still waits many leases (600 took 3.5 s, under the 6 s then needed)
+    spec = BatchSpec(games=7500, bots=BOTS, seed=23, chunk_size=1500)
     if broker == "redis":
         bid = submit(spec, store=store, queue=queue)
         key = f"{BROKER_PREFIX}{queue}"
         length = lambda: rclient.llen(key)  # noqa: E731
     else:
         bid = subprocess.run(
-            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "3000",
+            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "7500",
              "--players", "2", "--bots", "random,random", "--seed", "23", "--chunk-size",
-             "600", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
+             "1500", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
             text=True, timeout=120, check=True).stdout.strip()
         assert store.spec(bid) == spec
         length = lambda: _amqp_length(queue)  # noqa: E731
