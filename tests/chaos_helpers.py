@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,23 @@ def start_server(redis_url: str, prefix: str, tmp_path: Path, name: str,
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.05)
     return proc, int(port_file.read_text())
+
+
+@contextlib.contextmanager
+def served_server(redis_url: str, prefix: str, tmp_path: Path, name: str,
+                  *args: str) -> Iterator[int]:
+    """A ``rummy serve`` process (:func:`start_server`, extra ``args``) for the ``with``
+    block; yields its port and stops it after (SIGTERM, then SIGKILL after 10 s)."""
+    proc, port = start_server(redis_url, prefix, tmp_path, name, *args)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def server_log(tmp_path: Path, name: str) -> str:

@@ -12,7 +12,6 @@ at least nine commands a round of turns, 5.4 s or more of pauses.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from rummy_grpc.convert import view_from_proto
 from rummy_grpc.model import BOT_WAIT
 
 from rummy.bots import make_bot
-from tests.chaos_helpers import ADMIN_TOKEN, start_server
+from tests.chaos_helpers import ADMIN_TOKEN, served_server
 from tests.redis_helpers import REDIS_URL, redis_unreachable
 
 from .conftest import bots, humans, send
@@ -39,16 +38,8 @@ def served(prefix: str, tmp_path: Path) -> Iterator[int]:
     reason = redis_unreachable()
     if reason:
         pytest.skip(reason)
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "slow-bots", "--bot-delay", "0.6")
-    try:
+    with served_server(REDIS_URL, prefix, tmp_path, "slow-bots", "--bot-delay", "0.6") as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def test_a_command_returns_while_slow_bots_play_on(served: int,

@@ -9,7 +9,6 @@ ALREADY_EXISTS "... for a different request".
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
-from tests.chaos_helpers import ADMIN_TOKEN, start_server
+from tests.chaos_helpers import ADMIN_TOKEN, served_server
 from tests.redis_helpers import REDIS_URL, redis_unreachable
 
 from .conftest import bots, humans
@@ -32,16 +31,8 @@ def served(prefix: str, tmp_path: Path) -> Iterator[int]:
     reason = redis_unreachable()
     if reason:
         pytest.skip(reason)
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "create")
-    try:
+    with served_server(REDIS_URL, prefix, tmp_path, "create") as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 CASES = {

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.model import RATE_EVENTS
 
-from tests.chaos_helpers import start_server
+from tests.chaos_helpers import served_server
 from tests.redis_helpers import REDIS_URL, redis_unreachable
 
 from .conftest import bots, humans
@@ -42,16 +41,8 @@ def served(prefix: str, tmp_path: Path) -> Iterator[int]:
     reason = redis_unreachable()
     if reason:
         pytest.skip(reason)
-    proc, port = start_server(REDIS_URL, prefix, tmp_path, "pages")
-    try:
+    with served_server(REDIS_URL, prefix, tmp_path, "pages") as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _retry_after(err: grpc.aio.AioRpcError) -> float:
