@@ -20,6 +20,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from rummy_cli.outputs import write_output
+
 EPILOG_SIMULATE = """\
 examples:
   rummy simulate --games 200 --players 4 --seed 7
@@ -166,16 +168,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     written = True
     if args.json:
         text = json.dumps(rep.to_dict(), indent=2, sort_keys=True)
-        if args.json == "-":
-            print(text)
-        else:
-            try:
-                with open(args.json, "w", encoding="utf-8") as f:
-                    f.write(text + "\n")
-            except OSError as e:  # checked up front, but the disk may fill or vanish
-                written = False
-                print(f"error: cannot write {args.json}: {e.strerror or e}; the report "
-                      "is printed below", file=sys.stderr)
+        try:
+            write_output(args.json, text)
+        except OSError as e:  # checked up front, but the disk may fill or vanish
+            written = False
+            print(f"error: cannot write {args.json}: {e.strerror or e}; the report "
+                  "is printed below", file=sys.stderr)
     if args.json != "-":
         render(rep, console, title=f"Balance report: {args.games} games, {args.players} "
                f"players, bots {','.join(bots)}, seed {args.seed}"

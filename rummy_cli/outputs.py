@@ -8,8 +8,10 @@ says what is wrong in one line (found by a newcomer's review of the sweep and to
 from __future__ import annotations
 
 import os
+import sys
+from typing import TextIO
 
-__all__ = ["output_problem", "terminal_safe"]
+__all__ = ["output_problem", "terminal_safe", "write_output"]
 
 
 def output_problem(*paths: str | None) -> str | None:
@@ -29,6 +31,28 @@ def output_problem(*paths: str | None) -> str | None:
         if not os.access(target, os.W_OK):
             return f"cannot write {path}: permission denied"
     return None
+
+
+def write_output(path: str | None, text: str, *, stdout: TextIO | None = None,
+                 announce: bool = False) -> None:
+    """Write ``text`` to the file ``path``, or to standard output when ``path`` is ``"-"``
+    or ``None`` (every ``--json``/``--html``/``--csv``/``--cases`` option of every command
+    takes ``-`` this way). A trailing newline is added to non-empty text if missing.
+    ``announce`` prints ``wrote PATH`` on standard error after a file is written.
+
+    Raises:
+        OSError: the file cannot be written (the callers say so in one line; paths are
+            checked first with :func:`output_problem`).
+    """
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if path is None or path == "-":
+        (stdout or sys.stdout).write(text)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    if announce:
+        print(f"wrote {path}", file=sys.stderr)
 
 
 def terminal_safe(value: object) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from rummy.cards import format_card
 from rummy.puzzles import DEFAULT_COUNT, DEFAULT_MIN_POINTS, Puzzle
+from rummy_cli.outputs import write_output
 
 EPILOG = """\
 examples:
@@ -133,18 +134,14 @@ def cmd_puzzles(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=err)
         return 1
     lines = "".join(json.dumps(p.to_case()) + "\n" for p in puzzles)
-    if args.cases == "-":
-        sys.stdout.write(lines)
-    else:
+    if args.cases != "-":
         for p in puzzles:
             print(f"{p.id}: {p.question} ({p.source}, event {p.event}; the player made "
                   f"{p.played})")
-        if args.cases:
-            with open(args.cases, "w", encoding="utf-8") as f:
-                f.write(lines)
+    if args.cases:
+        write_output(args.cases, lines)
     if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(puzzle_page(puzzles))
+        write_output(args.html, puzzle_page(puzzles))
     print(f"{len(puzzles)} puzzle(s) from {len(games)} game(s)", file=err)
     return 0
 

@@ -16,7 +16,7 @@ from rummy.events import dumps
 from rummy.evolve import replay
 from rummy.invariants import ReplayError
 from rummy_cli.inputs import InputTooLarge, read_bounded
-from rummy_cli.outputs import output_problem
+from rummy_cli.outputs import output_problem, write_output
 
 EPILOG_RECORD = """\
 examples:
@@ -45,14 +45,6 @@ def looks_like_record(text: str) -> bool:
 _HEADER = re.compile(r'\[[A-Za-z][\w-]*\s+"')
 
 
-def _write(path: str | None, text: str) -> None:
-    if path is None or path == "-":
-        sys.stdout.write(text)
-        return
-    with open(path, "w", encoding="utf-8") as f:  # OSError: the callers report it
-        f.write(text)
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     """``rummy record export LOG.jsonl [-o GAME.txt]``."""
     from rummy.invariants import verify_log
@@ -77,7 +69,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"error: cannot read {args.log}: {e.strerror}", file=sys.stderr)
         return 1
     try:
-        _write(args.output, text)
+        write_output(args.output, text)
     except OSError as e:
         print(f"error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
         return 1
@@ -119,7 +111,7 @@ def cmd_import(args: argparse.Namespace) -> int:
               "progress (then use --allow-incomplete)", file=sys.stderr)
         return 1
     try:
-        _write(args.output, "".join(dumps(e) + "\n" for e in events))
+        write_output(args.output, "".join(dumps(e) + "\n" for e in events))
     except OSError as e:
         print(f"error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
         return 1

@@ -27,6 +27,7 @@ from rummy.invariants import ReplayError, verify_log
 from rummy.melds import format_meld
 from rummy.state import GameState
 from rummy_cli.inputs import InputTooLarge, read_bounded
+from rummy_cli.outputs import write_output
 from rummy_cli.report_format import event_line, hand_text, state_text
 
 if TYPE_CHECKING:
@@ -298,15 +299,11 @@ def page_and_analysis(events: Sequence[Event], args: argparse.Namespace,
             data = analysis.to_dict()
             data["review"] = {k: v for k, v in rev.to_dict().items() if k != "analysis"}
             text = json.dumps(data, indent=1)
-            if args.json == "-":
-                print(text, file=out or sys.stdout)
-            else:
-                try:
-                    with open(args.json, "w", encoding="utf-8") as f:
-                        f.write(text + "\n")
-                except OSError as e:
-                    print(f"error: cannot write {args.json}: {e.strerror}", file=err)
-                    return 1
+            try:
+                write_output(args.json, text, stdout=out)
+            except OSError as e:
+                print(f"error: cannot write {args.json}: {e.strerror}", file=err)
+                return 1
         if args.json != "-":
             analysis_text(analysis, console)
             review_text(rev, console)

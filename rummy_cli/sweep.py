@@ -30,7 +30,7 @@ from rich.table import Table
 
 from rummy.balance import BalanceReport
 from rummy_cli.charts import Charts, Point, matplotlib_missing, missing_note
-from rummy_cli.outputs import output_problem
+from rummy_cli.outputs import output_problem, write_output
 
 EPILOG = """examples:
   rummy sweep --rules knock_threshold=0,5,10,15 --games 400 --players 4 --seed 7
@@ -266,15 +266,13 @@ def compare_values(doc: dict[str, Any], i: int, j: int,
 
 def write_outputs(doc: dict[str, Any], args: argparse.Namespace) -> int:
     """Write ``--json`` and ``--html`` if asked and print the table; returns 0."""
-    _print(doc, Console())  # first: the results are on screen whatever happens next
+    to_stdout = "-" in (args.json, args.html)  # the document owns stdout: the table goes to stderr
+    _print(doc, Console(stderr=to_stdout))  # first: on screen whatever happens next
     try:
         if args.json:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(doc, f, indent=2, sort_keys=True)
-                f.write("\n")
+            write_output(args.json, json.dumps(doc, indent=2, sort_keys=True))
         if args.html:
-            with open(args.html, "w", encoding="utf-8") as f:
-                f.write(render_html(doc))
+            write_output(args.html, render_html(doc))
     except OSError as e:
         print(f"error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
         return 1
@@ -661,7 +659,8 @@ def add_sweep_options(p: Any) -> None:
     p.add_argument("--bots", help="comma-separated line-up, cycled over the "
                    "seats (default strategic,greedy)")
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--json", metavar="FILE", help="write every value's figures as JSON")
+    p.add_argument("--json", metavar="FILE",
+                   help="write every value's figures as JSON ('-': stdout)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with a "
                    "chart per metric (matplotlib: the 'report' extra; without it, tables)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Any
 
+from rummy_cli.outputs import output_problem, write_output
+
 EPILOG_BATCH = """\
 examples:
   rummy worker -c 4 --metrics-port 9108          # on each machine
@@ -296,8 +298,7 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
             with open(json_path, encoding="utf-8") as f:
                 doc = json.load(f)
             doc["sprt"] = result.to_dict()
-            with open(json_path, "w", encoding="utf-8") as f:
-                json.dump(doc, f, indent=2)
+            write_output(json_path, json.dumps(doc, indent=2))
     return code
 
 
@@ -449,24 +450,9 @@ def _outputs_problem(args: argparse.Namespace) -> str | None:
     """Why one of the output files of ``args`` (``--json``, ``--csv``, ``--html``,
     ``--events``) cannot be written (:func:`rummy_cli.outputs.output_problem`), or
     ``None``; checked before the work."""
-    from rummy_cli.outputs import output_problem
 
     paths = [getattr(args, name, None) for name in ("json", "csv", "html", "events")]
     return output_problem(*(p for p in paths if isinstance(p, str)))
-
-
-def _write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` (``"-"``: stdout).
-
-    Raises:
-        OSError: the file cannot be written (the callers say so in one line).
-    """
-    if path == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        print(f"wrote {path}", file=sys.stderr)
 
 
 def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
@@ -485,7 +471,7 @@ def _print_report(store: Any, batch_id: str, args: argparse.Namespace) -> int:
         if not path:
             continue
         try:
-            _write(path, render(doc))
+            write_output(path, render(doc), announce=True)
         except OSError as e:  # checked up front, but the disk may fill or vanish
             unwritten = unwritten or path
             _die(f"cannot write {path}: {e.strerror or e}")
@@ -531,7 +517,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _set_env(args)
     from rummy.balance import BalanceReport
     from rummy_cli.options import chunks_text
-    from rummy_cli.outputs import output_problem
     from rummy_cli.sweep import sweep_document, sweep_plan, write_outputs
     from rummy_worker.batches import BatchSpec
     from rummy_worker.tasks import limits
@@ -629,7 +614,7 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
     if args.events:
         lines = "".join(dumps(e) + "\n" for e in r.events)
         try:
-            _write(args.events, lines)
+            write_output(args.events, lines, announce=True)
         except OSError as e:
             return _die(f"cannot write {args.events}: {e.strerror or e}")
     return 0
