@@ -106,6 +106,7 @@ def test_batch_report_write_failing_at_the_end_is_one_error_line(
     monkeypatch.setattr(rummy_worker.cli, "_store", lambda: object())
     monkeypatch.setattr(rummy_worker.cli, "document", lambda store, batch_id: doc)
     monkeypatch.setattr(rummy_cli.outputs, "output_problem", lambda *paths: None)
+    monkeypatch.setattr(rummy_worker.cli, "output_problem", lambda *paths: None)
     good = tmp_path / "r.json"
     assert main(["batch", "report", "t1", "--csv", MISSING + ".csv", "--json",
                  str(good)]) == 1
