@@ -35,6 +35,18 @@ def seed_commitment(seed: int, salt: str) -> str:
     return hashlib.sha256(salt.encode("ascii") + str(seed).encode("ascii")).hexdigest()
 
 
+def local_salt(seed: int) -> str:
+    """The salt of a game dealt on the user's own machine (``rummy simulate``, a batch's
+    ``replay-game``): 32 hex digits of ``sha256("rummy-local-salt:" || str(seed))``.
+
+    It is a function of the seed, so it hides nothing (whoever knows the seed deals the
+    game anyway); it exists so that a local log carries a commitment and ``rummy verify``
+    checks its deal like a served game's. A served game's salt is random
+    (``secrets.token_hex(16)``) and secret until the end.
+    """
+    return hashlib.sha256(b"rummy-local-salt:" + str(seed).encode("ascii")).hexdigest()[:32]
+
+
 def verify_deal(events: Iterable[Event]) -> list[str]:
     """Why the deal of a game's log is not provably fair (empty: it is).
 
@@ -84,4 +96,4 @@ def verify_deal(events: Iterable[Event]) -> list[str]:
     return problems
 
 
-__all__ = ["SALT_PATTERN", "seed_commitment", "verify_deal"]
+__all__ = ["SALT_PATTERN", "local_salt", "seed_commitment", "verify_deal"]

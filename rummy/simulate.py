@@ -25,6 +25,7 @@ from rummy.bots import check_bot, make_bot
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Knocked, RoundScored, TurnEnded
+from rummy.fairness import local_salt
 from rummy.quality import count_plays, game_sums, is_sampled, sample_every
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER, MELD_OR_PASS
@@ -93,7 +94,7 @@ class GameResult:
 
 
 def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
-              record: bool = False, metrics: bool = True) -> GameResult:
+              record: bool = False, metrics: bool = True, commit: bool = False) -> GameResult:
     """Play one complete game (to the target score, R9.1) between bots.
 
     Args:
@@ -103,6 +104,9 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
         record: keep the full event log in the result.
         metrics: sample meld phases for the decision-move metrics
             (:mod:`rummy.quality`; the only part of them that costs a solver call).
+        commit: ``GameStarted`` carries a seed commitment with the local salt
+            :func:`rummy.fairness.local_salt` of ``seed``, so that ``rummy verify``
+            checks the log (what ``rummy simulate --events-dir`` writes).
 
     Returns:
         The game's :class:`GameResult`.
@@ -115,7 +119,8 @@ def play_game(bots: Sequence[str], seed: int, rules: RuleSet | None = None, *,
     rules = rules or RuleSet()
     players = len(bots)
     agents = [make_bot(name, seed * 8 + seat) for seat, name in enumerate(bots)]
-    state, events = step(None, CreateGame(players, seed, rules, tuple(bots)))
+    salt = local_salt(seed) if commit else None
+    state, events = step(None, CreateGame(players, seed, rules, tuple(bots), salt=salt))
     log: list[Event] = list(events) if record else []
     turns: list[int] = []
     reasons: list[str] = []
@@ -386,7 +391,7 @@ class FailedGame:
 
 
 def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: int, *,
-                 record: bool = False,
+                 record: bool = False, commit: bool = False,
                  passthrough: tuple[type[BaseException], ...] = ()) -> GameResult | FailedGame:
     """:func:`play_game`, or, when a bot raises or breaks a rule (a bot bug), the
     :class:`FailedGame` of game ``index``: one game's failure never loses a
@@ -394,7 +399,7 @@ def play_or_fail(bots: Sequence[str], seed: int, rules: RuleSet | None, index: i
     and not the ``passthrough`` types: a runner's own signals, such as Celery's soft
     time limit, which must stop the chunk."""
     try:
-        return play_game(bots, seed, rules, record=record)
+        return play_game(bots, seed, rules, record=record, commit=commit)
     except passthrough:
         raise
     except Exception as e:  # noqa: BLE001 - recorded as a failed game, with its error
@@ -409,7 +414,8 @@ GameHook = Callable[[int, GameResult, float], None]
 def play_range(bots: Sequence[str], master_seed: int, start: int, stop: int,
                rules: RuleSet | None = None, rotate: bool = True, *,
                record: Callable[[int], bool] | None = None, on_game: GameHook | None = None,
-               passthrough: tuple[type[BaseException], ...] = ()) -> Aggregate:
+               passthrough: tuple[type[BaseException], ...] = (),
+               commit: bool = False) -> Aggregate:
     """Play games ``start .. stop-1`` of a batch and return their aggregate: the one
     simulation loop of ``rummy simulate`` (each process task), of Celery chunks and of
     :func:`run_games`.
@@ -422,12 +428,15 @@ def play_range(bots: Sequence[str], master_seed: int, start: int, stop: int,
         record: ``record(i)`` true keeps game ``i``'s event log in the result given to
             ``on_game`` (``None``: record none).
         on_game: called after each game that finished (not after failed ones).
+        commit: each recorded game's ``GameStarted`` carries a seed commitment
+            (:func:`play_game`).
     """
     agg = Aggregate.empty(len(bots))
     for i in range(start, stop):
         t0 = time.perf_counter()
         r = play_or_fail(lineup_for(bots, i, rotate), game_seed(master_seed, i), rules, i,
-                         record=record is not None and record(i), passthrough=passthrough)
+                         record=record is not None and record(i), passthrough=passthrough,
+                         commit=commit)
         if isinstance(r, FailedGame):  # a bot failed: a failed game, not a lost run
             agg = agg.merge(Aggregate.of_failure(len(bots), r))
             continue

@@ -100,7 +100,8 @@ def _chunk(args: tuple[list[str], int, int, int, Any, bool, str | None]) -> dict
 
     agg = play_range(bots, seed, start, stop, rules, rotate,
                      record=None if events_dir is None else (lambda _i: True),
-                     on_game=None if events_dir is None else write_events)
+                     on_game=None if events_dir is None else write_events,
+                     commit=events_dir is not None)
     return agg.to_dict()
 
 
@@ -196,7 +197,7 @@ def _replay_one(args: argparse.Namespace, bots: list[str], rules: Any, console: 
     i = args.replay_game
     lineup = lineup_for(bots, i, not args.no_rotate)
     try:
-        r = play_game(lineup, game_seed(args.seed, i), rules, record=True)
+        r = play_game(lineup, game_seed(args.seed, i), rules, record=True, commit=True)
     except Exception as e:  # noqa: BLE001 - a bot failed: say which game and why
         from rummy.simulate import failure_text
         print(f"error: game {i} of seed {args.seed} (bots {','.join(lineup)}) failed: "

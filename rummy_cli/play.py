@@ -53,6 +53,7 @@ from rummy.events import (
     TurnEnded,
     dumps,
 )
+from rummy.fairness import local_salt
 from rummy.meld_commands import apply_meld_command, meld_command
 from rummy.melds import Table
 from rummy.rules import RuleSet
@@ -179,7 +180,8 @@ class PlaySession:
         self._draw = 0  # the draw number of the person's last draw (the rule of a pass)
         self._table_changed = self._hand_changed = False
         self._shown: Table = ()  # the table in the order last numbered
-        state, events = step(None, CreateGame(players, seed, rules, self.names))
+        state, events = step(None, CreateGame(players, seed, rules, self.names,
+                                              salt=local_salt(seed)))
         self.state: GameState = state
         self._record(events)
 

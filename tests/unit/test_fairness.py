@@ -160,3 +160,37 @@ def test_a_game_record_keeps_the_commitment_and_refuses_a_changed_salt(
     record.write_text(text.replace(SALT, "f" + SALT[1:]))
     assert main(["verify", str(record)]) == 1
     assert "the seed or the salt was changed after the commitment" in capsys.readouterr().err
+
+
+def test_local_salt_is_a_documented_function_of_the_seed() -> None:
+    from rummy.fairness import SALT_PATTERN, local_salt
+    assert local_salt(7) == hashlib.sha256(b"rummy-local-salt:7").hexdigest()[:32]
+    assert SALT_PATTERN.fullmatch(local_salt(7))
+    assert local_salt(7) != local_salt(8)
+
+
+def test_every_log_rummy_simulate_writes_verifies(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ev"
+    out.mkdir()
+    assert main(["simulate", "--games", "3", "--players", "3", "--jobs", "1", "--quiet",
+                 "--events-dir", str(out)]) == 0
+    logs = sorted(out.glob("game-*.jsonl"))
+    assert len(logs) == 3
+    capsys.readouterr()
+    for log in logs:
+        assert main(["verify", str(log)]) == 0, capsys.readouterr().err
+    # and its deal is still checked: a swapped stock card is refused
+    records = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    i = next(i for i, r in enumerate(records) if r["type"] == "RoundStarted")
+    records[i]["deck"][-1], records[i]["deck"][-2] = (records[i]["deck"][-2],
+                                                      records[i]["deck"][-1])
+    assert "does not follow from the seed" in _refused(tmp_path, capsys, records)
+
+
+def test_the_same_simulated_game_with_and_without_a_commitment_is_the_same_game() -> None:
+    plain = play_game(["greedy", "basic"], 5, None, record=True)
+    committed = play_game(["greedy", "basic"], 5, None, record=True, commit=True)
+    assert committed.events[0].commitment and not plain.events[0].commitment
+    assert committed.events[1:] == plain.events[1:]
+    assert committed.final == plain.final

@@ -30,10 +30,12 @@ def should_record(spec: BatchSpec, index: int) -> bool:
 
 
 def play_indexed(spec: BatchSpec, index: int, variant: str = "a", *,
-                 record: bool = False) -> GameResult:
+                 record: bool = False, commit: bool = False) -> GameResult:
     """Play game ``index`` of the batch alone (variant ``"a"`` or ``"b"``).
 
     Same seed and line-up as in the batch, so the result equals the one the batch counted.
+    ``commit``: the recorded log's ``GameStarted`` carries a seed commitment
+    (:func:`rummy.simulate.play_game`), so ``rummy verify`` checks it.
 
     Raises:
         IndexError: ``index`` not in ``0 .. games-1``.
@@ -42,7 +44,8 @@ def play_indexed(spec: BatchSpec, index: int, variant: str = "a", *,
     if not 0 <= index < spec.games:
         raise IndexError(f"game {index} out of range 0..{spec.games - 1}")
     return play_game(lineup_for(spec.lineup(variant), index, spec.rotate),
-                     game_seed(spec.seed, index), spec.ruleset(variant), record=record)
+                     game_seed(spec.seed, index), spec.ruleset(variant), record=record,
+                     commit=commit)
 
 
 def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = None,
