@@ -97,3 +97,15 @@ def test_error_rates_on_simulated_games(draw: float) -> None:
     at1, _ = _runs(40, 0, 40, 0.1, 0.2, 2000, draw, seed=4)
     assert abs(at0 - 0.1) < 0.03, at0
     assert abs(at1 - 0.8) < 0.03, at1
+
+
+def test_sprt_slot_out_of_the_line_up_is_refused_before_any_batch(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from rummy_cli.main import main
+    try:
+        code = main(["batch", "ab", "--games", "8", "--players", "2", "--bots", "basic,random",
+                     "--compare-bots", "greedy,random", "--sprt", "0,20", "--sprt-slot", "2"])
+    except SystemExit as e:
+        code = int(e.code or 0)
+    assert code == 2
+    assert "--sprt-slot 2: the line-up has slots 0..1" in capsys.readouterr().err

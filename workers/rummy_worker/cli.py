@@ -207,6 +207,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
             bounds(args.alpha, args.beta)
         except ValueError as e:
             return _usage(str(e))
+        if not 0 <= args.sprt_slot < spec.players:
+            return _usage(f"--sprt-slot {args.sprt_slot}: the line-up has slots 0.."
+                          f"{spec.players - 1} (one per bot of --bots)")
     problem = _outputs_problem(args)
     if problem:
         return _usage(problem)
@@ -234,10 +237,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def sprt_of(store: Any, batch_id: str, elos: tuple[float, float], alpha: float,
-            beta: float) -> tuple[Any, int, int]:
+            beta: float, slot: int = 0) -> tuple[Any, int, int]:
     """``(SprtResult, chunks done, chunks)`` of an A/B batch's stored chunks: the GSPRT
-    (:func:`rummy.sprt.sprt`) on the paired scores of line-up slot 0
-    (:func:`rummy_worker.paired.slot_scores`).
+    (:func:`rummy.sprt.sprt`) on the paired scores of line-up slot ``slot`` (0 to
+    players - 1; :func:`rummy_worker.paired.slot_scores`).
 
     Raises:
         UnknownBatch: no such batch.
@@ -247,7 +250,7 @@ def sprt_of(store: Any, batch_id: str, elos: tuple[float, float], alpha: float,
 
     spec, merged = store.merged(batch_id)
     paired = merged.paired or Paired.empty(spec.players)
-    games, total, total_sq = slot_scores(paired, 0)
+    games, total, total_sq = slot_scores(paired, slot)
     return sprt(games, total, total_sq, elos[0], elos[1], alpha, beta), merged.chunks, \
         spec.chunks
 
@@ -263,7 +266,8 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
     most = config.max_failures()
     shown = -1
     while True:
-        result, done, chunks = sprt_of(store, batch_id, elos, args.alpha, args.beta)
+        result, done, chunks = sprt_of(store, batch_id, elos, args.alpha, args.beta,
+                                       args.sprt_slot)
         if done != shown:
             shown = done
             print(f"sprt: {result.games} paired games ({done}/{chunks} chunks), LLR "
@@ -285,7 +289,7 @@ def _run_sprt(store: Any, batch_id: str, args: argparse.Namespace,
                "H0": f"H0 accepted: variant B is not {elos[1]:g} Elo stronger than A (about "
                      f"{elos[0]:g} or less)",
                "": "undecided: every game was played before the LLR crossed a bound"}
-    print(f"SPRT (GSPRT of fishtest, slot 0 of the line-up, ELO0={elos[0]:g}, "
+    print(f"SPRT (GSPRT of fishtest, slot {args.sprt_slot} of the line-up, ELO0={elos[0]:g}, "
           f"ELO1={elos[1]:g}, alpha={args.alpha:g}, beta={args.beta:g}): "
           f"{verdict[result.decision]}; LLR {result.llr:.3f}, bounds [{result.lower:.3f}, "
           f"{result.upper:.3f}], {result.games} paired games used "
@@ -781,9 +785,12 @@ def _sprt_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("sequential test (SPRT; docs/bots.md)")
     g.add_argument("--sprt", metavar="ELO0,ELO1",
                    help="wait, and stop as soon as the GSPRT (fishtest's) on the paired "
-                   "scores of line-up slot 0 (B's credit against A's) accepts H0: B is ELO0 "
-                   "Elo stronger, or H1: ELO1; --games is the most it plays. Use a small "
-                   "--chunk-size (e.g. 10): the test looks at finished chunks")
+                   "scores of one line-up slot (--sprt-slot; B's credit against A's) accepts "
+                   "H0: B is ELO0 Elo stronger, or H1: ELO1; --games is the most it plays. "
+                   "Use a small --chunk-size (e.g. 10): the test looks at finished chunks")
+    g.add_argument("--sprt-slot", type=int, default=0, metavar="K",
+                   help="with --sprt: the line-up slot (position in --bots, from 0) whose "
+                   "paired scores are tested (default 0)")
     g.add_argument("--alpha", type=float, default=0.05,
                    help="with --sprt: chance of accepting H1 when H0 holds (default 0.05)")
     g.add_argument("--beta", type=float, default=0.05,
