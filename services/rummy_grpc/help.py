@@ -33,6 +33,7 @@ from rummy.melds import format_table
 from rummy.views import PlayerView, view
 from rummy_grpc.aborts import abort, call
 from rummy_grpc.auth import authenticate
+from rummy_grpc.callers import CallerGate
 from rummy_grpc.commands import parse_command
 from rummy_grpc.convert import table_from_proto
 from rummy_grpc.errors import BadRequest, HintsDisabled, ServiceError
@@ -138,7 +139,7 @@ class HelpServicer:
     ``GetHint`` is refused)."""
 
     app: Any
-    gate: Any
+    gate: CallerGate
     hints: bool
     _solver_slots: asyncio.Semaphore | None = None
 
