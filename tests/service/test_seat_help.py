@@ -3,17 +3,21 @@ answers from the seat's own view (I3), the hint priced in the rate limit, ``--hi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.convert import view_from_proto
 from rummy_grpc.help import HINT_COST
 from rummy_store.memory import MemoryEventStore
 
 from rummy.advice import hint, legal_moves
 from rummy.melds import format_table
+from tests.chaos_helpers import served_server
+from tests.redis_helpers import REDIS_URL
 
 from .conftest import ADMIN_TOKEN, humans, rpc_error_rule, serving
 
@@ -159,3 +163,18 @@ async def test_hints_off_and_hint_priced_in_the_rate_limit() -> None:
         code, reason, _ = await _refused(stub.GetLegalActions(pb.GetLegalActionsRequest(
             game_id=game_id, token=token)))
         assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+
+
+@pytest.mark.redis
+async def test_rummy_serve_hints_off_refuses_hints_naming_the_flag(
+        tmp_path: Path, prefix: str, store: Any) -> None:
+    """The operator's switch on a real ``rummy serve`` process (``store``: the prefix's
+    keys are deleted afterwards)."""
+    with served_server(REDIS_URL, prefix, tmp_path, "hints", "--hints", "off") as port:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.GameServiceStub(channel)
+            game_id, tokens = await _game(stub)
+            code, reason, message = await _refused(stub.GetHint(pb.GetHintRequest(
+                game_id=game_id, token=tokens[0])))
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HINTS_DISABLED")
+            assert "rummy serve --hints off" in message
