@@ -104,9 +104,22 @@ def best_meld(view: PlayerView, node_limit: int | None) -> tuple[tuple[Table, Pl
     Raises:
         ValueError: ``node_limit`` not a positive integer or None.
     """
-    sol = solve(view.table, view.hand, node_limit=node_limit, rules=view.rules,
-                opening=_opening(view))
+    rules = view.rules
+    opening = _opening(view)
+    sol = solve(view.table, view.hand, node_limit=node_limit, rules=rules, opening=opening)
     play = sol.play
+    if play is None and not sol.optimal and opening and view.table:
+        # the per-player opening on a table: the solver's fallback proves nothing when it
+        # finds no play, but the variant needs a complete meld of hand cards (R5.5), so a
+        # hand that holds none cannot meld, and one that holds enough points can
+        alone = solve((), view.hand, node_limit=node_limit, rules=rules, opening=True)
+        if alone.play is None:
+            return None, alone.optimal
+        if alone.play.points >= rules.opening_meld_min_points:
+            new_table = tuple(view.table) + alone.play.table
+            if legal_for(view, new_table):
+                return (new_table, alone.play), False
+        return None, False
     if play is None:
         return None, sol.optimal
     if not legal_for(view, play.table):  # the solver's contract; never seen
