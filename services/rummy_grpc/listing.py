@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_store.base import EventStore
 from rummy_store.creators import CreatorIndex, UnknownCursor
 
 from rummy.rules import RuleSet
@@ -184,6 +185,40 @@ async def _own_page(repo: GameRepository, store: CreatorIndex, creator: str, nam
     return page, _token(ids[size - 1], name, admin) if more else ""
 
 
+BACKFILL_NAME = "creator-index-backfill"
+"""The store-wide name (``RequestLog.put_if_absent``) under which one server claims the
+day's :func:`backfill_creators`."""
+BACKFILL_EVERY = 86_400.0
+"""Seconds between two backfills of a store (by whichever server starts first)."""
+
+
+async def backfill_creators(store: EventStore, claimant: str) -> int:
+    """Enter the games of the store's index (the newest :data:`SCAN_LIMIT`, the ones a
+    listing used to read) whose meta names a creator in the per-creator index: games
+    created by a release before the index, or by one still running beside this one.
+    Idempotent; run by one server of the store a day (``claimant``: this server's random
+    id, raced for under :data:`BACKFILL_NAME`).
+
+    Returns:
+        The games entered (0: another server claimed it, or the store has no per-creator
+        index).
+    """
+    index = store
+    if not isinstance(index, CreatorIndex):
+        return 0
+    won = await store.put_if_absent(BACKFILL_NAME, {"by": claimant}, BACKFILL_EVERY)
+    if won.get("by") != claimant:
+        return 0
+    entered = 0
+    for game_id in await store.list_games(limit=SCAN_LIMIT):
+        meta = await store.get_meta(game_id) or {}
+        creator = meta.get("creator")
+        if isinstance(creator, str) and creator:
+            await index.add_created(creator, game_id, float(meta.get("created", 0.0)))
+            entered += 1
+    return entered
+
+
 _KIND_CODES = {"human": pb.SEAT_KIND_HUMAN, "bot": pb.SEAT_KIND_BOT}
 
 
@@ -200,5 +235,6 @@ def page_to_proto(games: list[GameSummary], next_token: str) -> pb.ListGamesResp
     return out
 
 
-__all__ = ["DEFAULT_PAGE_SIZE", "FILTERS", "MAX_LIST_PAGE_SIZE", "SCAN_LIMIT", "GameSummary",
-           "list_games", "page_to_proto"]
+__all__ = ["BACKFILL_EVERY", "BACKFILL_NAME", "DEFAULT_PAGE_SIZE", "FILTERS",
+           "MAX_LIST_PAGE_SIZE", "SCAN_LIMIT", "GameSummary", "backfill_creators", "list_games",
+           "page_to_proto"]

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_grpc.callers import CallerPolicy, hash_api_key, new_api_key, parse_api_keys
 from rummy_store.memory import MemoryEventStore
+
+from rummy.events import Knocked, to_dict
 
 from .conftest import humans, serving
 
@@ -96,3 +99,27 @@ async def test_a_callers_pages_read_only_its_own_games(any_store: Any) -> None:
         # bob sees his own, never alice's
         bob = await replica.stub.ListGames(pb.ListGamesRequest(page_size=200), metadata=AS_B)
         assert len(bob.games) == OTHERS and not set(mine) & {g.game_id for g in bob.games}
+
+
+async def test_games_of_an_older_release_are_backfilled_at_start(any_store: Any) -> None:
+    """Games whose meta names the creator but that never entered the per-creator index (a
+    release before it) are entered by the first server that starts, once a day."""
+    import asyncio
+
+    from rummy_grpc.listing import backfill_creators
+    old = []
+    for i in range(3):  # as an older release wrote them: meta and events, no creator entry
+        game_id = f"old{i}{uuid4().hex}"
+        await any_store.put_meta(game_id, {"seats": [], "creator": "key:alice",
+                                           "created": 1.0 + i})
+        await any_store.append(game_id, [to_dict(Knocked(seat=0, points=1))], 0)
+        old.append(game_id)
+    assert await any_store.list_created("key:alice", limit=10) == []
+    async with serving(any_store, callers=_policy()):  # its start runs the backfill
+        for _ in range(200):  # a hang guard, not a timing bound
+            listed = await any_store.list_created("key:alice", limit=10)
+            if len(listed) == 3:
+                break
+            await asyncio.sleep(0.05)
+    assert listed == old[::-1]
+    assert await backfill_creators(any_store, "another server") == 0  # once a day
