@@ -157,9 +157,13 @@ async def test_hints_off_and_hint_priced_in_the_rate_limit() -> None:
         token = tokens[view.turn]
         h = await stub.GetHint(pb.GetHintRequest(game_id=game_id, token=token))
         assert h.action == pb.ACTION_DRAW
-        for _ in range(4):
+        for _ in range(2):
             await stub.GetLegalActions(pb.GetLegalActionsRequest(game_id=game_id,
                                                                  token=token))
+        for _ in range(2):  # a dry run costs a call like a command, refused or not
+            code, reason, _ = await _refused(stub.CheckMeld(pb.CheckMeldRequest(
+                game_id=game_id, token=token, table=[pb.Cards(cards=["KS", "KH", "KD"])])))
+            assert reason == "ILLEGAL_MOVE"
         code, reason, _ = await _refused(stub.GetLegalActions(pb.GetLegalActionsRequest(
             game_id=game_id, token=token)))
         assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
