@@ -24,7 +24,7 @@ import grpc
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store.base import VersionConflict
 
-from rummy.advice import HINT_NODE_LIMIT, MOVES_NODE_LIMIT, Hint, hint, legal_moves
+from rummy.advice import HINT_NODE_LIMIT, MOVES_NODE_LIMIT, Hint, LegalMoves, hint, legal_moves
 from rummy.cards import format_card, hand_points
 from rummy.decide import step
 from rummy.errors import RummyError
@@ -171,7 +171,8 @@ class HelpServicer:
         await self._admit(context)
         v = await call(context, lambda: seat_view(self.app.repo, request.game_id,
                                                   request.token))
-        moves = await self._solve(legal_moves, v, MOVES_NODE_LIMIT)
+        moves: LegalMoves = await call(context, lambda: self._solve(legal_moves, v,
+                                                                   MOVES_NODE_LIMIT))
         return pb.GetLegalActionsResponse(
             version=v.version, actions=[_ACTION_CODES[a] for a in moves.actions],
             meld=_MELD_CODES[moves.meld])
@@ -188,10 +189,7 @@ class HelpServicer:
         v = await call(context, lambda: seat_view(self.app.repo, request.game_id,
                                                   request.token))
 
-        async def run() -> Hint:
-            result: Hint = await self._solve(hint, v, HINT_NODE_LIMIT)
-            return result
-        found = await call(context, run)
+        found: Hint = await call(context, lambda: self._solve(hint, v, HINT_NODE_LIMIT))
         return hint_to_proto(v.version, found)
 
 
