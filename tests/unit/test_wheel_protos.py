@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.resources
 import importlib.util
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,10 +22,15 @@ def test_the_wheel_carries_the_protos_and_the_guide(tmp_path: Path) -> None:
     for module in ("setuptools", "grpc_tools"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is needed to build the wheel (pyproject build-system)")
+    # built from a copy: the build writes build/, the egg-info and the generated code
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", "node_modules", "build", "*.egg-info", ".venv", "__pycache__", ".*_cache",
+        "out", "events"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, cwd=ROOT,
+                    "-q", "-w", str(tmp_path / "dist"), str(src)], check=True, cwd=src,
                    capture_output=True, timeout=300)
-    wheel, = tmp_path.glob("*.whl")
+    wheel, = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         assert f"rummy_api/proto/{PROTO}" in names
