@@ -21,6 +21,11 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 
 def main() -> int:
+    # the API contract ships as package data for other languages' clients (docs/api.md)
+    import importlib.resources
+    shipped = importlib.resources.files("rummy_api")
+    assert (shipped / "proto" / "rummy_api" / "v1" / "game_service.proto").is_file()
+    assert (shipped / "docs" / "api.md").is_file()
     bindir = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
         port_file = Path(tmp) / "port"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -36,7 +37,7 @@ from rummy_grpc.clock import RESYNC_SECONDS, StoreClock
 from rummy_grpc.commands import CommandHandler
 from rummy_grpc.creation import GameCreator
 from rummy_grpc.errors import log_failure
-from rummy_grpc.listing import GameSummary, list_games
+from rummy_grpc.listing import GameSummary, backfill_creators, list_games
 from rummy_grpc.model import (
     BOT_WAIT,
     COMMAND_KINDS,
@@ -156,6 +157,8 @@ class GameApp:
         if self._read_feed:  # reads from memory while the store's append feed is live
             self.repo.start_feed()
         self._poller = asyncio.get_running_loop().create_task(self.scheduler.run())
+        # games of an older release into the per-creator index (ListGames), in the background
+        self._spawn(backfill_creators(self.store, secrets.token_hex(8)))
         return active
 
     async def close(self) -> None:

@@ -149,6 +149,10 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="comma-separated bot strategies CreateGame may seat (default: all "
                    "but search, whose moves cost ~100x a strategic move's CPU; add it "
                    "only for trusted callers: docs/security.md)")
+    p.add_argument("--hints", choices=("on", "off"), default="on",
+                   help="serve GetHint, the solver's best play for the seat to act (CPU "
+                   "work priced in the rate limit); off: GetHint answers "
+                   "FAILED_PRECONDITION HINTS_DISABLED (default on)")
     p.add_argument("--read-feed", action="store_true",
                    help="answer GetView from memory while the store's append feed (Redis "
                    "pub/sub, a single Redis only) shows the cached state is the latest: "
@@ -342,6 +346,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
                     request_window=args.request_window, reuse_port=args.reuse_port,
                     read_feed=args.read_feed, bot_strategies=args.bot_strategies,
+                    hints=args.hints == "on",
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
                     max_streams=args.max_streams, **security)

@@ -1,6 +1,7 @@
 """Generate ``rummy_api`` from ``proto/`` with ``grpc_tools.protoc``: the one place protoc runs.
 
-Every path that generates the gRPC code calls :func:`generate`: ``make proto`` (``python
+Every path that generates the gRPC code calls :func:`generate` (which also copies the
+``.proto`` files and docs/api.md into the package, :func:`ship`): ``make proto`` (``python
 services/rummy_grpc/codegen.py``), the wheel build (``setup.py`` loads this file by its path,
 before any package is importable) and :func:`ensure_generated`, which ``rummy_grpc`` runs on
 import so that a source checkout without ``make proto`` still works. Generated modules are
@@ -22,6 +23,12 @@ PROTO_ROOT = SERVICES.parent / "proto"
 """The ``proto/`` include root of a source checkout."""
 PROTO_GLOB = "rummy_api/v1/*.proto"
 """The ``.proto`` files generated, relative to :data:`PROTO_ROOT`."""
+API_GUIDE = SERVICES.parent / "docs" / "api.md"
+"""The client authors' guide shipped beside the ``.proto`` files."""
+SHIPPED = ("proto", "docs")
+"""The data folders of the ``rummy_api`` package that :func:`ship` fills: ``proto/`` (an
+include root: ``proto/rummy_api/v1/game_service.proto``) and ``docs/api.md``. Read them
+from an installed package with ``importlib.resources.files("rummy_api") / "proto"``."""
 
 
 def protos(proto_root: Path = PROTO_ROOT) -> list[Path]:
@@ -52,6 +59,27 @@ def generate(proto_root: Path = PROTO_ROOT, out: Path = SERVICES) -> None:
     status = protoc.main(args)
     if status != 0:
         raise RuntimeError(f"protoc exited with status {status}: {' '.join(args)}")
+    ship(proto_root, out)
+
+
+def ship(proto_root: Path = PROTO_ROOT, out: Path = SERVICES,
+         guide: Path = API_GUIDE) -> list[Path]:
+    """Copy the ``.proto`` sources (under ``rummy_api/proto/``, the same layout as
+    ``proto/``) and the API guide (``rummy_api/docs/api.md``, when ``guide`` exists) into
+    the ``rummy_api`` package under ``out``, so that the wheel carries them as package
+    data (pyproject.toml) for clients in other languages. Returns the files written."""
+    written = []
+    for src in protos(proto_root):
+        dest = out / "rummy_api" / "proto" / src.relative_to(proto_root)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(src.read_bytes())
+        written.append(dest)
+    if guide.is_file():
+        dest = out / "rummy_api" / "docs" / guide.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(guide.read_bytes())
+        written.append(dest)
+    return written
 
 
 def ensure_generated() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rummy_store.base import AppendResult, StoredEvent, VersionConflict, request_digest
 
-from rummy.commands import make_command
+from rummy.commands import Command, make_command
 from rummy.decide import step
 from rummy.errors import RummyError
 from rummy.events import Event
@@ -36,6 +36,29 @@ from rummy_grpc.progress import GameProgress
 from rummy_grpc.reads import redact_for
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler, deadline
+
+
+def parse_command(kind: str, seat: int, table: Any = None) -> Command:
+    """The core command of a request: for ``"meld"`` the table's size caps
+    (:data:`~rummy_grpc.model.MAX_MELDS` melds, :data:`~rummy_grpc.model.MAX_TABLE_CARDS`
+    cards) and its notation (R1.4) are checked first. Shared by ``Meld`` and its dry run
+    ``CheckMeld`` (:mod:`rummy_grpc.help`), so both refuse the same requests.
+
+    Raises:
+        BadRequest: a table past the caps, or an unknown kind.
+        NotationError: a malformed card token or an undeclared table joker (R1.4).
+    """
+    parsed = None
+    if kind == "meld":
+        if table is None or len(table) > MAX_MELDS \
+                or sum(len(m) for m in table) > MAX_TABLE_CARDS:
+            raise BadRequest(f"a table has at most {MAX_MELDS} melds and "
+                             f"{MAX_TABLE_CARDS} cards")
+        parsed = parse_table(table)
+    try:
+        return make_command(kind, seat, parsed)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
 
 
 class CommandHandler:
@@ -97,17 +120,7 @@ class CommandHandler:
         meta = await self._repo.meta(game_id)
         seat = authenticate(meta, token, seat_required=True).seat
         assert seat is not None
-        parsed = None
-        if kind == "meld":
-            if table is None or len(table) > MAX_MELDS \
-                    or sum(len(m) for m in table) > MAX_TABLE_CARDS:
-                raise BadRequest(f"a table has at most {MAX_MELDS} melds and "
-                                 f"{MAX_TABLE_CARDS} cards")
-            parsed = parse_table(table)
-        try:
-            cmd = make_command(kind, seat, parsed)
-        except ValueError as e:
-            raise BadRequest(str(e)) from None
+        cmd = parse_command(kind, seat, table)
         body = {"kind": kind, "seat": seat, "table": table, "expected": expected_version}
         # 64 bits of the digest tell a retry from another request under the same id
         rhash = request_digest(body)[:16] if request_id else None
@@ -192,4 +205,4 @@ class CommandHandler:
                        deadline(meta, state, ts), duplicate)
 
 
-__all__ = ["CommandHandler"]
+__all__ = ["CommandHandler", "parse_command"]

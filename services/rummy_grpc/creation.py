@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from rummy_store.base import EventStore, RequestIdReused, StoredEvent, request_digest
+from rummy_store.creators import CreatorIndex
 
 from rummy.bots import check_bot
 from rummy.commands import CreateGame, check_seat_name
@@ -159,12 +160,13 @@ class GameCreator:
         except (RummyError, BadRequest, SeedNotAllowed, RequestIdReused) as exc:
             metrics.child(metrics.COMMANDS_TOTAL, "create_game", outcome(exc)).inc()
             raise
+        created = self._clock()
         meta = {
             "seats": [{"kind": s.kind, "name": n, "strategy": s.strategy}
                       for s, n in zip(seats, names, strict=True)],
             "tokens": {hash_token(t): i for i, t in tokens.items()},
             "players": len(seats), "hand_size": rules.hand_size,
-            "turn_seconds": turn_seconds, "created": self._clock(),
+            "turn_seconds": turn_seconds, "created": created,
             "creator": creator,
         }
         await self._repo.put_meta(game_id, meta)
@@ -176,6 +178,10 @@ class GameCreator:
                                       "duplicate" if result.duplicate else "ok").inc()
         if not result.duplicate:
             metrics.GAMES_ACTIVE.inc()
+        if creator and isinstance(self._store, CreatorIndex):
+            # after the append (a game the index lists has events); a retry of a create cut
+            # short here completes it (duplicate appends come this way too)
+            await self._store.add_created(creator, game_id, created)
         ts = result.events[-1].ts if result.events else self._clock()
         self._repo.remember(game_id, state, ts,
                            epoch=None if result.duplicate else epoch)

@@ -16,6 +16,7 @@ exception                         status               details
 ``GameNotFound``                  NOT_FOUND            reason ``GAME_NOT_FOUND``
 ``GameLimitReached``              FAILED_PRECONDITION  reason ``GAME_LIMIT``
 ``GameNotOver``                   FAILED_PRECONDITION  reason ``GAME_NOT_OVER``
+``HintsDisabled``                 FAILED_PRECONDITION  reason ``HINTS_DISABLED``
 ``SeedNotAllowed``                PERMISSION_DENIED    reason ``SEED_NEEDS_ADMIN``
 ``VersionConflict``               ABORTED              reason ``VERSION_CONFLICT``
 ``RequestIdReused``               ALREADY_EXISTS       reason ``REQUEST_ID_REUSED``
@@ -105,6 +106,14 @@ class SeedNotAllowed(ServiceError):
 
 class GameNotOver(ServiceError):
     """A call that needs a finished game (``ReviewGame``) on a game still being played."""
+
+
+class HintsDisabled(ServiceError):
+    """``GetHint`` on a server started with ``rummy serve --hints off``."""
+
+    def __init__(self) -> None:
+        super().__init__("hints are disabled on this server (rummy serve --hints off); "
+                         "GetLegalActions and CheckMeld still answer")
 
 
 class BadRequest(ServiceError):
@@ -325,6 +334,8 @@ def map_error(exc: BaseException) -> Mapped | None:
         return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_LIMIT")
     if isinstance(exc, GameNotOver):
         return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "GAME_NOT_OVER")
+    if isinstance(exc, HintsDisabled):
+        return Mapped(grpc.StatusCode.FAILED_PRECONDITION, str(exc), "HINTS_DISABLED")
     if isinstance(exc, SeedNotAllowed):
         return Mapped(grpc.StatusCode.PERMISSION_DENIED, str(exc), "SEED_NEEDS_ADMIN")
     if isinstance(exc, GameNotFound):

@@ -6,11 +6,14 @@ it created, recorded as ``"creator"`` in each game's meta at creation (games cre
 that have none and are listed to the admin only). Any other caller is refused:
 ``NoCredentials`` without credentials, ``BadCredentials`` with credentials not accepted.
 
-Paging follows the store's index (``GameIndex.list_games``, newest first): a page token is
-the id of the last game of the previous page, so that games created meanwhile (entered at
-the head of the index) neither shift nor repeat a page. The index is read up to
-:data:`SCAN_LIMIT` games per call (a filter that matches few of the newest games may
-therefore end early: the newest ``SCAN_LIMIT`` games are the ones listed).
+Paging follows an index, newest first: a page token is the id of the last game of the
+previous page, so that games created meanwhile (entered at the head of the index) neither
+shift nor repeat a page. A known caller's page comes from the store's per-creator index
+(:class:`rummy_store.creators.CreatorIndex`, by state): it reads the caller's own entries
+and the listed games only. The admin's comes from the games index
+(``GameIndex.list_games``), read up to :data:`SCAN_LIMIT` games per call (a filter that
+matches few of the newest games may therefore end early: the newest ``SCAN_LIMIT`` games
+are the ones listed); so does a known caller's on a store without a per-creator index.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_store.base import EventStore
+from rummy_store.creators import CreatorIndex, UnknownCursor
 
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
@@ -113,6 +118,8 @@ async def list_games(repo: GameRepository, admin_secret: str, who: Identity,
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_LIST_PAGE_SIZE)
     after = _after(page_token, name, admin)
     store: Any = repo.store
+    if not admin and isinstance(store, CreatorIndex):
+        return await _own_page(repo, store, who.key, name, admin, size, after)
     ids: list[str] = await store.list_games(limit=SCAN_LIMIT, active_only=name == "active")
     if name == "finished":
         active = set(await store.list_games(limit=SCAN_LIMIT, active_only=True))
@@ -122,31 +129,94 @@ async def list_games(repo: GameRepository, admin_secret: str, who: Identity,
         try:
             start = ids.index(after) + 1
         except ValueError:
-            raise BadRequest("the page_token's game is no longer listed; start again from "
-                             "the first page") from None
+            raise BadRequest(_GONE) from None
     page: list[GameSummary] = []
     last = None
     for pos in range(start, len(ids)):
-        game_id = ids[pos]
-        try:
-            meta = await repo.meta(game_id)
-        except GameNotFound:
+        summary = await _summary(repo, ids[pos], None if admin else who.key)
+        if summary is None:
             continue
-        if not admin and meta.get("creator") != who.key:
-            continue
-        try:
-            game, ts = await repo.latest(game_id)
-        except GameNotFound:  # expired between the index read and now
-            continue
-        page.append(GameSummary(
-            game_id, tuple((s["kind"], s["name"], s.get("strategy", "")) for s in meta["seats"]),
-            game.rules, float(meta.get("created", 0.0)), ts, game.phase == GAME_OVER,
-            game.version, str(meta.get("creator", ""))))
+        page.append(summary)
         last = pos
         if len(page) == size:
             break
     more = last is not None and len(page) == size and last + 1 < len(ids)
     return page, _token(page[-1].game_id, name, admin) if more else ""
+
+
+_GONE = ("the page_token's game is no longer listed; start again from the first page")
+
+
+async def _summary(repo: GameRepository, game_id: str,
+                   creator: str | None) -> GameSummary | None:
+    """The listing of one game (its meta and latest state), or ``None`` when it is gone or
+    (``creator`` given) another caller created it."""
+    try:
+        meta = await repo.meta(game_id)
+    except GameNotFound:
+        return None
+    if creator is not None and meta.get("creator") != creator:
+        return None
+    try:
+        game, ts = await repo.latest(game_id)
+    except GameNotFound:  # expired between the index read and now
+        return None
+    return GameSummary(
+        game_id, tuple((s["kind"], s["name"], s.get("strategy", "")) for s in meta["seats"]),
+        game.rules, float(meta.get("created", 0.0)), ts, game.phase == GAME_OVER,
+        game.version, str(meta.get("creator", "")))
+
+
+async def _own_page(repo: GameRepository, store: CreatorIndex, creator: str, name: str,
+                    admin: bool, size: int, after: str | None) -> tuple[list[GameSummary], str]:
+    """One page of ``creator``'s own games from the store's per-creator index
+    (:mod:`rummy_store.creators`): it reads ``size + 1`` index entries and the metas and
+    states of the listed games only, however many games the store holds."""
+    try:
+        ids = await store.list_created(creator, limit=size + 1, after=after, state=name)
+    except UnknownCursor:
+        raise BadRequest(_GONE) from None
+    page = []
+    for game_id in ids[:size]:
+        summary = await _summary(repo, game_id, creator)
+        if summary is not None:
+            page.append(summary)
+    more = len(ids) > size
+    return page, _token(ids[size - 1], name, admin) if more else ""
+
+
+BACKFILL_NAME = "creator-index-backfill"
+"""The store-wide name (``RequestLog.put_if_absent``) under which one server claims the
+day's :func:`backfill_creators`."""
+BACKFILL_EVERY = 86_400.0
+"""Seconds between two backfills of a store (by whichever server starts first)."""
+
+
+async def backfill_creators(store: EventStore, claimant: str) -> int:
+    """Enter the games of the store's index (the newest :data:`SCAN_LIMIT`, the ones a
+    listing used to read) whose meta names a creator in the per-creator index: games
+    created by a release before the index, or by one still running beside this one.
+    Idempotent; run by one server of the store a day (``claimant``: this server's random
+    id, raced for under :data:`BACKFILL_NAME`).
+
+    Returns:
+        The games entered (0: another server claimed it, or the store has no per-creator
+        index).
+    """
+    index = store
+    if not isinstance(index, CreatorIndex):
+        return 0
+    won = await store.put_if_absent(BACKFILL_NAME, {"by": claimant}, BACKFILL_EVERY)
+    if won.get("by") != claimant:
+        return 0
+    entered = 0
+    for game_id in await store.list_games(limit=SCAN_LIMIT):
+        meta = await store.get_meta(game_id) or {}
+        creator = meta.get("creator")
+        if isinstance(creator, str) and creator:
+            await index.add_created(creator, game_id, float(meta.get("created", 0.0)))
+            entered += 1
+    return entered
 
 
 _KIND_CODES = {"human": pb.SEAT_KIND_HUMAN, "bot": pb.SEAT_KIND_BOT}
@@ -165,5 +235,6 @@ def page_to_proto(games: list[GameSummary], next_token: str) -> pb.ListGamesResp
     return out
 
 
-__all__ = ["DEFAULT_PAGE_SIZE", "FILTERS", "MAX_LIST_PAGE_SIZE", "SCAN_LIMIT", "GameSummary",
-           "list_games", "page_to_proto"]
+__all__ = ["BACKFILL_EVERY", "BACKFILL_NAME", "DEFAULT_PAGE_SIZE", "FILTERS",
+           "MAX_LIST_PAGE_SIZE", "SCAN_LIMIT", "GameSummary", "backfill_creators", "list_games",
+           "page_to_proto"]

@@ -300,7 +300,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   rate_create_burst: int = RATE_CREATE_BURST,
                   rate_events: float = 0.0, rate_events_burst: int = RATE_EVENTS_BURST,
                   read_feed: bool = False,
-                  bot_strategies: Sequence[str] | None = None) -> tuple[RummyServer, int]:
+                  bot_strategies: Sequence[str] | None = None,
+                  hints: bool = True) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -338,6 +339,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
             (:class:`GameApp`'s ``read_feed``; ``rummy serve --read-feed``).
         bot_strategies: the bot strategies ``CreateGame`` may seat (default
             ``rummy_grpc.app.SERVED_BOTS``: all but ``search``).
+        hints: serve ``GetHint`` (False: refused with ``HINTS_DISABLED``,
+            ``rummy serve --hints off``).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -367,7 +370,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     # the generated registration, with requests decoded inside the call: undecodable bytes
     # get INVALID_ARGUMENT (MALFORMED) instead of grpcio's UNKNOWN and logged traceback
     add_decoding_servicer(pb_grpc.add_GameServiceServicer_to_server,
-                          GameServicer(app, streams, gate), server)
+                          GameServicer(app, streams, gate, hints=hints), server)
     health_servicer = HealthService((SERVICE_NAME,))
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

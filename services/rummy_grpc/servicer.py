@@ -21,6 +21,7 @@ from rummy_grpc.app import GameApp, Outcome, SeatSpec
 from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError
+from rummy_grpc.help import HelpServicer
 from rummy_grpc.limits import StreamLimits, client_key
 from rummy_grpc.listing import page_to_proto
 from rummy_grpc.model import READ_CHUNK
@@ -52,16 +53,18 @@ def _options(request: Any) -> tuple[int | None, str]:
     return expected, opts.request_id
 
 
-class GameServicer(ResultsServicer, pb_grpc.GameServiceServicer):
+class GameServicer(HelpServicer, ResultsServicer, pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
     calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every
-    call (default: an open :class:`CallerGate`, no rate limits)."""
+    call (default: an open :class:`CallerGate`, no rate limits); ``hints``: ``GetHint`` is
+    served (False: refused, ``rummy serve --hints off``)."""
 
     def __init__(self, app: GameApp, streams: StreamLimits | None = None,
-                 gate: CallerGate | None = None) -> None:
+                 gate: CallerGate | None = None, *, hints: bool = True) -> None:
         self.app = app
         self.streams = streams if streams is not None else StreamLimits()
         self.gate = gate if gate is not None else CallerGate()
+        self.hints = hints
 
     async def _admit(self, context: grpc.aio.ServicerContext, *, create: bool = False,
                      privileged: bool = False) -> Identity:

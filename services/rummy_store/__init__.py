@@ -34,6 +34,7 @@ from rummy_store.base import (
     VersionConflict,
     request_digest,
 )
+from rummy_store.creators import CreatorIndex
 from rummy_store.factory import UnknownStoreURL, open_store
 from rummy_store.mapper import MAPPER, EventMapper
 from rummy_store.memory import MemoryEventStore
@@ -43,6 +44,7 @@ from rummy_store.results import FeedEntry, FeedStatus, ParkedEntry, ResultsFeed
 from rummy_store.sync import append_sync, read_all_sync, run_sync, with_store_sync
 
 __all__ = [
+    "CreatorIndex",
     "FeedEntry",
     "FeedStatus",
     "ParkedEntry",

@@ -30,6 +30,7 @@ from rummy_store.base import (
     serialise_events,
     serialise_snapshot,
 )
+from rummy_store.creators import UnknownCursor, check_listing
 from rummy_store.memory_results import MemoryFeed
 from rummy_store.results import (
     LEASE,
@@ -78,6 +79,7 @@ class MemoryEventStore:
         self._due: dict[str, float] = {}  # game id -> due time (epoch s)
         self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
         self._subscribers = 0
+        self._created: dict[str, dict[str, float]] = {}  # creator -> {game id: created}
         self._results = MemoryFeed()
 
     async def append(
@@ -285,6 +287,29 @@ class MemoryEventStore:
         self._expire()
         ids = self._active if active_only else self._index
         ranked = sorted(ids, key=lambda g: (self._index[g], g), reverse=True)
+        return ranked[:limit]
+
+    async def add_created(self, creator: str, game_id: str, created: float) -> None:
+        """See :meth:`rummy_store.creators.CreatorIndex.add_created`."""
+        check_listing(creator, 0, "all")
+        check_game_id(game_id)
+        self._created.setdefault(creator, {}).setdefault(game_id, float(created))
+
+    async def list_created(self, creator: str, *, limit: int, after: str | None = None,
+                           state: str = "all") -> list[str]:
+        """See :meth:`rummy_store.creators.CreatorIndex.list_created`."""
+        check_listing(creator, limit, state)
+        self._expire()
+        mine = self._created.get(creator, {})
+        for g in [g for g in mine if g not in self._index]:  # expired while idle
+            del mine[g]
+        ranked = sorted(mine, key=lambda g: (mine[g], g), reverse=True)
+        if after is not None:
+            if after not in mine:
+                raise UnknownCursor(after)
+            ranked = ranked[ranked.index(after) + 1:]
+        if state != "all":
+            ranked = [g for g in ranked if (g in self._active) == (state == "active")]
         return ranked[:limit]
 
     async def set_active(self, game_id: str, active: bool) -> bool:

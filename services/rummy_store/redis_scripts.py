@@ -245,6 +245,7 @@ def access_probes(prefix: str, *, cluster: bool) -> list[tuple[str, ...]]:
     bucket, legacy = f"{game}:requests:0", f"{game}:requests"
     index, active, due = f"{prefix}:games", f"{prefix}:games:active", f"{prefix}:due"
     once = f"{prefix}:once:access-check"
+    creator = f"{prefix}:creator:{{{prefix}:c:access-check}}:all"
     probes: list[tuple[str, ...]] = [
         ("PING",), ("TIME",), ("CLIENT", "SETNAME", "rummy"),
         ("EVALSHA", "0" * 40, "1", events), ("SCRIPT", "LOAD", "return 1"),
@@ -265,6 +266,10 @@ def access_probes(prefix: str, *, cluster: bool) -> list[tuple[str, ...]]:
         # put_if_absent, the due games (and their scripts' commands)
         ("SET", once, "{}", "NX"), ("GET", once), ("ZADD", due, "1", "g"), ("ZREM", due, "g"),
         ("ZSCORE", due, "g"), ("ZRANGEBYSCORE", due, "-inf", "1"),
+        # the per-creator index (rummy_store.redis_creators)
+        ("ZADD", creator, "1", "g"), ("ZRANGE", creator, "0", "-1"),
+        ("ZREVRANGEBYSCORE", creator, "+inf", "-inf"), ("ZSCORE", creator, "g"),
+        ("ZREM", creator, "g"), ("ZMSCORE", index, "g"), ("ZMSCORE", active, "g"),
     ]
     # the results feed (rummy_store.redis_results) and its scripts
     feed, parked = f"{prefix}:{{{prefix}:results}}:feed", f"{prefix}:{{{prefix}:results}}:parked:g"

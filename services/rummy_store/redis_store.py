@@ -70,6 +70,7 @@ from rummy_store.redis_client import (
     cluster_client_from_url,
     use_hiredis_packing,
 )
+from rummy_store.redis_creators import RedisCreators
 from rummy_store.redis_index import RedisGameIndex, RedisSnapshots
 from rummy_store.redis_live import RedisSubscriptions
 from rummy_store.redis_log import RedisEventLog
@@ -82,7 +83,7 @@ __all__ = ["APPEND_LUA", "CATCH_UP_CONCURRENCY", "CLAIM_LUA", "CLUSTER_SCHEMES",
 
 
 class RedisEventStore(RedisSubscriptions, RedisEventLog, RedisSchedule, RedisGameIndex,
-                      RedisSnapshots):
+                      RedisSnapshots, RedisCreators):
     """The Redis Streams event store. See :class:`rummy_store.base.EventStore` for the contract.
 
     Arguments as for :class:`~rummy_store.redis_base.RedisBase` (the client, the key

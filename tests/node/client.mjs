@@ -1,6 +1,7 @@
 // A Node.js client of rummy_api.v1.GameService written from the .proto alone:
-// it plays a game against a server bot, decodes a google.rpc.ErrorInfo detail, resumes an
-// event stream, and lists the services by reflection. Usage:
+// it plays a game against a server bot, decodes a google.rpc.ErrorInfo detail (of Meld and
+// of its dry run CheckMeld), asks GetLegalActions and GetHint, resumes an event stream, and
+// lists the services by reflection. Usage:
 //   node client.mjs HOST:PORT PROTO_DIR GOOGLE_PROTO_DIR
 // Prints "ok N checks" and exits 0, or prints the failed check and exits 1.
 import { fileURLToPath } from "node:url";
@@ -62,6 +63,30 @@ try {
   check(err.metadata.get("rummy-rule")[0] === info.metadata.rule, "the rummy-rule trailer agrees");
 }
 
+// the dry run of that meld: the same refusal, the same rule id, nothing appended
+try {
+  await call("CheckMeld", { game_id: gameId, token, table: [{ cards: ["KS", "KH", "KD"] }] });
+  check(false, "CheckMeld must refuse the illegal meld");
+} catch (err) {
+  const { info } = errorInfo(err);
+  check(/^R\d/.test(info.metadata.rule || ""), `CheckMeld names the rule: ${info.metadata.rule}`);
+}
+
+// legal actions and a hint for the seat to act, from its own view
+const first = (await call("GetView", { game_id: gameId, token })).view;
+const legal = await call("GetLegalActions", { game_id: gameId, token });
+check(legal.version === first.version, "GetLegalActions answers for the current version");
+check(JSON.stringify(legal.actions) === JSON.stringify(first.actions),
+      "GetLegalActions lists the view's actions");
+if (!first.actions.includes("ACTION_MELD")) {
+  check(legal.meld === "MELD_AVAILABILITY_NOT_NOW", `no meld now: ${legal.meld}`);
+}
+if (first.actions.length > 0) {  // the seat is to act: the solver's recommended command
+  const hint = await call("GetHint", { game_id: gameId, token });
+  check(first.actions.includes(hint.action), `the hint is an allowed action: ${hint.action}`);
+  check(hint.version === first.version && hint.reason.length > 0, "the hint says why");
+}
+
 // play the human seat with the default moves until the game is over
 let view;
 for (let n = 0; n < 20000; n += 1) {
@@ -73,6 +98,11 @@ for (let n = 0; n < 20000; n += 1) {
   const req = { game_id: gameId, token, options: opts };
   const method = acts.includes("ACTION_DRAW") ? "Draw" : acts.includes("ACTION_PASS") ? "Pass"
     : acts.includes("ACTION_KNOCK") ? "Knock" : "EndTurn";
+  if (acts.includes("ACTION_MELD")) {  // meld or pass: ask whether a meld is possible
+    const now = await call("GetLegalActions", { game_id: gameId, token });
+    check(["MELD_AVAILABILITY_POSSIBLE", "MELD_AVAILABILITY_IMPOSSIBLE",
+           "MELD_AVAILABILITY_UNKNOWN"].includes(now.meld), `meld availability: ${now.meld}`);
+  }
   const result = (await call(method, req)).result;
   check(BigInt(result.version) > BigInt(view.version), `${method} moved the game on`);
   if (n === 0) {  // a retry with the same request id returns the original result

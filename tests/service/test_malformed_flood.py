@@ -126,6 +126,17 @@ def malformed_mix(game_id: str, on_turn: str, waiting: str,
             game_id=game_id, admin_token="not-the-admin"))),
         ("not your turn", Code.PERMISSION_DENIED, rpc("Draw", pb.DrawRequest(
             game_id=game_id, token=waiting))),
+        # the help calls (CheckMeld refuses what Meld refuses)
+        ("huge table dry run", Code.INVALID_ARGUMENT, rpc("CheckMeld", pb.CheckMeldRequest(
+            game_id=game_id, token=on_turn, table=[pb.Cards(cards=["AS"] * 50)] * 100))),
+        ("bad cards dry run", Code.INVALID_ARGUMENT, rpc("CheckMeld", pb.CheckMeldRequest(
+            game_id=game_id, token=waiting, table=[pb.Cards(cards=["ZZ", "AS", "AS"])]))),
+        ("empty token hint", Code.UNAUTHENTICATED, rpc("GetHint", pb.GetHintRequest(
+            game_id=game_id))),
+        ("unknown game legal actions", Code.NOT_FOUND, rpc(
+            "GetLegalActions", pb.GetLegalActionsRequest(game_id=unknown, token=on_turn))),
+        ("hint not your turn", Code.PERMISSION_DENIED, rpc("GetHint", pb.GetHintRequest(
+            game_id=game_id, token=waiting))),
         # bad CreateGame requests: no game may come of them
         ("one seat", Code.INVALID_ARGUMENT, rpc("CreateGame", pb.CreateGameRequest(
             seats=humans(1)))),

@@ -28,6 +28,7 @@ This project runs it against the in-memory store and the real Redis
 
 from rummy_store.contract._helpers import pytestmark  # noqa: F401 - applies to the tests
 from rummy_store.contract.appends import *  # noqa: F403
+from rummy_store.contract.creators import *  # noqa: F403
 from rummy_store.contract.lifecycle import *  # noqa: F403
 from rummy_store.contract.requests import *  # noqa: F403
 from rummy_store.contract.results import *  # noqa: F403
