@@ -49,12 +49,18 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundScored,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
 )
 from rummy.invariants import verify_log
+from rummy.lifecycle import describe as describe_seat_change
 from rummy.melds import Table
 from rummy.review import GameReview
 from rummy.views import redact, view
@@ -186,8 +192,12 @@ def describe(e: Event, names: Sequence[str]) -> str:
             return (f"round {e.round} scored ({e.reason}): winners "
                     f"{', '.join(map(str, e.winners))}; scores {list(e.scores)}; hands {hands}")
         case GameEnded():
+            left = f"; left the game: {', '.join(f'seat {x}' for x in e.left)} (R13.4)" \
+                if e.left else ""
             return (f"game over: final {list(e.final)}, winner(s) "
-                    f"{', '.join(f'seat {w}' for w in e.winners)}")
+                    f"{', '.join(f'seat {w}' for w in e.winners)}{left}")
+        case SeatLeft() | SeatTakenOver() | ReclaimRequested() | SeatReclaimed() | TimedOut():
+            return describe_seat_change(e, _seat(names, e.seat))
         case _:
             assert_never(e)
 
