@@ -217,3 +217,23 @@ def test_a_whole_game_with_a_leave_and_a_reclaim_ends_with_the_ranking():
     assert states[-1] == state == replay(events)
     mid = states[len(states) // 2]
     assert state_from_dict(state_to_dict(mid)) == mid  # the snapshot keeps the control
+
+
+def test_the_replay_and_the_review_show_who_played_each_seat():
+    import io
+
+    from rummy.review import review
+    from rummy_cli.replay import replay_events
+
+    state, events = _game(3, seed=7, target_score=40)
+    state = _play(state, events, Leave(2, humans=(0, 1, 2)))
+    _to_end(state, events)
+    out = io.StringIO()
+    assert replay_events(events, step=True, out=out) == 0
+    text = out.getvalue()
+    assert "played by: 0:player 1:player 2:bot basic" in text  # at every move after it
+    assert "from event 4: seat 2 played by bot basic" in text
+    assert "left the game, ranked below the others (R13.4): seat 2" in text
+    rev = review(events, budget=0)
+    assert {d.controller for d in rev.decisions if d.seat == 2} == {"basic"}
+    assert {d.controller for d in rev.decisions if d.seat != 2} <= {""}
