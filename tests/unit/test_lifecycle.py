@@ -237,3 +237,16 @@ def test_the_replay_and_the_review_show_who_played_each_seat():
     rev = review(events, budget=0)
     assert {d.controller for d in rev.decisions if d.seat == 2} == {"basic"}
     assert {d.controller for d in rev.decisions if d.seat != 2} <= {""}
+
+
+def test_the_replay_page_says_who_plays_each_seat_at_every_step():
+    from rummy_cli.replay_page import page_data
+
+    state, events = _game(3, seed=9, target_score=30)
+    state = _play(state, events, Leave(1, resign=True, humans=(0, 1, 2)))
+    _to_end(state, events)
+    steps = page_data(events)["steps"]
+    assert "b" not in steps[1]  # nothing changed hands yet (steps[i]: after event i + 1)
+    assert steps[2]["e"] == "seat 1 (seat1) resigned (R13.1)"
+    assert steps[3]["e"] == "the server bot basic plays seat 1 (seat1) from now on (R13.1)"
+    assert all(s["b"] == ["player", "bot basic", "player"] for s in steps[3:])
