@@ -288,7 +288,7 @@ def _check_lifecycle(state: GameState, e: Event, i: int) -> None:
                 "play or a count below 1 (R13.2)")
     elif isinstance(e, GameEnded):  # R13.5: every human seat left
         expected = game_end(state, e.left, abandoned=True)
-        _expect(e == expected and all(c.left[x] for x in e.left if x != seat), i,
+        _expect(e == expected and bool(e.left) and all(c.left[x] for x in e.left), i,
                 f"GameEnded {e!r} in the middle of a round; expected {expected!r} (R13.5)")
 
 

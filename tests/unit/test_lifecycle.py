@@ -250,3 +250,20 @@ def test_the_replay_page_says_who_plays_each_seat_at_every_step():
     assert steps[2]["e"] == "seat 1 (seat1) resigned (R13.1)"
     assert steps[3]["e"] == "the server bot basic plays seat 1 (seat1) from now on (R13.1)"
     assert all(s["b"] == ["player", "bot basic", "player"] for s in steps[3:])
+
+
+def test_a_log_with_a_seat_change_out_of_place_is_refused():
+    from rummy.invariants import ReplayError
+
+    state, events = _game()
+    seat = state.turn
+    state = _play(state, events, Draw(seat))
+    state = _play(state, events, Leave(seat, humans=HUMANS))
+    good = list(events)
+    with pytest.raises(ReplayError, match="R13.3"):  # reclaimed in the middle of a turn
+        list(verify_log(good + [SeatReclaimed(seat)]))
+    with pytest.raises(ReplayError, match="R13.1"):  # taken over twice
+        list(verify_log(good + [SeatTakenOver(seat, "basic")]))
+    with pytest.raises(ReplayError, match="R13.5"):  # a game ended mid-round by no one
+        list(verify_log(good[:-2] + [GameEnded((0,) * 4, (0,) * 4, (0,) * 4, (0,) * 4,
+                                               (0, 1, 2, 3), ())]))
