@@ -267,3 +267,13 @@ def test_a_log_with_a_seat_change_out_of_place_is_refused():
     with pytest.raises(ReplayError, match="R13.5"):  # a game ended mid-round by no one
         list(verify_log(good[:-2] + [GameEnded((0,) * 4, (0,) * 4, (0,) * 4, (0,) * 4,
                                                (0, 1, 2, 3), ())]))
+
+
+def test_a_game_record_refuses_a_log_with_seat_changes():
+    from rummy.errors import NotationError
+    from rummy.record import to_record
+
+    state, events = _game(2, seed=3)
+    _play(state, events, Leave(1, humans=(0, 1)))
+    with pytest.raises(NotationError, match="event 3 \\(SeatLeft\\)"):
+        to_record(events)
