@@ -40,7 +40,8 @@ def options(takeover: str, timeout_takeover: int, reclaim: bool,
         timeout_takeover: consecutive timed-out decisions before the takeover (R13.2),
             0 (off, the default) .. :data:`MAX_TIMEOUT_TAKEOVER`.
         reclaim: a seat's token may take the seat back (R13.3).
-        offered: the bot strategies this server offers.
+        offered: the bot strategies this server offers (a chosen strategy must be one;
+            the default, ``basic``, is served whatever the server offers to clients).
 
     Raises:
         BadRequest: an unknown or not offered strategy, or a limit out of range.
@@ -50,7 +51,7 @@ def options(takeover: str, timeout_takeover: int, reclaim: bool,
         check_bot(strategy, imports=False)  # no import by a client
     except ValueError as e:
         raise BadRequest(f"takeover_strategy: {e} (R13.1)") from None
-    if strategy not in offered:
+    if takeover and strategy not in offered:  # the rules' default (R13.1) is always served
         raise BadRequest(f"takeover_strategy: not offered bot strategy {strategy!r}; this "
                          f"server offers: {', '.join(sorted(offered))} (R13.1)")
     if isinstance(timeout_takeover, bool) or not isinstance(timeout_takeover, int) \

@@ -24,8 +24,6 @@ from tests.redis_helpers import REDIS_URL
 
 from .conftest import ADMIN_TOKEN, humans, rpc_error_rule, send
 
-pytestmark = [pytest.mark.asyncio]
-
 SEAT_MOVES = ("CardDrawn", "Passed", "Melded", "Knocked", "TurnEnded")
 
 
@@ -80,6 +78,7 @@ async def _full_events(stub: pb_grpc.GameServiceStub, game_id: str, store_read) 
     return [from_dict(e.data) for e in events]
 
 
+@pytest.mark.asyncio
 @pytest.mark.redis
 @pytest.mark.slow
 async def test_a_human_leaves_mid_turn_and_the_game_goes_on_to_its_end(
@@ -131,6 +130,7 @@ async def test_a_human_leaves_mid_turn_and_the_game_goes_on_to_its_end(
                for e in events[takeover:])  # the bot went on playing the seat
 
 
+@pytest.mark.asyncio
 @pytest.mark.redis
 @pytest.mark.slow
 async def test_two_server_processes_drive_the_taking_over_bot_once(
@@ -174,6 +174,7 @@ async def test_two_server_processes_drive_the_taking_over_bot_once(
         assert Counter(e.TYPE for e in run)["TurnEnded"] <= 1
 
 
+@pytest.mark.asyncio
 @pytest.mark.slow
 async def test_timeouts_in_a_row_and_a_reclaim_on_the_memory_store(tmp_path: Path) -> None:
     # a real `rummy serve --store memory` process
@@ -228,3 +229,23 @@ async def test_timeouts_in_a_row_and_a_reclaim_on_the_memory_store(tmp_path: Pat
             ended = end.events[-1].game_ended
             assert list(ended.final) == list(ended.totals) and set(ended.bonuses) == {0}
             assert sorted(ended.left) == [0, 1]
+
+
+def test_the_creation_options_are_checked() -> None:
+    from rummy_grpc.errors import BadRequest
+    from rummy_grpc.lifecycle import options
+
+    offered = frozenset({"basic", "random", "strategic"})
+    assert options("", 0, False, offered) == {"takeover": "basic", "timeout_takeover": 0,
+                                              "reclaim": False}
+    assert options("", 0, False, frozenset({"search"}))["takeover"] == "basic"  # the default
+    assert options("random", 3, True, offered) == {"takeover": "random",
+                                                   "timeout_takeover": 3, "reclaim": True}
+    with pytest.raises(BadRequest, match="not offered bot strategy 'search'"):
+        options("search", 0, False, offered)
+    with pytest.raises(BadRequest, match="R13.1"):
+        options("no-such-bot", 0, False, offered)
+    with pytest.raises(BadRequest, match="R13.2"):
+        options("", -1, False, offered)
+    with pytest.raises(BadRequest, match="R13.2"):
+        options("", 101, False, offered)
