@@ -101,7 +101,34 @@ class EndTurn:
     seat: int
 
 
-Command = CreateGame | Draw | Pass | Meld | Knock | EndTurn
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """``seat``'s player gives the seat up, at any time, even out of turn (R13.1):
+    ``resign`` for good (no reclaim), else it leaves (reclaimable where the game allows it,
+    R13.3). ``strategy`` names the server bot that takes the seat over (the game's creation
+    option, ``basic`` by default); ``humans`` are the game's human seats (R13.5: the game
+    ends at once when every one of them has left or resigned). The service fills both from
+    the game's creation options."""
+
+    seat: int
+    resign: bool = False
+    strategy: str = "basic"
+    humans: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reclaim:
+    """``seat``'s player takes the seat back from the bot at the start of one of its turns
+    (R13.3). ``allowed`` is the game's creation option; with ``wait`` a request made at
+    another moment is recorded and takes effect at the start of the seat's next turn
+    (without it such a request is refused)."""
+
+    seat: int
+    allowed: bool = False
+    wait: bool = False
+
+
+Command = CreateGame | Draw | Pass | Meld | Knock | EndTurn | Leave | Reclaim
 
 
 #: the kind name of each seat command, as the API and the metrics name it

@@ -21,8 +21,10 @@ from rummy.commands import (
     Draw,
     EndTurn,
     Knock,
+    Leave,
     Meld,
     Pass,
+    Reclaim,
     check_seat_name,
     check_turn_seconds,
     make_command,
@@ -49,6 +51,14 @@ from rummy.events import (
 )
 from rummy.evolve import _HANDLERS, evolve
 from rummy.fairness import seed_commitment
+from rummy.lifecycle import (
+    decide_leave,
+    decide_reclaim,
+    game_end,
+    left_seats,
+    pending_reclaim,
+    timeout_events,
+)
 from rummy.melds import Table, canonical_table, check_action
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
@@ -186,6 +196,10 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
         if s.phase != KNOCK_OR_END:
             raise _phase_error(s, "end the turn")
         return [_turn_ended(cmd.seat)]
+    if isinstance(cmd, Leave):
+        return decide_leave(state, cmd)
+    if isinstance(cmd, Reclaim):
+        return decide_reclaim(state, cmd)
     if isinstance(cmd, CreateGame):
         if state is not None:
             raise IllegalMoveError("R2", "the game already exists")
@@ -289,7 +303,7 @@ def _automatic(s: GameState) -> Event | None:
     """The event that a transient phase calls for, or ``None`` in a stable phase."""
     phase = s.phase
     if phase in STABLE_PHASES:
-        return None
+        return None if s.control is None or phase == GAME_OVER else pending_reclaim(s)
     if phase == TURN_OVER:
         return _turn_ended(s.turn)
     if phase == ROUND_OVER:
@@ -300,6 +314,8 @@ def _automatic(s: GameState) -> Event | None:
                            result.points, result.scores, result.winners, totals)
     if phase == ROUND_SCORED:
         if game_over(s.totals, s.rules):  # R9.1
+            if s.control is not None:  # R13.4: the seats that left rank below the others
+                return game_end(s, left_seats(s))
             end = final_scores(s.totals, s.rounds_won, s.rules)
             return GameEnded(s.totals, s.rounds_won, end.bonuses, end.final, end.winners)
         nxt = s.round + 1
@@ -370,6 +386,26 @@ def default_command(state: GameState) -> Command:
     return make_command(kind, state.turn)
 
 
+def timeout_step(state: GameState, limit: int = 0,
+                 strategy: str = "basic") -> tuple[GameState, list[Event]]:
+    """The seat to act ran out of time: its default move (:func:`default_command`), then,
+    in a game with a timeout takeover of ``limit`` consecutive decisions (0: none, the
+    default), ``TimedOut`` and at the limit ``SeatLeft`` and ``SeatTakenOver`` by
+    ``strategy`` (R13.2; :func:`rummy.lifecycle.timeout_events`).
+
+    Returns:
+        ``(new_state, events)`` as :func:`step`.
+
+    Raises:
+        GameOverError: the game has ended.
+    """
+    new_state, events = step(state, default_command(state))
+    for e in timeout_events(state, new_state, limit, strategy):
+        events.append(e)
+        new_state = evolve(new_state, e)
+    return new_state, events
+
+
 def decide(state: GameState | None, command: Command) -> list[Event]:
     """The events that ``command`` causes in ``state`` (docs/architecture.md core contract).
 
@@ -379,4 +415,4 @@ def decide(state: GameState | None, command: Command) -> list[Event]:
 
 
 __all__ = ["decide", "step", "settle", "round_deck", "first_dealer", "format_card",
-           "default_command", "DEFAULT_KIND"]
+           "default_command", "timeout_step", "DEFAULT_KIND"]

@@ -314,21 +314,114 @@ class RoundScored:
 @dataclass(frozen=True, slots=True)
 class GameEnded:
     """The game ended (§9): running ``totals``, ``rounds_won``, ``bonuses``, ``final``
-    totals and the ``winners`` (highest final total, R9.4)."""
+    totals and the ``winners`` (highest final total, R9.4).
+
+    ``left`` (version 2): the seats that resigned or left the game (R13.4), ascending; they
+    take no bonus and rank below every other seat, so ``winners`` are the highest final
+    totals among the others (among all seats when every seat left). Empty in every game
+    recorded before version 2."""
 
     TYPE: ClassVar[str] = "GameEnded"
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
-        "totals": INTS, "rounds_won": INTS, "bonuses": INTS, "final": INTS, "winners": INTS})
+        "totals": INTS, "rounds_won": INTS, "bonuses": INTS, "final": INTS, "winners": INTS,
+        "left": INTS})
     totals: tuple[int, ...]
     rounds_won: tuple[int, ...]
     bonuses: tuple[int, ...]
     final: tuple[int, ...]
     winners: tuple[int, ...]
+    left: tuple[int, ...] = ()
+
+
+class LeaveReason(StrEnum):
+    """Why a seat's player gave it up (``SeatLeft.reason``): ``RESIGN`` and ``LEAVE``
+    (R13.1; a resigned seat cannot be reclaimed, a left one can where the game allows it,
+    R13.3), ``TIMEOUT`` (N consecutive decisions timed out, R13.2)."""
+
+    RESIGN = "resign"
+    LEAVE = "leave"
+    TIMEOUT = "timeout"
+
+
+def _leave_reason(name: str, raw: Any) -> LeaveReason:
+    if not isinstance(raw, str) or raw not in LeaveReason.__members__.values():
+        raise NotationError(f"unknown leave reason {raw!r}", token=raw)
+    return LeaveReason(raw)
+
+
+LEAVE_REASON = FieldCodec(None, _leave_reason)
+"""A :class:`LeaveReason`, written as its string."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLeft:
+    """``seat``'s player gave the seat up (R13.1: ``"resign"`` or ``"leave"``, at any time,
+    even out of turn) or let ``limit`` consecutive decisions time out (R13.2:
+    ``"timeout"``). A server bot plays the seat from then on (:class:`SeatTakenOver`,
+    unless the game ends at once, R13.5)."""
+
+    TYPE: ClassVar[str] = "SeatLeft"
+    VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "reason": LEAVE_REASON})
+    seat: int
+    reason: LeaveReason
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTakenOver:
+    """A server bot of ``strategy`` (a name of ``rummy.bots.BOTS``) plays ``seat`` from now
+    on (R13.1, R13.2), recorded before its first decision for the seat."""
+
+    TYPE: ClassVar[str] = "SeatTakenOver"
+    VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "strategy": STR})
+    seat: int
+    strategy: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimRequested:
+    """``seat``'s player asked for the seat back while it was not at the start of one of
+    its turns: the bot plays on, and the seat is reclaimed (:class:`SeatReclaimed`) at the
+    start of its next turn (R13.3)."""
+
+    TYPE: ClassVar[str] = "ReclaimRequested"
+    VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({"seat": INT})
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReclaimed:
+    """``seat``'s player took the seat back from the bot at the start of one of its turns
+    (R13.3); the player decides for it from this event on."""
+
+    TYPE: ClassVar[str] = "SeatReclaimed"
+    VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({"seat": INT})
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """``seat``'s decision timed out and the events before this one are its default move;
+    ``count`` is its number of consecutive timed-out decisions (R13.2). Recorded only in
+    games created with a timeout takeover."""
+
+    TYPE: ClassVar[str] = "TimedOut"
+    VERSION: ClassVar[int] = 1
+    ENCODING: ClassVar[Mapping[str, FieldCodec]] = MappingProxyType({
+        "seat": INT, "count": INT})
+    seat: int
+    count: int
 
 
 Event = (GameStarted | RoundStarted | CardDrawn | Passed | Melded | StockExhausted | Knocked
-         | TurnEnded | RoundScored | GameEnded)
+         | TurnEnded | RoundScored | GameEnded | SeatLeft | SeatTakenOver | ReclaimRequested
+         | SeatReclaimed | TimedOut)
 """Every event type: the one list of them. A new event type is added here (and nowhere
 else in this module); renderers ``match`` over it with ``assert_never``, so mypy names
 every one that does not handle it (docs/events.md, "How to add an event")."""
@@ -430,15 +523,27 @@ def _no_commitment(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "v": 3, "salt": None, "commitment": ""}
 
 
+def _no_seat_left(data: dict[str, Any]) -> dict[str, Any]:
+    """The upcaster of ``GameEnded`` v1 -> v2: no seat of a game recorded before the seat
+    lifecycle (§13) left it (``left: []``).
+
+    Raises ``NotationError`` for a v1 record that already names ``left``.
+    """
+    if "left" in data:
+        raise NotationError("GameEnded v1 names left, which version 2 added")
+    return {**data, "v": 2, "left": []}
+
+
 #: the upcasters of every event type, ``(TYPE, n) -> upcaster of vn to vn+1`` (see the module
 #: docstring for the policy, and :func:`variant_added` for the upcaster of a new rule
 #: variant). ``GameStarted`` v2 added the option variants of docs/rules.md §11; every game
 #: recorded before them was played under their defaults. v3 added the seed commitment; no
-#: game recorded before it has one.
+#: game recorded before it has one. ``GameEnded`` v2 added the seats that left (§13).
 UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType({
     ("GameStarted", 1): variants_added(1, {"knock_timing": "end", "joker_release": "table",
                                            "joker_moves": "free", "ace_high": True}),
     ("GameStarted", 2): _no_commitment,
+    ("GameEnded", 1): _no_seat_left,
 })
 
 

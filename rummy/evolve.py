@@ -19,11 +19,24 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundEndReason,
     RoundScored,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
+)
+from rummy.lifecycle import (
+    decided,
+    reclaim_requested,
+    seat_left,
+    seat_reclaimed,
+    seat_taken_over,
+    timed_out,
 )
 from rummy.state import (
     DEALING,
@@ -40,10 +53,11 @@ from rummy.state import (
 
 #: positions of the fields the hot handlers set (they rebuild the state from a list: about
 #: 3x faster than ``_replace``, which pops a keyword dict field by field)
-_VERSION, _TURN, _PHASE, _DRAWS, _HANDS, _TABLE, _STOCK_POS, _FINAL, _KNOCKER, _END, _OPENED = (
+(_VERSION, _TURN, _PHASE, _DRAWS, _HANDS, _TABLE, _STOCK_POS, _FINAL, _KNOCKER, _END, _OPENED,
+ _CONTROL) = (
     GameState._fields.index(f) for f in (
         "version", "turn", "phase", "draws", "hands", "table", "stock_pos",
-        "final_turns_left", "knocker", "end_reason", "opened"))
+        "final_turns_left", "knocker", "end_reason", "opened", "control"))
 _new_state = tuple.__new__
 
 
@@ -95,6 +109,8 @@ def _card_drawn(s: GameState, e: CardDrawn) -> GameState:
     x[_STOCK_POS] = s.stock_pos + 1
     x[_DRAWS] = e.draw
     x[_PHASE] = phase
+    if s.control is not None:  # R13.2: a decision ends the seat's timeouts in a row
+        x[_CONTROL] = decided(s, seat)
     return _new_state(GameState, x)
 
 
@@ -111,6 +127,8 @@ def _passed(s: GameState, e: Passed) -> GameState:
     x = list(s)
     x[_VERSION] = s.version + 1
     x[_PHASE] = phase
+    if s.control is not None:
+        x[_CONTROL] = decided(s, e.seat)
     return _new_state(GameState, x)
 
 
@@ -124,6 +142,8 @@ def _melded(s: GameState, e: Melded) -> GameState:
     x[_HANDS] = _with_hand(s.hands, e.seat, new_hand)
     x[_TABLE] = e.table
     x[_OPENED] = s.opened[:e.seat] + (True,) + s.opened[e.seat + 1:]
+    if s.control is not None:
+        x[_CONTROL] = decided(s, e.seat)
     if not new_hand:  # R6.2: going out ends the round at once
         x[_PHASE] = ROUND_OVER
         x[_KNOCKER] = e.seat
@@ -135,13 +155,16 @@ def _melded(s: GameState, e: Melded) -> GameState:
 
 def _knocked(s: GameState, e: Knocked) -> GameState:
     return s._replace(version=s.version + 1, phase=ROUND_OVER, knocker=e.seat,
-                      end_reason=RoundEndReason.KNOCK)
+                      end_reason=RoundEndReason.KNOCK, control=decided(s, e.seat))
 
 
 def _turn_ended(s: GameState, e: TurnEnded) -> GameState:
     left = s.final_turns_left
     x = list(s)
     x[_VERSION] = s.version + 1
+    if s.control is not None:
+        s = s._replace(control=decided(s, e.seat))
+        x[_CONTROL] = s.control
     if left is None:
         x[_TURN] = (e.seat + 1) % s.players
         x[_PHASE] = DRAW
@@ -179,6 +202,11 @@ _HANDLERS: dict[type, Callable[[Any, Any], GameState]] = {
     TurnEnded: _turn_ended,
     RoundScored: _round_scored,
     GameEnded: _game_ended,
+    SeatLeft: seat_left,
+    SeatTakenOver: seat_taken_over,
+    ReclaimRequested: reclaim_requested,
+    SeatReclaimed: seat_reclaimed,
+    TimedOut: timed_out,
 }
 
 

@@ -20,19 +20,28 @@ from rummy.errors import RummyError
 from rummy.events import (
     CardDrawn,
     Event,
+    GameEnded,
     GameStarted,
     Knocked,
+    LeaveReason,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
 )
 from rummy.evolve import evolve
+from rummy.lifecycle import at_turn_start, control_of, game_end, pending_reclaim
 from rummy.melds import check_action, is_valid_meld, table_text
 from rummy.state import (
     DEALING,
     DRAW,
+    GAME_OVER,
     KNOCK_OR_END,
     MELD_OR_PASS,
     ROUND_OVER,
@@ -187,6 +196,16 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         _expect(state.stock_pos == len(state.deck) and state.final_turns_left is None
                 and e.seat == state.turn, i, "StockExhausted while cards remain (R8.1)")
         return
+    if phase not in (TURN_OVER, ROUND_OVER, ROUND_SCORED, DEALING):
+        due = pending_reclaim(state)
+        if due is not None:
+            _expect(e == due, i, f"expected {due!r} at the start of the seat's turn (R13.3), "
+                    f"got {e!r}")
+            return
+        if isinstance(e, (SeatLeft, SeatTakenOver, ReclaimRequested, SeatReclaimed, TimedOut,
+                          GameEnded)):
+            _check_lifecycle(state, e, i)
+            return
     if phase in (TURN_OVER, ROUND_OVER, ROUND_SCORED, DEALING):
         auto = _automatic(state)
         assert auto is not None
@@ -242,6 +261,35 @@ def _check_event(state: GameState | None, e: Event, i: int) -> None:
         _expect(phase == KNOCK_OR_END, i, f"the turn cannot end in phase {phase} (R3.5)")
     else:
         raise ReplayError(i, f"{e.TYPE} cannot follow a player's move here (R3)")
+
+
+def _check_lifecycle(state: GameState, e: Event, i: int) -> None:
+    """Raise ReplayError if the lifecycle event ``e`` (§13), or a ``GameEnded`` in a stable
+    phase (R13.5), may not follow ``state``."""
+    _expect(state.phase != GAME_OVER, i, f"{e.TYPE} after the game ended (R9)")
+    c = control_of(state)
+    seat = getattr(e, "seat", 0)
+    _expect(0 <= seat < state.players, i, f"seat {seat} is not a seat of the game (R1.1)")
+    if isinstance(e, SeatLeft):
+        _expect(c.away[seat] != LeaveReason.RESIGN, i, f"seat {seat} resigned before (R13.1)")
+    elif isinstance(e, SeatTakenOver):
+        _expect(bool(c.away[seat]) and not c.controllers[seat] and bool(e.strategy), i,
+                f"a takeover of seat {seat}, which its player did not give up (R13.1)")
+    elif isinstance(e, ReclaimRequested):
+        _expect(bool(c.controllers[seat]) and not at_turn_start(state, seat), i,
+                f"a reclaim request of seat {seat} out of place (R13.3)")
+    elif isinstance(e, SeatReclaimed):
+        _expect(bool(c.controllers[seat]) and at_turn_start(state, seat), i,
+                f"seat {seat} reclaimed but not at the start of its turn (R13.3)")
+    elif isinstance(e, TimedOut):
+        # the default move's events before it ended the count; it is set again here
+        _expect(not c.controllers[seat] and e.count >= 1, i,
+                f"timeout {e.count} in a row of seat {seat}, a seat its player does not "
+                "play or a count below 1 (R13.2)")
+    elif isinstance(e, GameEnded):  # R13.5: every human seat left
+        expected = game_end(state, e.left, abandoned=True)
+        _expect(e == expected and bool(e.left) and all(c.left[x] for x in e.left), i,
+                f"GameEnded {e!r} in the middle of a round; expected {expected!r} (R13.5)")
 
 
 def verify_log(events: Sequence[Event]) -> Iterator[GameState]:

@@ -38,9 +38,14 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundScored,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
 )
 from rummy.fairness import seed_commitment
@@ -181,6 +186,10 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
             case GameStarted():
                 yield from flush()
                 raise NotationError(f"event {n} is a second {type(e).__name__}")
+            case SeatLeft() | SeatTakenOver() | ReclaimRequested() | SeatReclaimed() | TimedOut():
+                raise NotationError(f"event {n} ({e.TYPE}) is a change of who plays a seat "
+                                    "of a served game (§13), which a game record (format 1) "
+                                    "does not hold; keep the event log (rummy replay reads it)")
             case _:
                 assert_never(e)
     yield from flush()

@@ -131,6 +131,8 @@ class ReviewedDecision:
         cls: :func:`classify` of ``lost``. marks: ``"missed going out"``,
             ``"missed knock"``. choices: the rollout estimates (empty for ``"meld"``).
         meld: the solver's analysis of a meld-or-pass decision (``None`` for a knock).
+        controller: who made it: ``""`` the seat's player, else the server bot that had
+            taken the seat over (§13).
     """
 
     index: int
@@ -144,6 +146,7 @@ class ReviewedDecision:
     marks: tuple[str, ...] = ()
     choices: tuple[Choice, ...] = ()
     meld: MeldDecision | None = None
+    controller: str = ""
 
     @property
     def accuracy(self) -> float:
@@ -157,7 +160,8 @@ class ReviewedDecision:
             "chosen": self.chosen, "best": self.best, "lost": round(self.lost, 2),
             "class": self.cls, "marks": list(self.marks),
             "accuracy": round(self.accuracy, 1),
-            "choices": [c.to_dict() for c in self.choices]}
+            "choices": [c.to_dict() for c in self.choices],
+            "controller": self.controller}
         if self.meld is not None:
             out["best_command"] = self.meld.best_command
             out["best_points"] = self.meld.best
@@ -291,6 +295,11 @@ class _Rollouts:
             for i, c in enumerate(cands):
                 values[i].append(self.play(det, c, v.seat, StrategicBot(pseed))[0])
         return [(_mean(xs), _se(xs), xs) for xs in values]
+
+
+def _controller(v: PlayerView) -> str:
+    """Who decided for the viewing seat (§13): ``""`` its player, else the bot's name."""
+    return v.controllers[v.seat] if v.seat is not None and v.controllers else ""
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -453,7 +462,8 @@ def review(events: Sequence[Event], seat: int | None = None, *, budget: int = DE
                 lost = float(d.counted)
                 reviewed.append(ReviewedDecision(
                     s.index, v.round, v.seat, "meld", "meld " + str(d.played) + " points",
-                    "meld " + str(d.best) + " points", lost, classify(lost), marks, (), d))
+                    "meld " + str(d.best) + " points", lost, classify(lost), marks, (), d,
+                    _controller(v)))
                 continue
             planned = plan_play(v)
             if planned is None:
@@ -480,7 +490,7 @@ def review(events: Sequence[Event], seat: int | None = None, *, budget: int = DE
         reviewed.append(ReviewedDecision(
             s.index, v.round, v.seat, "knock" if d is None else "draw_again",
             choices[chosen].label, choices[best].label, lost, classify(lost), marks,
-            choices, d))
+            choices, d, _controller(v)))
     points = _graph(events, seats, ro, budget, seed) if graph and budget > 0 else []
     summaries = []
     for p in seats:

@@ -78,22 +78,25 @@ def game_over(totals: Sequence[int], rules: RuleSet = DEFAULT_RULES) -> bool:
 
 
 def final_scores(totals: Sequence[int], rounds_won: Sequence[int],
-                 rules: RuleSet = DEFAULT_RULES) -> GameEnd:
-    """Bonuses and winners at the end of the game (R9.2–R9.4).
+                 rules: RuleSet = DEFAULT_RULES, left: Sequence[int] = ()) -> GameEnd:
+    """Bonuses and winners at the end of the game (R9.2–R9.4, R13.4).
 
     A total at or above the target gets ``game_bonus``; every other player gets
     ``round_bonus`` per round won (every player does with ``round_bonus_for_all``).
-    Bonuses never count toward the target (R9.3a).
+    Bonuses never count toward the target (R9.3a). A seat in ``left`` (it resigned or
+    left a served game) takes no bonus and ranks below every other seat: the winners are
+    the highest final totals among the others (among all when every seat left).
     """
     bonuses = []
-    for t, won in zip(totals, rounds_won, strict=True):
+    for i, (t, won) in enumerate(zip(totals, rounds_won, strict=True)):
         b = 0
         reached = t >= rules.target_score
         if reached:
             b += rules.game_bonus
         if not reached or rules.round_bonus_for_all:
             b += rules.round_bonus * won
-        bonuses.append(b)
+        bonuses.append(0 if i in left else b)
     final = tuple(t + b for t, b in zip(totals, bonuses, strict=True))
-    top = max(final)
-    return GameEnd(tuple(bonuses), final, tuple(i for i, f in enumerate(final) if f == top))
+    stayed = [i for i in range(len(final)) if i not in left] or range(len(final))
+    top = max(final[i] for i in stayed)
+    return GameEnd(tuple(bonuses), final, tuple(i for i in stayed if final[i] == top))

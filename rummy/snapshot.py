@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from rummy.cards import format_card, parse_card
 from rummy.errors import NotationError, RummyError
 from rummy.events import GameEnded, RoundEndReason, RoundScored, from_dict, to_dict
+from rummy.lifecycle import Control
 from rummy.melds import format_table, parse_table
 from rummy.rules import RuleSet
 from rummy.state import GameState, Phase
@@ -51,6 +52,9 @@ SNAPSHOT_VERSION = 1
 """The schema version written in every snapshot's ``"snapshot"`` field."""
 
 _FIELDS = ("snapshot", *GameState._fields)
+_OPTIONAL = frozenset({"control"})
+"""Fields a snapshot may leave out: ``control`` (§13) only when no lifecycle event has
+happened (every snapshot before it has none)."""
 _T = TypeVar("_T")
 
 
@@ -84,7 +88,7 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "opened": list(state.opened),
         "last_round": None if state.last_round is None else to_dict(state.last_round),
         "result": None if state.result is None else to_dict(state.result),
-    }
+    } | ({} if state.control is None else {"control": state.control.to_dict()})
 
 
 def state_from_dict(data: Any) -> GameState:
@@ -108,7 +112,7 @@ def state_from_dict(data: Any) -> GameState:
     if schema != SNAPSHOT_VERSION:
         raise NotationError(f"snapshot schema version {schema} is not readable by this release "
                             f"(it reads version {SNAPSHOT_VERSION})", token=schema)
-    missing = [f for f in _FIELDS if f not in data]
+    missing = [f for f in _FIELDS if f not in data and f not in _OPTIONAL]
     if missing:
         raise NotationError(f"snapshot is missing field(s) {missing}")
     extra = sorted(str(k) for k in data if k not in _FIELDS)
@@ -139,6 +143,7 @@ def state_from_dict(data: Any) -> GameState:
         opened=tuple(_field(data, "opened", _list_of(_bool))),
         last_round=_field(data, "last_round", _optional(_event_of(RoundScored))),
         result=_field(data, "result", _optional(_event_of(GameEnded))),
+        control=_field(data, "control", _optional(_control)) if "control" in data else None,
     )
     for name in ("hands", "totals", "rounds_won", "opened"):
         if len(getattr(state, name)) != players:
@@ -156,6 +161,13 @@ def _field(data: dict[str, Any], name: str, decode: Callable[[Any], _T]) -> _T:
         return decode(data[name])
     except NotationError as e:
         raise NotationError(f"snapshot field {name!r}: {e.message}", token=e.token) from None
+
+
+def _control(value: Any) -> Control:
+    try:
+        return Control.from_dict(value)
+    except (KeyError, TypeError, ValueError) as e:
+        raise NotationError(f"malformed control: {e}", token=value) from None
 
 
 def _int(value: Any) -> int:

@@ -9,11 +9,14 @@ may be shown to a player.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rummy.events import GameEnded, RoundEndReason, RoundScored
 from rummy.melds import Table
 from rummy.rules import RuleSet
+
+if TYPE_CHECKING:
+    from rummy.lifecycle import Control
 
 
 class Phase(StrEnum):
@@ -85,6 +88,8 @@ class GameState(NamedTuple):
         opened: whether each seat has melded this round (opening variants of R5.5).
         last_round: the previous ``RoundScored`` event, if any.
         result: the ``GameEnded`` event once the game is over.
+        control: who plays each seat (:class:`rummy.lifecycle.Control`, §13); ``None``
+            until the first lifecycle event: every seat is played as it was created.
     """
 
     rules: RuleSet
@@ -109,6 +114,7 @@ class GameState(NamedTuple):
     opened: tuple[bool, ...]
     last_round: RoundScored | None
     result: GameEnded | None
+    control: Control | None = None
 
     @property
     def stock_size(self) -> int:

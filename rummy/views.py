@@ -31,6 +31,10 @@ class PlayerView(NamedTuple):
         stock_size: cards left in the stock.
         actions: the commands the viewer may send now (``"draw"``, ``"meld"``, ``"pass"``,
             ``"knock"``, ``"end_turn"``); empty when it is not the viewer's turn.
+        controllers: by seat, ``""`` when the seat's own player decides for it, else the
+            strategy of the server bot that took it over (§13); public to every seat.
+        away: by seat, ``""`` or why a bot plays it (``"resign"``, ``"leave"``,
+            ``"timeout"``, §13).
         Other fields mirror :class:`rummy.state.GameState`.
     """
 
@@ -55,6 +59,8 @@ class PlayerView(NamedTuple):
     actions: tuple[str, ...]
     last_round: RoundScored | None
     result: GameEnded | None
+    controllers: tuple[str, ...] = ()
+    away: tuple[str, ...] = ()
 
     @property
     def hand_points(self) -> int:
@@ -74,6 +80,7 @@ class PlayerView(NamedTuple):
             "rounds_won": list(self.rounds_won), "actions": list(self.actions),
             "last_round": event_dict(self.last_round) if self.last_round else None,
             "result": event_dict(self.result) if self.result else None,
+            "controllers": list(self.controllers), "away": list(self.away),
         }
 
 
@@ -108,13 +115,15 @@ def view(state: GameState, seat: int | None) -> PlayerView:
         raise ValueError(f"seat must be 0..{state.players - 1}, got {seat}")
     (rules, players, names, _seed, version, round_, dealer, turn, phase, draws, hands, table,
      deck, stock_pos, final_turns_left, _knocker, _end_reason, totals, rounds_won, opened,
-     last_round, result) = state  # one unpacking instead of 19 attribute reads
+     last_round, result, control) = state  # one unpacking instead of 19 attribute reads
     acting = seat is not None and seat == turn and phase != GAME_OVER
     return _new_view(PlayerView, (
         seat, players, names, rules, version, round_, dealer, turn, phase, draws,
         hands[seat] if seat is not None else (), tuple(map(len, hands)), table,
         len(deck) - stock_pos, final_turns_left, totals, rounds_won, opened,
-        legal_action_kinds(state) if acting else (), last_round, result))
+        legal_action_kinds(state) if acting else (), last_round, result,
+        control.controllers if control is not None else ("",) * players,
+        control.away if control is not None else ("",) * players))
 
 
 #: builds a view from its fields in order, without the keyword handling of ``__new__``

@@ -47,13 +47,19 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundScored,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
     dumps,
 )
 from rummy.fairness import local_salt
+from rummy.lifecycle import describe as describe_seat_change
 from rummy.meld_commands import apply_meld_command, meld_command
 from rummy.melds import Table
 from rummy.rules import RuleSet
@@ -505,6 +511,11 @@ class PlaySession:
                     pass  # a bot's move: told in its command's line above
                 case GameStarted():
                     pass  # the game's opening is told before the first round
+                case SeatLeft() | SeatTakenOver() | ReclaimRequested() | SeatReclaimed() \
+                        | TimedOut():
+                    self._flush_bot_line()  # a served game's seat change (§13)
+                    c.print(escape(describe_seat_change(
+                        e, f"{self.names[e.seat]} (seat {e.seat})")), highlight=False)
                 case _:
                     assert_never(e)
 

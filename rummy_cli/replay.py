@@ -24,6 +24,7 @@ from rich.table import Table as RichTable
 from rummy.errors import NotationError, RummyError
 from rummy.events import CardDrawn, Event, GameStarted, RoundStarted, loads
 from rummy.invariants import ReplayError, verify_log
+from rummy.lifecycle import controller_text
 from rummy.melds import format_meld
 from rummy.state import GameState
 from rummy_cli.inputs import InputTooLarge, read_bounded
@@ -112,8 +113,14 @@ def _final_table(state: GameState, console: Console) -> None:
                   str(state.rounds_won[i]), str(result.final[i]) if result else "-",
                   hand_text(state.hands[i]))
     console.print(t)
+    if state.control is not None and state.control.history:  # who played each seat (§13)
+        for v, seat, c in state.control.history:
+            console.print(f"from event {v}: seat {seat} played by {controller_text(c)}")
     if result:
         console.print(f"winner(s): {', '.join(f'seat {w}' for w in result.winners)}")
+        if result.left:
+            console.print(f"left the game, ranked below the others (R13.4): "
+                          f"{', '.join(f'seat {x}' for x in result.left)}")
 
 
 def replay_events(events: Sequence[Event], step: bool = False, at: int | None = None,

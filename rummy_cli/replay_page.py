@@ -17,6 +17,8 @@ Data embedded (:func:`page_data`), one entry per event, the state *after* event 
   ``"freed"`` (a table joker redeclared after its real card replaced it, R5.8–R5.9; ``was``
   its old declaration); ``fresh`` lists the melds that did not exist before;
 * ``c``: the change as text (what moved, what was added, which joker was freed);
+* ``b``: once a seat of a served game changed hands (§13), who plays each seat:
+  ``"player"`` or ``"bot <strategy>"``;
 * ``a``: the analysis note of the decision answered by this event (with ``--analyse``);
 * ``m``: the review of that decision (class, marks, equity lost, choice made and best);
   ``k``: the ``rummy replay --fork`` command that starts a game before a meld decision;
@@ -49,12 +51,19 @@ from rummy.events import (
     Knocked,
     Melded,
     Passed,
+    ReclaimRequested,
     RoundScored,
     RoundStarted,
+    SeatLeft,
+    SeatReclaimed,
+    SeatTakenOver,
     StockExhausted,
+    TimedOut,
     TurnEnded,
 )
 from rummy.invariants import verify_log
+from rummy.lifecycle import controller_text
+from rummy.lifecycle import describe as describe_seat_change
 from rummy.melds import Table
 from rummy.review import GameReview
 from rummy.views import redact, view
@@ -186,8 +195,12 @@ def describe(e: Event, names: Sequence[str]) -> str:
             return (f"round {e.round} scored ({e.reason}): winners "
                     f"{', '.join(map(str, e.winners))}; scores {list(e.scores)}; hands {hands}")
         case GameEnded():
+            left = f"; left the game: {', '.join(f'seat {x}' for x in e.left)} (R13.4)" \
+                if e.left else ""
             return (f"game over: final {list(e.final)}, winner(s) "
-                    f"{', '.join(f'seat {w}' for w in e.winners)}")
+                    f"{', '.join(f'seat {w}' for w in e.winners)}{left}")
+        case SeatLeft() | SeatTakenOver() | ReclaimRequested() | SeatReclaimed() | TimedOut():
+            return describe_seat_change(e, _seat(names, e.seat))
         case _:
             assert_never(e)
 
@@ -298,6 +311,8 @@ def page_data(events: Sequence[Event], seat: int | None = None,
             "o": list(state.totals), "z": [len(h) for h in state.hands], "h": hands, "t": t}
         if change:
             step["c"] = change
+        if state.control is not None:  # who plays each seat of a served game (§13)
+            step["b"] = [controller_text(c) for c in state.control.controllers]
         if i in notes:
             step["a"] = notes[i]
         r = marks.get(i)

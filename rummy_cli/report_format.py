@@ -8,6 +8,7 @@ from rich.table import Table as RichTable
 from rummy.balance import BalanceReport
 from rummy.cards import format_card
 from rummy.events import Event, to_dict
+from rummy.lifecycle import controller_text
 from rummy.melds import table_text
 from rummy.quality import DEFINITIONS, fmt
 from rummy.state import GameState
@@ -159,6 +160,9 @@ def state_text(s: GameState) -> str:
              f"  table: {table_text(s.table)}",
              "  hand sizes: " + " ".join(f"{i}:{len(h)}" for i, h in enumerate(s.hands)),
              "  totals: " + " ".join(f"{i}:{t}" for i, t in enumerate(s.totals))]
+    if s.control is not None:  # a served game whose seats changed hands (§13)
+        lines.append("  played by: " + " ".join(
+            f"{i}:{controller_text(c)}" for i, c in enumerate(s.control.controllers)))
     return "\n".join(lines)
 
 

@@ -85,7 +85,8 @@
     s.h.forEach(function (hand, p) {
       var div = el("div", "hand");
       div.setAttribute("data-seat", p);
-      div.appendChild(el("h3", "", seatName(p) + ": " + s.z[p] + (s.z[p] === 1 ? " card" : " cards")));
+      var by = s.b && s.b[p] !== "player" ? ", played by " + s.b[p] : "";  // RULES section 13
+      div.appendChild(el("h3", "", seatName(p) + by + ": " + s.z[p] + (s.z[p] === 1 ? " card" : " cards")));
       if (hand === null) {
         div.appendChild(el("p", "hidden-hand", "hidden from seat " + game.seat + " (I3)"));
       } else if (hand === "") {

@@ -221,11 +221,12 @@ class GameApp:
     async def create_game(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
                           seed: int | None = None, turn_seconds: int = 0, *,
                           admin_token: str = "", request_id: str = "",
-                          creator: str = "") -> Created:
+                          creator: str = "", lifecycle: dict[str, Any] | None = None
+                          ) -> Created:
         """:meth:`rummy_grpc.creation.GameCreator.create`."""
         return await self.creator.create(seats, variants, seed, turn_seconds,
                                          admin_token=admin_token, request_id=request_id,
-                                         creator=creator)
+                                         creator=creator, lifecycle=lifecycle)
 
     async def list_games(self, who: Identity, admin_token: str, state: int, page_size: int,
                          page_token: str) -> tuple[list[GameSummary], str]:
@@ -235,11 +236,14 @@ class GameApp:
 
     async def command(self, game_id: str, token: str, kind: str, table: Any = None, *,
                       expected_version: int | None = None,
-                      request_id: str = "", with_view: bool = True) -> Outcome:
-        """:meth:`rummy_grpc.commands.CommandHandler.command`."""
+                      request_id: str = "", with_view: bool = True,
+                      wait: bool = False) -> Outcome:
+        """:meth:`rummy_grpc.commands.CommandHandler.command` (also the seat changes of
+        §13: ``"resign"``, ``"leave"``, ``"reclaim"``)."""
         return await self.commands.command(game_id, token, kind, table,
                                            expected_version=expected_version,
-                                           request_id=request_id, with_view=with_view)
+                                           request_id=request_id, with_view=with_view,
+                                           wait=wait)
 
 
     # ------------------------------------------------------------------ reads

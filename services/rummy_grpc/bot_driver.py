@@ -26,6 +26,7 @@ from rummy.state import GAME_OVER, GameState
 from rummy.views import view
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached
+from rummy_grpc.lifecycle import bot_strategy
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler
 
@@ -98,14 +99,14 @@ class BotDriver:
                 first = False
                 if state.phase == GAME_OVER:
                     break
-                spec = meta["seats"][state.turn]
-                if spec["kind"] != "bot":
+                # a bot seat, or a human one a bot took over (R13.1)
+                strategy = bot_strategy(meta, state, state.turn)
+                if strategy is None:
                     await self._sched.after_append(game_id, meta, state, ts)
                     break
                 seat = state.turn
-                bot = make_bot(spec["strategy"], bot_seed(game_id, seat, state.version))
-                new_state, events, kind = await self._move(game_id, spec["strategy"], bot,
-                                                           state)
+                bot = make_bot(strategy, bot_seed(game_id, seat, state.version))
+                new_state, events, kind = await self._move(game_id, strategy, bot, state)
                 await self._sched.renew(game_id)
                 epoch = self._repo.epoch()
                 try:

@@ -25,6 +25,7 @@ from rummy_grpc import metrics
 from rummy_grpc.auth import authenticate
 from rummy_grpc.creation import check_request_id
 from rummy_grpc.errors import BadRequest, GameLimitReached, outcome, store_unavailable
+from rummy_grpc.lifecycle import LIFECYCLE_KINDS, check_plays, core_command, named_view
 from rummy_grpc.model import (
     COMMAND_KINDS,
     MAX_MELDS,
@@ -79,17 +80,22 @@ class CommandHandler:
 
     async def command(self, game_id: str, token: str, kind: str, table: Any = None, *,
                       expected_version: int | None = None,
-                      request_id: str = "", with_view: bool = True) -> Outcome:
+                      request_id: str = "", with_view: bool = True,
+                      wait: bool = False) -> Outcome:
         """Run one seat command: authenticate, decide, append, then let bots play.
 
         Args:
             game_id: the game.
             token: the caller's seat token (the seat acting is the token's seat).
-            kind: ``"draw"``, ``"pass"``, ``"meld"``, ``"knock"`` or ``"end_turn"``.
+            kind: ``"draw"``, ``"pass"``, ``"meld"``, ``"knock"`` or ``"end_turn"``; or a
+                seat change of §13, ``"resign"``, ``"leave"`` or ``"reclaim"``
+                (:mod:`rummy_grpc.lifecycle`).
             table: for ``"meld"``, the whole new table as lists of card tokens.
             expected_version: refuse unless the game is at this version.
             request_id: idempotency key; a retry returns the original outcome.
             with_view: build the caller's view for the outcome (False: ``view`` is None).
+            wait: for ``"reclaim"``, a request made out of the seat's turn start takes effect
+                at its next turn start (R13.3) instead of being refused.
 
         Raises:
             GameNotFound, Unauthenticated, PermissionDenied: unknown game, no or bad token.
@@ -98,10 +104,10 @@ class CommandHandler:
             VersionConflict: ``expected_version`` is not the game's version (or lost a race).
             RequestIdReused: ``request_id`` was used for a different command.
         """
-        label = kind if kind in COMMAND_KINDS else "unknown"
+        label = kind if kind in COMMAND_KINDS or kind in LIFECYCLE_KINDS else "unknown"
         try:
             out = await self._command(game_id, token, kind, table, expected_version,
-                                      request_id, with_view)
+                                      request_id, with_view, wait)
         except BaseException as exc:
             metrics.child(metrics.COMMANDS_TOTAL, label, outcome(exc)).inc()
             raise
@@ -110,7 +116,7 @@ class CommandHandler:
 
     async def _command(self, game_id: str, token: str, kind: str, table: Any,
                        expected_version: int | None, client_request_id: str,
-                       with_view: bool = True) -> Outcome:
+                       with_view: bool = True, wait: bool = False) -> Outcome:
         if expected_version is not None and expected_version < 0:
             raise BadRequest("expected_version must be >= 0")
         check_request_id(client_request_id)
@@ -120,8 +126,16 @@ class CommandHandler:
         meta = await self._repo.meta(game_id)
         seat = authenticate(meta, token, seat_required=True).seat
         assert seat is not None
-        cmd = parse_command(kind, seat, table)
+        if kind in LIFECYCLE_KINDS:
+            try:
+                cmd = core_command(kind, seat, meta, wait)
+            except ValueError as e:
+                raise BadRequest(str(e)) from None
+        else:
+            cmd = parse_command(kind, seat, table)
         body = {"kind": kind, "seat": seat, "table": table, "expected": expected_version}
+        if wait:
+            body["wait"] = True
         # 64 bits of the digest tell a retry from another request under the same id
         rhash = request_digest(body)[:16] if request_id else None
         for attempt in range(5):
@@ -134,6 +148,8 @@ class CommandHandler:
             try:
                 if expected_version is not None and expected_version != state.version:
                     raise VersionConflict(game_id, expected_version, state.version)
+                if kind not in LIFECYCLE_KINDS:  # a seat a bot took over moves no more
+                    check_plays(meta, state, seat)
                 t0 = time.perf_counter()
                 try:
                     new_state, events = step(state, cmd)
@@ -201,7 +217,8 @@ class CommandHandler:
         events += [Timed(se.version, redact_for(meta, seat, to_event(se)), se.ts)
                    for se in more]
         version = result.version if duplicate else max(result.version, state.version)
-        return Outcome(seat, version, events, view(state, seat) if with_view else None,
+        return Outcome(seat, version, events,
+                       named_view(meta, view(state, seat)) if with_view else None,
                        deadline(meta, state, ts), duplicate)
 
 

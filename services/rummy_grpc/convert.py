@@ -23,7 +23,9 @@ _PAYLOAD_FIELD = {
     "GameStarted": "game_started", "RoundStarted": "round_started", "CardDrawn": "card_drawn",
     "Passed": "passed", "Melded": "melded", "StockExhausted": "stock_exhausted",
     "Knocked": "knocked", "TurnEnded": "turn_ended", "RoundScored": "round_scored",
-    "GameEnded": "game_ended",
+    "GameEnded": "game_ended", "SeatLeft": "seat_left", "SeatTakenOver": "seat_taken_over",
+    "ReclaimRequested": "reclaim_requested", "SeatReclaimed": "seat_reclaimed",
+    "TimedOut": "timed_out",
 }
 #: every core phase (rummy.state.Phase) and its proto value, one to one
 _PHASES: dict[str, Any] = {Phase.DRAW: pb.PHASE_DRAW, Phase.MELD_OR_PASS: pb.PHASE_MELD_OR_PASS,
@@ -54,7 +56,7 @@ def _payload_kwargs(data: dict[str, Any]) -> dict[str, Any]:
             value = [pb.Cards(cards=m) for m in value]
         elif key == "rules":
             value = pb.RuleSet(**value)
-        elif key == "reason":
+        elif key == "reason" and data.get("type") == "RoundScored":
             out["reason_code"] = REASON_CODES[RoundEndReason(value)]
         out[key] = value
     return out
@@ -119,7 +121,8 @@ def view_to_proto(v: PlayerView, *, turn_deadline: float = 0.0) -> pb.PlayerView
         hand=[format_card(c) for c in v.hand], hand_sizes=v.hand_sizes,
         table=_table_protos(v.table), stock_size=v.stock_size, totals=v.totals,
         rounds_won=v.rounds_won, opened=v.opened, actions=[_ACTIONS[a] for a in v.actions],
-        hand_points=v.hand_points, turn_deadline=turn_deadline)
+        hand_points=v.hand_points, turn_deadline=turn_deadline,
+        controllers=v.controllers, away=v.away)
     if v.seat is not None:
         msg.seat = v.seat
     if v.final_turns_left is not None:
@@ -159,4 +162,5 @@ def view_from_proto(msg: pb.PlayerView) -> PlayerView:
         totals=tuple(msg.totals), rounds_won=tuple(msg.rounds_won),
         opened=tuple(msg.opened) or (False,) * msg.players,
         actions=tuple(ACTION_NAMES[a] for a in msg.actions),
-        last_round=None, result=None)
+        last_round=None, result=None, controllers=tuple(msg.controllers),
+        away=tuple(msg.away))

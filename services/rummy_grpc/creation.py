@@ -24,6 +24,7 @@ from rummy.rules import RuleSet
 from rummy_grpc import metrics
 from rummy_grpc.auth import check_admin, hash_token
 from rummy_grpc.errors import BadRequest, SeedNotAllowed, outcome
+from rummy_grpc.lifecycle import options
 from rummy_grpc.model import MAX_NAME, MAX_REQUEST_ID, Created, SeatSpec
 from rummy_grpc.progress import GameProgress
 from rummy_grpc.repository import GameRepository
@@ -66,7 +67,8 @@ class GameCreator:
     async def create(self, seats: Sequence[SeatSpec], variants: dict[str, Any],
                           seed: int | None = None, turn_seconds: int = 0, *,
                           admin_token: str = "", request_id: str = "",
-                          creator: str = "") -> Created:
+                          creator: str = "", lifecycle: dict[str, Any] | None = None
+                          ) -> Created:
         """Create and deal a game; bot seats that are due start playing at once.
 
         Args:
@@ -81,6 +83,9 @@ class GameCreator:
                 original game and tokens (``""``: none).
             creator: the calling identity (``rummy_grpc.callers.Identity.key``), kept in the
                 game's meta as ``"creator"`` for ``ListGames`` (``""``: not known).
+            lifecycle: the seat lifecycle options (§13) as keyword arguments of
+                :func:`rummy_grpc.lifecycle.options` without ``offered``
+                (``takeover``, ``timeout_takeover``, ``reclaim``); ``None``: the defaults.
 
         Returns:
             The game id, ``{seat: token}`` for the human seats, and the version (2: the
@@ -122,6 +127,8 @@ class GameCreator:
                 except NotationError as e:
                     raise BadRequest(str(e)) from None
                 names.append(s.name or (f"{s.strategy}-bot" if s.kind == "bot" else f"seat{i}"))
+            life = options(**{"takeover": "", "timeout_takeover": 0, "reclaim": False,
+                              **(lifecycle or {})}, offered=self.bot_strategies)
             admin = check_admin(admin_token, self._admin)
             if seed is not None and not admin and any(s.kind == "human" for s in seats):
                 raise SeedNotAllowed(
@@ -142,6 +149,8 @@ class GameCreator:
                 body = {"seats": [[s.kind, s.name, s.strategy] for s in seats],
                         "variants": {str(k): str(v) for k, v in variants.items()},
                         "seed": chosen, "turn_seconds": turn_seconds}
+                if life != {"takeover": "basic", "timeout_takeover": 0, "reclaim": False}:
+                    body["lifecycle"] = life  # the defaults digest as before the options
                 digest = request_digest(body)
                 record = await self._store.put_if_absent(
                     f"create:{request_id}",
@@ -167,7 +176,7 @@ class GameCreator:
             "tokens": {hash_token(t): i for i, t in tokens.items()},
             "players": len(seats), "hand_size": rules.hand_size,
             "turn_seconds": turn_seconds, "created": created,
-            "creator": creator,
+            "creator": creator, "lifecycle": life,
         }
         await self._repo.put_meta(game_id, meta)
         await self._sched.before_append(game_id, meta, state)

@@ -37,6 +37,7 @@ from rummy_grpc.callers import CallerGate
 from rummy_grpc.commands import parse_command
 from rummy_grpc.convert import table_from_proto
 from rummy_grpc.errors import BadRequest, HintsDisabled, ServiceError
+from rummy_grpc.lifecycle import check_plays
 from rummy_grpc.repository import GameRepository
 
 HINT_COST = 20
@@ -96,6 +97,7 @@ async def check_meld(repo: GameRepository, game_id: str, token: str, table: Any,
         try:
             if expected_version is not None and expected_version != state.version:
                 raise VersionConflict(game_id, expected_version, state.version)
+            check_plays(meta, state, seat)  # as Meld: a seat a bot plays now sends nothing
             _, events = step(state, cmd)
             break
         except (RummyError, VersionConflict):
@@ -117,10 +119,13 @@ async def seat_view(repo: GameRepository, game_id: str, token: str) -> PlayerVie
 
     Raises:
         GameNotFound, Unauthenticated (no token), PermissionDenied (a bad token).
+        IllegalMoveError: ``R13.1``, a server bot plays the seat now (it left).
     """
     meta = await repo.meta(game_id)
     seat = authenticate(meta, token, seat_required=True).seat
+    assert seat is not None
     state, _ = await repo.latest(game_id)
+    check_plays(meta, state, seat)
     return view(state, seat)
 
 

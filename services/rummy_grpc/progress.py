@@ -17,10 +17,11 @@ from typing import Any
 from rummy_store.base import EventStore, StoredEvent, VersionConflict
 
 from rummy.commands import command_kind
-from rummy.decide import default_command, step
+from rummy.decide import default_command, timeout_step
 from rummy.state import GAME_OVER, GameState
 from rummy_grpc import metrics
 from rummy_grpc.errors import GameLimitReached, GameNotFound, log_failure, store_unavailable
+from rummy_grpc.lifecycle import bot_to_act, takeover, timeout_limit
 from rummy_grpc.model import BOT_WAIT
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import Scheduler, pending
@@ -92,11 +93,12 @@ class GameProgress:
     async def timeout(self, game_id: str, meta: dict[str, Any], state: GameState) -> None:
         """The seat to act ran out of time: apply the phase's default move with
         ``expected_version`` = this version and request id ``timeout:<version>`` (exactly
-        once, even with several replicas; a move that came first makes this a no-op)."""
-        cmd = default_command(state)
-        kind = command_kind(cmd)
+        once, even with several replicas; a move that came first makes this a no-op). In a
+        game with a timeout takeover the move is followed by ``TimedOut`` and, at the limit,
+        the takeover (R13.2, ``rummy.decide.timeout_step``)."""
+        kind = command_kind(default_command(state))
         t0 = time.perf_counter()
-        new_state, events = step(state, cmd)
+        new_state, events = timeout_step(state, timeout_limit(meta), takeover(meta))
         metrics.RULE_VALIDATION_SECONDS.observe(time.perf_counter() - t0)
         await self._sched.before_append(game_id, meta, new_state)
         epoch = self._repo.epoch()
@@ -168,7 +170,7 @@ class GameProgress:
         if state.phase == GAME_OVER:
             await self.finish(game_id)
             return []
-        if meta["seats"][state.turn]["kind"] == "bot":
+        if bot_to_act(meta, state):
             return await self.drive_bounded(game_id)
         if previous is None or pending(meta, previous) is not None \
                 or pending(meta, state) is not None:
@@ -183,7 +185,7 @@ class GameProgress:
         state, _ = await self._repo.load(game_id)
         if state.phase == GAME_OVER:
             await self.finish(game_id)
-        elif meta["seats"][state.turn]["kind"] == "bot":
+        elif bot_to_act(meta, state):
             await self.drive_bounded(game_id)
 
     async def drive_bounded(self, game_id: str) -> list[StoredEvent]:

@@ -14,6 +14,7 @@ from rummy.state import GAME_OVER
 from rummy.views import PlayerView, redact, view
 from rummy_grpc.auth import authenticate, check_admin
 from rummy_grpc.errors import BadRequest, PermissionDenied
+from rummy_grpc.lifecycle import named_view
 from rummy_grpc.model import MAX_PAGE_SIZE, READ_CHUNK, EventPage, StateAt, Timed
 from rummy_grpc.repository import GameRepository
 from rummy_grpc.timers import deadline
@@ -66,7 +67,7 @@ class ReadModels:
         meta = await self._repo.meta(game_id)
         caller = authenticate(meta, token)
         state, ts = await self._repo.latest(game_id)  # from memory when known to be latest
-        return view(state, caller.seat), deadline(meta, state, ts)
+        return named_view(meta, view(state, caller.seat)), deadline(meta, state, ts)
 
     async def get_events(self, game_id: str, token: str, admin_token: str = "",
                          after_version: int = 0,
@@ -139,9 +140,10 @@ class ReadModels:
         else:
             state = await self._repo.state_at(game_id, version)
         if caller.admin or latest.phase == GAME_OVER:
-            return StateAt(state.version, True, view(state, None), state.hands,
-                           state.deck[state.stock_pos:], state.seed)
-        return StateAt(state.version, False, view(state, caller.seat), None, None, None)
+            return StateAt(state.version, True, named_view(meta, view(state, None)),
+                           state.hands, state.deck[state.stock_pos:], state.seed)
+        return StateAt(state.version, False, named_view(meta, view(state, caller.seat)), None,
+                       None, None)
 
     async def stream(self, game_id: str, token: str, admin_token: str = "",
                      after_version: int = 0) -> AsyncGenerator[Timed, None]:

@@ -30,6 +30,7 @@ from rummy_store.repository import EventRepository
 
 from rummy.events import Event, GameEnded, GameStarted
 from rummy.evolve import evolve
+from rummy.evolve import replay as evolve_all
 from rummy.snapshot import state_from_dict, state_to_dict
 from rummy.state import GAME_OVER, GameState
 from rummy_grpc import metrics
@@ -466,7 +467,19 @@ class GameRepository(EventRepository):
             meta: dict[str, Any] | None = await self.meta(game_id)
         except GameNotFound:  # a game without meta (a test's direct append)
             meta = None
-        return summarize(game_id, events, expected_version, meta)
+        control = None  # who played each seat at the end (§13), for an ending append
+        if meta is not None and any(isinstance(e, GameEnded) for e in events):
+            cached = self._cache.get(game_id)
+            before = cached[0] if cached is not None else None
+            if before is None or before.version != expected_version:
+                try:
+                    before = (await self.load(game_id))[0]
+                except GameNotFound:  # a game without events (a test's direct append)
+                    before = None
+            if before is not None and before.version == expected_version:
+                after = evolve_all(events, before)
+                control = after.control if after is not None else None
+        return summarize(game_id, events, expected_version, meta, control)
 
 
 __all__ = ["EVOLVE_INLINE", "SNAPSHOT_EVERY", "TRUST_SECONDS", "GameRepository", "fold"]

@@ -25,8 +25,10 @@ from typing import Any
 from rummy_store.results import FeedEntry, FeedStatus, ParkedEntry, ResultsFeed, check_read
 
 from rummy.events import Event, GameEnded, GameStarted
+from rummy.lifecycle import Control
 from rummy_grpc import metrics
 from rummy_grpc.errors import BadRequest
+from rummy_grpc.lifecycle import spans
 
 __all__ = ["ResultsRpc", "controller", "summarize"]
 
@@ -44,7 +46,8 @@ def controller(seat: dict[str, Any]) -> str:
 
 
 def summarize(game_id: str, events: Sequence[Event], expected_version: int,
-              meta: dict[str, Any] | None) -> dict[str, Any] | None:
+              meta: dict[str, Any] | None,
+              control: Control | None = None) -> dict[str, Any] | None:
     """The feed summary of appending ``events`` at ``expected_version``, or ``None`` when
     they neither start (``GameStarted``) nor end (``GameEnded``, R9) a game.
 
@@ -52,7 +55,9 @@ def summarize(game_id: str, events: Sequence[Event], expected_version: int,
         ``{"kind": "created" | "ended", "game_id", "version" (after the append),
         "seats": [{"seat", "name", "controller"} (+ "final", "rounds_won", "winner" when
         ended)], "winners": [...] (ended)}``. Names come from ``GameStarted`` or the meta,
-        controllers from the meta (``""`` when it is unknown).
+        controllers from the meta (``""`` when it is unknown). An ended game's seats also
+        carry ``"left"`` (it resigned or left, R13.4) and ``"controllers"``, who played the
+        seat from which version on (``control``, the game's control at its end, §13).
     """
     started = next((e for e in events if isinstance(e, GameStarted)), None)
     ended = next((e for e in events if isinstance(e, GameEnded)), None)
@@ -68,7 +73,9 @@ def summarize(game_id: str, events: Sequence[Event], expected_version: int,
         seat: dict[str, Any] = {"seat": i, "name": name, "controller": controller(m)}
         if ended is not None:
             seat.update(final=ended.final[i], rounds_won=ended.rounds_won[i],
-                        winner=i in ended.winners)
+                        winner=i in ended.winners, left=i in ended.left)
+            if meta:
+                seat["controllers"] = spans(meta, control)[i]
         seats.append(seat)
     out: dict[str, Any] = {"kind": "ended" if ended is not None else "created",
                            "game_id": game_id, "version": expected_version + len(events),

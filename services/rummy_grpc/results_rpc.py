@@ -37,7 +37,12 @@ def result_to_proto(entry: FeedEntry) -> pb.GameResult:
                              controller=str(x.get("controller", "")),
                              final_score=int(x.get("final", 0)),
                              rounds_won=int(x.get("rounds_won", 0)),
-                             winner=bool(x.get("winner", False)))
+                             winner=bool(x.get("winner", False)),
+                             left=bool(x.get("left", False)),
+                             controllers=[pb.ControlSpan(
+                                 from_version=int(c.get("from_version", 1)),
+                                 controller=str(c.get("controller", "")))
+                                 for c in x.get("controllers") or []])
                for i, x in enumerate(s.get("seats") or [])],
         deliveries=entry.deliveries,
         summary_json=json.dumps(s, separators=(",", ":"), sort_keys=True))

@@ -22,6 +22,7 @@ from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import ServiceError
 from rummy_grpc.help import HelpServicer
+from rummy_grpc.lifecycle_rpc import LifecycleServicer
 from rummy_grpc.limits import StreamLimits, client_key
 from rummy_grpc.listing import page_to_proto
 from rummy_grpc.model import READ_CHUNK
@@ -53,7 +54,8 @@ def _options(request: Any) -> tuple[int | None, str]:
     return expected, opts.request_id
 
 
-class GameServicer(HelpServicer, ResultsServicer, pb_grpc.GameServiceServicer):
+class GameServicer(HelpServicer, ResultsServicer, LifecycleServicer,
+                   pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
     calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every
     call (default: an open :class:`CallerGate`, no rate limits); ``hints``: ``GetHint`` is
@@ -85,7 +87,10 @@ class GameServicer(HelpServicer, ResultsServicer, pb_grpc.GameServiceServicer):
         created = await call(context, lambda: self.app.create_game(
             seats, dict(request.variants), seed, request.turn_seconds,
             admin_token=request.admin_token, request_id=request.request_id,
-            creator=who.key if who.known else ""))
+            creator=who.key if who.known else "",
+            lifecycle={"takeover": request.takeover_strategy,
+                       "timeout_takeover": request.timeout_takeover,
+                       "reclaim": request.allow_reclaim}))
         return pb.CreateGameResponse(
             game_id=created.game_id, version=created.version,
             tokens=[pb.SeatToken(seat=s, token=t) for s, t in sorted(created.tokens.items())])
@@ -98,13 +103,14 @@ class GameServicer(HelpServicer, ResultsServicer, pb_grpc.GameServiceServicer):
         return pb.GetViewResponse(view=view_to_proto(v, turn_deadline=deadline))
 
     async def _command_rpc(self, request: Any, context: grpc.aio.ServicerContext, kind: str,
-                           table: Any = None, *, admit: bool = True) -> pb.CommandResult:
+                           table: Any = None, *, admit: bool = True,
+                           wait: bool = False) -> pb.CommandResult:
         if admit:
             await self._admit(context)
         expected, request_id = _options(request)
         out = await call(context, lambda: self.app.command(
             request.game_id, request.token, kind, table, expected_version=expected,
-            request_id=request_id, with_view=not request.options.omit_view))
+            request_id=request_id, with_view=not request.options.omit_view, wait=wait))
         return _result(out)
 
     async def Draw(self, request: pb.DrawRequest,

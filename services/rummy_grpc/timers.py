@@ -39,6 +39,7 @@ from rummy_store.base import EventStore
 
 from rummy.state import GAME_OVER, GameState
 from rummy_grpc.errors import log_failure
+from rummy_grpc.lifecycle import bot_to_act
 from rummy_grpc.model import LEASE_SECONDS, POLL_SECONDS
 
 log = logging.getLogger("rummy_grpc")
@@ -61,7 +62,7 @@ def pending(meta: dict[str, Any], state: GameState) -> float | None:
     ``None`` when nothing is due (an untimed human seat, or the game is over)."""
     if state.phase == GAME_OVER:
         return None
-    if meta["seats"][state.turn]["kind"] == "bot":
+    if bot_to_act(meta, state):  # a bot seat, or one a bot took over (R13.1)
         return 0.0
     seconds = meta.get("turn_seconds", 0)
     return float(seconds) if seconds else None

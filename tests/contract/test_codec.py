@@ -31,6 +31,12 @@ FROZEN = {  # the released layouts; an entry here never changes (docs/events.md)
     ("RoundScored", 1): ("round", "reason", "knocker", "hands", "points", "scores",
                          "winners", "totals"),
     ("GameEnded", 1): ("totals", "rounds_won", "bonuses", "final", "winners"),
+    ("GameEnded", 2): ("totals", "rounds_won", "bonuses", "final", "winners", "left"),
+    ("SeatLeft", 1): ("seat", "reason"),
+    ("SeatTakenOver", 1): ("seat", "strategy"),
+    ("ReclaimRequested", 1): ("seat",),
+    ("SeatReclaimed", 1): ("seat",),
+    ("TimedOut", 1): ("seat", "count"),
 }
 
 

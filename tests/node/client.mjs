@@ -142,5 +142,25 @@ const names = await new Promise((resolve, reject) => {
 });
 check(names.includes("rummy_api.v1.GameService"), "reflection lists GameService");
 check(names.includes("grpc.health.v1.Health"), "reflection lists Health");
+// a served game's seats change hands (RULES section 13): seat 1 leaves out of turn and a
+// server bot plays it; then seat 0 resigns and, every human seat gone, the game ends (R13.5)
+const two = await call("CreateGame", {
+  seats: [{ kind: "SEAT_KIND_HUMAN", name: "a" }, { kind: "SEAT_KIND_HUMAN", name: "b" }],
+  takeover_strategy: "random",
+});
+const [t0, t1] = [two.tokens[0].token, two.tokens[1].token];
+const left = (await call("Leave", { game_id: two.game_id, token: t1 })).result;
+check(left.events[0].type === "SeatLeft" && left.events[0].seat_left.reason === "leave",
+      "Leave appends SeatLeft");
+check(left.events[1].type === "SeatTakenOver"
+      && left.events[1].seat_taken_over.strategy === "random", "a server bot takes the seat");
+const seen = (await call("GetView", { game_id: two.game_id, token: t0 })).view;
+check(seen.controllers[1] === "bot:random" && seen.controllers[0] === "human",
+      `every seat sees who plays each seat: ${seen.controllers}`);
+const ended = (await call("Resign", { game_id: two.game_id, token: t0 })).result;
+const gameEnded = ended.events[ended.events.length - 1];
+check(gameEnded.type === "GameEnded" && gameEnded.game_ended.left.length === 2,
+      "the game ends when every human seat left (R13.5)");
+
 console.log(`ok ${checks} checks`);
 process.exit(0);

@@ -90,7 +90,7 @@ def test_the_proto_rule_set_of_a_rule_set_holds_every_value() -> None:
 _PROTO_SHAPES = ((ev.INT, "int"), (ev.INTS, "[int]"), (ev.STRS, "[str]"), (ev.CARD, "str"),
                  (ev.CARDS, "[str]"), (ev.TABLE, "[message:Cards]"),
                  (ev.HANDS, "[message:Cards]"), (ev.REASON, "str"), (ev.STR, "str"),
-                 (ev.RULES, "message:RuleSet"))
+                 (ev.RULES, "message:RuleSet"), (ev.LEAVE_REASON, "str"))
 
 
 def _shape(codec: ev.FieldCodec) -> str:

@@ -13,6 +13,7 @@ from rummy_grpc.results_rpc import result_to_proto
 from rummy_store.results import FeedEntry
 
 from rummy.events import GameEnded, GameStarted, from_dict
+from rummy.lifecycle import Control
 
 LOG = Path(__file__).parents[1] / "golden" / "basic-random-3p-seed2.jsonl"
 META = {"seats": [{"kind": "bot", "name": "basic-bot", "strategy": "basic"},
@@ -64,3 +65,20 @@ def test_an_abandoned_entry_and_an_unknown_kind() -> None:
         pb.RESULT_KIND_UNSPECIFIED
     assert controller({"kind": "bot", "strategy": "search"}) == "bot:search"
     assert controller({}) == ""
+
+
+def test_an_ended_summary_names_who_played_each_seat_and_who_left() -> None:
+    # R13.4: Bea (seat 1) left at version 40, a basic bot played her seat from then on
+    control = Control(("", "basic", ""), ("", "leave", ""), (False, True, False), (0, 0, 0),
+                      (False, False, False), ((40, 1, "basic"),))
+    ended = GameEnded((10, 160, 20), (1, 3, 0), (25, 0, 0), (35, 160, 20), (0,), (1,))
+    s = summarize("g", [ended], 99, META, control)
+    assert s is not None
+    assert [x["left"] for x in s["seats"]] == [False, True, False]
+    assert s["seats"][1]["controllers"] == [{"from_version": 1, "controller": "human"},
+                                            {"from_version": 40, "controller": "bot:basic"}]
+    assert s["seats"][0]["controllers"] == [{"from_version": 1, "controller": "bot:basic"}]
+    msg = result_to_proto(FeedEntry("1700000000123-5", s, 1))
+    assert [x.left for x in msg.seats] == [False, True, False]
+    assert [(c.from_version, c.controller) for c in msg.seats[1].controllers] == [
+        (1, "human"), (40, "bot:basic")]

@@ -84,7 +84,9 @@ def test_every_stored_record_is_written_again_byte_for_byte() -> None:
             if record["v"] == event.VERSION:  # a type bumped since is written at its new v
                 assert pack(to_dict(event)) == entry["data"], suffix
                 seen.add(event.TYPE)
-    assert seen == {name for name, cls in EVENT_TYPES.items() if cls.VERSION == 1}
+    # the seat lifecycle's events (§13) came after the fixture's release: it holds none
+    later = {"SeatLeft", "SeatTakenOver", "ReclaimRequested", "SeatReclaimed", "TimedOut"}
+    assert seen == {name for name, cls in EVENT_TYPES.items() if cls.VERSION == 1} - later
 
 
 def test_the_fixture_covers_what_it_says() -> None:
@@ -115,7 +117,11 @@ async def test_every_stored_game_loads_and_replays_to_its_recorded_state(
         assert state == replay(log)  # I4
         assert state.version == game["version"] and state.is_over == game["over"], name
         now = expected_state(state)  # a field GameState gains later is not compared
-        assert {k: now.get(k) for k in game["state"]} == game["state"], name
+        recorded = dict(game["state"])
+        for k in ("result", "last_round"):  # an event of an older version, compared as read
+            if recorded.get(k) is not None:
+                recorded[k] = to_dict(from_dict(recorded[k]))
+        assert {k: now.get(k) for k in recorded} == recorded, name
         for at in game["snapshots"]:
             found = await store.get_snapshot(gid, at)
             assert found is not None and found[0] == at, (name, at)

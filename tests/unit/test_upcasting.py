@@ -23,6 +23,7 @@ from rummy.events import (
     INT,
     UPCASTERS,
     FieldCodec,
+    GameEnded,
     TurnEnded,
     decode,
     from_dict,
@@ -96,7 +97,19 @@ def test_an_upcaster_must_produce_the_next_version():
 
 
 def test_today_every_event_is_at_version_1_but_game_started_and_missing_v_means_1():
-    assert {cls.VERSION for name, cls in EVENT_TYPES.items() if name != "GameStarted"} == {1}
+    assert {cls.VERSION for name, cls in EVENT_TYPES.items()
+            if name not in ("GameStarted", "GameEnded")} == {1}
     # v2: the option variants of section 11; v3: the seed commitment (rummy.fairness)
     assert EVENT_TYPES["GameStarted"].VERSION == 3
+    assert EVENT_TYPES["GameEnded"].VERSION == 2  # v2: the seats that left (R13.4)
     assert from_dict({"type": "TurnEnded", "seat": 1}) == TurnEnded(1)
+
+
+def test_a_game_ended_of_version_1_reads_with_no_seat_left():
+    # R13.4: no seat of a game recorded before the seat lifecycle left it
+    old = {"type": "GameEnded", "v": 1, "totals": [150, 20], "rounds_won": [2, 1],
+           "bonuses": [100, 25], "final": [250, 45], "winners": [0]}
+    e = from_dict(old)
+    assert e == GameEnded((150, 20), (2, 1), (100, 25), (250, 45), (0,), ())
+    with pytest.raises(NotationError, match="version 2 added"):
+        from_dict({**old, "left": [1]})

@@ -20,7 +20,9 @@ def _by_name(s: GameState, seat: int | None) -> PlayerView:
         hand_sizes=tuple(len(h) for h in s.hands), table=s.table, stock_size=s.stock_size,
         final_turns_left=s.final_turns_left, totals=s.totals, rounds_won=s.rounds_won,
         opened=s.opened, actions=legal_action_kinds(s) if acting else (),
-        last_round=s.last_round, result=s.result)
+        last_round=s.last_round, result=s.result,
+        controllers=s.control.controllers if s.control else ("",) * s.players,
+        away=s.control.away if s.control else ("",) * s.players)
 
 
 def test_view_fields_hold_what_their_names_say() -> None:
