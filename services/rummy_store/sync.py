@@ -44,7 +44,10 @@ def with_store_sync(
     async def main() -> T:
         if sealed or archive_url:
             from rummy_store.factory import open_game_store
-            store: EventStore = open_game_store(url, prefix=prefix, archive_url=archive_url)
+            import os
+            store: EventStore = open_game_store(
+                url, prefix=prefix, archive_url=archive_url,
+                archive_schema=os.environ.get("RUMMY_ARCHIVE_SCHEMA", "rummy"))
         else:
             store = open_store(url, prefix=prefix)
         try:
