@@ -21,14 +21,19 @@ from tests.conftest import play_random_game
 
 
 @functools.cache
-def short_game(seed: int, names: tuple[str, ...]) -> tuple[Any, tuple[Event, ...]]:
-    """``(final state, events)`` of a one-round two-seat bot game with seat ``names``."""
+def _played(seed: int) -> tuple[Any, tuple[Event, ...]]:
     state, log, _ = play_random_game(seed, players=2, bots=("basic", "basic"),
                                      rules=RuleSet(target_score=1))
+    return state, tuple(log)
+
+
+def short_game(seed: int, names: tuple[str, ...]) -> tuple[Any, tuple[Event, ...]]:
+    """``(final state, events)`` of a one-round two-seat bot game with seat ``names``
+    (the game of a seed is played once per process)."""
+    state, log = _played(seed)
     first = log[0]
     assert isinstance(first, GameStarted)
-    log = [dataclasses.replace(first, names=names), *log[1:]]
-    return state._replace(names=names), tuple(log)
+    return state._replace(names=names), (dataclasses.replace(first, names=names), *log[1:])
 
 
 async def write_game(store: Any, game_id: str, seed: int, names: tuple[str, str]) -> int:
