@@ -51,9 +51,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "services"), str(ROOT / "benchmarks")]
 
 import grpc  # noqa: E402
 import redis  # noqa: E402
-from soak_service import ADMIN, play_one, slope  # noqa: E402
-
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
+from soak_service import ADMIN, play_one, slope  # noqa: E402
 
 PG_URL = os.environ.get("RUMMY_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 

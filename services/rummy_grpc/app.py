@@ -103,7 +103,7 @@ class GameApp:
                  bot_wait: float = BOT_WAIT, retain_finished: float = 0.0) -> None:
         from rummy_store.sealed import GameStore
         if not isinstance(store, GameStore):  # seat names sealed whatever store is given
-            store = GameStore(store)  # type: ignore[assignment]
+            store = GameStore(store)
         self.store = store
         self.retain_finished = retain_finished
         self._archiving: asyncio.Task[None] | None = None

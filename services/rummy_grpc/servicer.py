@@ -19,8 +19,8 @@ from rummy.cards import format_card
 from rummy_grpc.aborts import abort, call
 from rummy_grpc.app import GameApp, Outcome, SeatSpec
 from rummy_grpc.callers import CallerGate, Identity
-from rummy_grpc.erasure import ErasureServicer
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
+from rummy_grpc.erasure import ErasureServicer
 from rummy_grpc.errors import ServiceError
 from rummy_grpc.limits import StreamLimits, client_key
 from rummy_grpc.listing import page_to_proto

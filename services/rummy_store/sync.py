@@ -43,8 +43,9 @@ def with_store_sync(
 
     async def main() -> T:
         if sealed or archive_url:
-            from rummy_store.factory import open_game_store
             import os
+
+            from rummy_store.factory import open_game_store
             store: EventStore = open_game_store(
                 url, prefix=prefix, archive_url=archive_url,
                 archive_schema=os.environ.get("RUMMY_ARCHIVE_SCHEMA", "rummy"))

@@ -12,13 +12,13 @@ from typing import Any
 
 import grpc
 import pytest
-from rummy_store.sealed import GameStore
 import pytest_asyncio
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_grpc import repository as repo_module
 from rummy_grpc.convert import view_to_proto
 from rummy_grpc.repository import EVOLVE_INLINE, GameRepository
 from rummy_store import RedisEventStore
+from rummy_store.sealed import GameStore
 
 from rummy.cards import format_card
 from rummy.events import Event, from_dict
