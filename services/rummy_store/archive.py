@@ -176,6 +176,12 @@ class PgArchive:
                                "WHERE game_id = %s", (game_id,))
         return (int(rows[0][0]), bytes(rows[0][1])) if rows else None
 
+    async def n_events(self, game_id: str) -> int:
+        """The archived game's event count (0: not archived)."""
+        rows = await self._run("SELECT n_events FROM {s}.games WHERE game_id = %s",
+                               (game_id,))
+        return int(rows[0][0]) if rows else 0
+
     async def has_game(self, game_id: str) -> bool:
         """True when the game has a row."""
         return bool(await self._run("SELECT 1 FROM {s}.games WHERE game_id = %s", (game_id,)))

@@ -196,8 +196,7 @@ class GameStore:
     async def version(self, game_id: str) -> int:
         v = await self.inner.version(game_id)
         if v == 0 and self.archive is not None:
-            got = await self.archive.checksum(game_id)
-            return got[0] if got else 0
+            return await self.archive.n_events(game_id)
         return v
 
     async def exists(self, game_id: str) -> bool:
@@ -218,6 +217,12 @@ class GameStore:
     # -- Subscriptions ---------------------------------------------------------------
     async def subscribe(self, game_id: str, after_version: int = 0, *,
                         block_ms: int = 1000) -> AsyncGenerator[StoredEvent, None]:
+        if self.archive is not None and not await self._in_redis(game_id):
+            got = await self.archive.game(game_id)  # an archived game: its events, then
+            for e in await self._open_events(game_id, got[1] if got else []):  # nothing
+                if e.version > after_version:
+                    after_version = e.version
+                    yield e
         gen = self.inner.subscribe(game_id, after_version, block_ms=block_ms)
         try:
             async for e in gen:

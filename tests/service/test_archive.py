@@ -136,6 +136,12 @@ async def test_archived_games_answer_get_events_get_state_and_replay(
             game_id="old", admin_token=ADMIN_TOKEN, version=len(events)))
         assert state.version == len(events) and list(state.view.totals) == list(final.totals)
         assert list(state.view.names) == ["Ivy", "Jo"]
+        streamed = []
+        async for msg in running.stub.StreamEvents(pb.StreamEventsRequest(game_id="old")):
+            streamed.append(msg.event.type)
+            if msg.event.type == "GameEnded":
+                break
+        assert len(streamed) == len(events)  # a spectator's stream of the archived game
     assert not await _keys(store, "old")  # reading it left nothing in Redis (no snapshot)
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT}/services",
                RUMMY_ARCHIVE_URL=pg_archive[0], RUMMY_ARCHIVE_SCHEMA=pg_archive[1])
