@@ -151,3 +151,26 @@ async def test_archived_games_answer_get_events_get_state_and_replay(
     assert out.returncode == 0, out.stderr
     assert f"verified {len(events)} events" in out.stdout and "Ivy" in out.stdout
     await gs.archive.close()  # type: ignore[union-attr]
+
+
+async def test_the_feed_keeps_what_a_group_has_not_acknowledged(
+        store: RedisEventStore, pg_archive: tuple[str, str]) -> None:
+    gs = await _game_store(store, pg_archive)
+    for i in range(3):
+        await write_game(gs, f"f{i}", seed=40 + i, names=(f"Kit{i}", f"Lou{i}"))
+    got = await gs.results_read("ratings", "c1", count=3, block_ms=10)  # 3 of 6 delivered
+    assert len(got) == 3
+    await gs.results_ack("ratings", [got[0].id])  # the 2nd and 3rd stay pending
+    await asyncio.sleep(0.05)
+    archiver = Archiver(gs, retain=0.01)
+    result = await archiver.run_once()
+    assert result.moved == 3 and result.trimmed == 1  # only the acknowledged first entry
+    assert await store.client.xlen(f"{store.prefix}:{{{store.prefix}:results}}:feed") == 5
+    await gs.results_ack("ratings", [got[1].id, got[2].id])
+    rest = await gs.results_read("ratings", "c1", count=10, block_ms=10)
+    await gs.results_ack("ratings", [e.id for e in rest])
+    assert (await archiver.run_once()).trimmed == 5
+    for i in range(3):  # every summary readable once, now from the archive
+        kinds = [h.summary["kind"] for h in await gs.results_history(f"f{i}")]
+        assert kinds == ["created", "ended"]
+    await gs.archive.close()  # type: ignore[union-attr]
