@@ -12,11 +12,13 @@ request ids, spectator streams; ``target_score`` 10). Every ``--sample`` seconds
 Redis ``used_memory`` (``INFO memory``), its key count, the games done and the games in
 the archive.
 
-The verdict: after the warm-up (``--warmup`` games; by then the retention window is full
-and the allocator has its working set), ``used_memory`` must stay within ``--band-mib`` of
-its first post-warm-up sample (default 2 MiB), and its least-squares slope over games is
-printed (KiB per 1,000 games). At the end it waits for the archive to drain (every game
-archived) and prints the last sample.
+The verdict (:func:`verdict`), over the samples taken while games are played after the
+warm-up (``--warmup`` games; by then the retention window is full and the allocator has
+its working set): every ``used_memory`` within ``--band-mib`` (default 2 MiB) of their
+median, and no drift: memory fitted to the keys held (how many games the retention window
+holds follows the play rate, which the machine's load moves), the residual of the last
+third of the samples is within 0.5 MiB of the first third's. At the end it waits for the
+archive to drain (every game archived) and prints the last sample.
 
 Usage::
 
@@ -37,6 +39,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,18 +140,33 @@ def sample(client: redis.Redis, started: float, games: int, pg_url: str,
 
 
 def verdict(samples: list[Sample], warmup: int, band_mib: float) -> dict[str, Any]:
-    """Whether ``used_memory`` stayed within ``band_mib`` of its first sample after
-    ``warmup`` games, and its slope over the games after it (KiB per 1,000 games)."""
-    after = [s for s in samples if s.games >= warmup]
-    if len(after) < 3:
+    """Whether ``used_memory`` stayed flat over the samples taken while games were played
+    after ``warmup`` games (the drain at the end left out):
+
+    - every sample within ``band_mib`` of their median, and
+    - no drift: ``used_memory`` fitted to the keys held (the games in the retention window
+      vary with the play rate), the mean residual of the last third minus that of the
+      first third stays within 0.5 MiB.
+
+    Also the slope over games (KiB per 1,000 games) and the fit (base, bytes per key)."""
+    total = max(s.games for s in samples)
+    after = [s for s in samples if warmup <= s.games < total]
+    if len(after) < 6:
         return {"flat": None, "reason": f"only {len(after)} samples after the warm-up"}
-    base = after[0].used_memory
-    spread = max(abs(s.used_memory - base) for s in after) / 2**20
+    mem = [s.used_memory / 2**20 for s in after]
+    median = statistics.median(mem)
+    spread = max(abs(m - median) for m in mem)
+    keys = [float(s.keys) for s in after]
+    per_key = slope(list(zip(keys, mem, strict=True)))
+    base = statistics.mean(mem) - per_key * statistics.mean(keys)
+    residual = [m - (base + per_key * k) for m, k in zip(mem, keys, strict=True)]
+    third = len(residual) // 3
+    drift = statistics.mean(residual[-third:]) - statistics.mean(residual[:third])
     per_game = slope([(s.games, s.used_memory) for s in after])
-    return {"flat": spread <= band_mib, "base_mib": base / 2**20,
-            "max_deviation_mib": spread, "band_mib": band_mib,
-            "min_mib": min(s.used_memory for s in after) / 2**20,
-            "max_mib": max(s.used_memory for s in after) / 2**20,
+    return {"flat": spread <= band_mib and abs(drift) <= 0.5, "median_mib": median,
+            "max_deviation_mib": spread, "band_mib": band_mib, "min_mib": min(mem),
+            "max_mib": max(mem), "drift_mib": drift, "base_mib": base,
+            "bytes_per_key": per_key * 2**20,
             "slope_kib_per_1000_games": per_game * 1000 / 1024,
             "samples_after_warmup": len(after)}
 
