@@ -17,7 +17,7 @@ def add_parsers(sub: Any) -> None:
     """Register ``rummy erase`` on the ``rummy`` command's subparsers."""
     text = "erase a game's seat names everywhere the store keeps them (crypto-shredding)"
     p = sub.add_parser("erase", help=text, description=text + "; docs/security.md")
-    p.add_argument("game_id", metavar="GAME_ID")
+    p.add_argument("game_id", metavar="GAME_ID", help="the game whose seat names are erased")
     p.add_argument("--redis-url", default=os.environ.get("RUMMY_REDIS_URL",
                                                          "redis://127.0.0.1:6379/0"),
                    help="the event store (default $RUMMY_REDIS_URL or the local Redis)")
@@ -26,7 +26,8 @@ def add_parsers(sub: Any) -> None:
                    help="the archive (PostgreSQL; default $RUMMY_ARCHIVE_URL): erased there "
                    "too")
     p.add_argument("--archive-schema", default=os.environ.get("RUMMY_ARCHIVE_SCHEMA",
-                                                              "rummy"))
+                                                              "rummy"),
+                   help="the archive's schema (default $RUMMY_ARCHIVE_SCHEMA or 'rummy')")
     p.set_defaults(func=cmd_erase)
 
 
