@@ -426,6 +426,7 @@ _ADAPTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("rummy_grpc.cli", "service", ("serve", "export")),
     ("rummy_worker.cli", "worker", ("worker", "batch")),
     ("rummy_store.backup_cli", "service", ("backup", "restore")),
+    ("rummy_store.erase_cli", "service", ("erase",)),
 )
 
 

@@ -141,6 +141,20 @@ def cases_dir() -> Path:
     return CASES
 
 
+@pytest.fixture
+def pg_archive():
+    """``(url, schema)`` of the test PostgreSQL (``RUMMY_TEST_PG_URL``, default
+    127.0.0.1:5432, database ``test``) with a schema of this test's own, dropped after it.
+    Fails (never skips) when PostgreSQL is unreachable: ``.ci/run`` starts one."""
+    from tests import pg_helpers
+    why = pg_helpers.pg_unreachable()
+    if why:
+        pytest.fail(why + " (start one: apt-get install postgresql; see .ci/run)")
+    schema = pg_helpers.fresh_schema()
+    yield pg_helpers.PG_URL, schema
+    pg_helpers.drop_schema(schema)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
     """After a run that included ``chaos`` tests (``make chaos``): one table of what each
     fault or flood test held and measured (its ``record_property`` values: load held,

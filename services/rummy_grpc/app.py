@@ -88,6 +88,11 @@ class GameApp:
             cached state is the latest (``rummy_store.feed``; a single Redis only; reads
             then trail another process's appends by the notification's delay). Off by
             default: every ``GetView`` reads the store.
+        retain_finished: seconds a finished game stays in Redis before it moves to the
+            store's archive (:class:`rummy_grpc.archiving.ArchiveLoop`; 0: off).
+
+    The store is wrapped in a :class:`rummy_store.sealed.GameStore` unless it is one: seat
+    names are sealed at write time (:mod:`rummy_store.shred`).
     """
 
     def __init__(self, store: EventStore, *, admin_token: str | None = None,
@@ -96,8 +101,13 @@ class GameApp:
                  poll: float = POLL_SECONDS, max_events: int = 0,
                  request_window: float = REQUEST_WINDOW, read_feed: bool = False,
                  bot_strategies: Sequence[str] | None = None,
-                 bot_wait: float = BOT_WAIT) -> None:
+                 bot_wait: float = BOT_WAIT, retain_finished: float = 0.0) -> None:
+        from rummy_store.sealed import GameStore
+        if not isinstance(store, GameStore):  # seat names sealed whatever store is given
+            store = GameStore(store)
         self.store = store
+        self.retain_finished = retain_finished
+        self._archiving: asyncio.Task[None] | None = None
         self.repo = GameRepository(store, cache_size=cache_size, max_events=max_events)
         self._admin = admin_token or ""
         self.store_clock: StoreClock | None = None
@@ -159,6 +169,10 @@ class GameApp:
         self._poller = asyncio.get_running_loop().create_task(self.scheduler.run())
         # games of an older release into the per-creator index (ListGames), in the background
         self._spawn(backfill_creators(self.store, secrets.token_hex(8)))
+        if self.retain_finished:
+            from rummy_grpc.archiving import ArchiveLoop
+            loop = ArchiveLoop(self.store, self.retain_finished)
+            self._archiving = asyncio.get_running_loop().create_task(loop.run())
         return active
 
     async def close(self) -> None:
@@ -167,7 +181,7 @@ class GameApp:
         self._closing = True
         self.repo.stop_feed()
         self.scheduler.cancel_all()
-        for loop_task in (self._poller, self._resync):
+        for loop_task in (self._poller, self._resync, self._archiving):
             if loop_task is not None:
                 loop_task.cancel()
                 with contextlib.suppress(BaseException):

@@ -188,6 +188,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="seconds after which a game with no new event expires with all its "
                    "data (an abandoned game; finished games are kept; 0: never; default "
                    f"{IDLE_EXPIRY:g} = 7 days)")
+    from rummy_grpc.archiving import add_retention_options
+    add_retention_options(p)
     sec = p.add_argument_group(
         "transport security and callers",
         "TLS, client certificates, API keys and per-caller rate limits (docs/security-"
@@ -309,6 +311,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "feed is Redis pub/sub, and an in-memory store has no other writer to hear of",
               file=sys.stderr)
         return 2
+    if args.retain_finished and (memory or not args.archive_url):
+        print("error: --retain-finished needs the Redis store (--redis-url) and an archive "
+              "(--archive-url postgresql://...): finished games move from Redis to it",
+              file=sys.stderr)
+        return 2
     if args.processes > 1 and memory:
         print("error: --processes needs a shared store (--redis-url redis://...): each "
               "process would hold its own in-memory store, and the copies would not see "
@@ -340,7 +347,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         store = make_store(kind, args.redis_url, args.prefix, idle_ttl=args.idle_expiry,
-                           request_ttl=args.request_window, batch=not args.no_batch)
+                           request_ttl=args.request_window, batch=not args.no_batch,
+                           archive_url=args.archive_url, archive_schema=args.archive_schema)
         await serve(f"{args.host}:{args.port}", store, metrics_port=args.metrics_port,
                     grace=args.grace, ready=ready, bot_delay=args.bot_delay,
                     lease=args.lease, poll=args.poll, max_events=args.max_events,
@@ -349,7 +357,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     hints=args.hints == "on",
                     max_streams_per_game=args.max_streams_per_game,
                     max_streams_per_client=args.max_streams_per_client,
-                    max_streams=args.max_streams, **security)
+                    max_streams=args.max_streams, retain_finished=args.retain_finished or 0.0,
+                    **security)
 
     import redis.exceptions
     from rummy_store.base import StoreAccessDenied
@@ -398,9 +407,11 @@ async def read_game(redis_url: str, game_id: str, prefix: str = "rummy") -> list
         rummy.errors.NotationError: a stored event cannot be decoded.
         redis.exceptions.ConnectionError: Redis is unreachable.
     """
-    from rummy_store.factory import open_store
+    from rummy_store.factory import open_game_store
     from rummy_store.mapper import MAPPER
-    store = open_store(redis_url, prefix=prefix)
+    store = open_game_store(redis_url, prefix=prefix,
+                            archive_url=os.environ.get("RUMMY_ARCHIVE_URL") or None,
+                            archive_schema=os.environ.get("RUMMY_ARCHIVE_SCHEMA", "rummy"))
     try:
         return MAPPER.to_events(await store.read(game_id))
     finally:

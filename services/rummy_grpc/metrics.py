@@ -102,6 +102,24 @@ RESULTS_STREAMS = Gauge(
     "rummy_results_streams_open",
     "StreamResults calls in progress on this server process, by consumer group (0 on every "
     "replica: nobody consumes the group).", ["group"])
+ARCHIVE_BACKLOG = Gauge(
+    "rummy_archive_backlog",
+    "Finished games past the retention period still in Redis, as this process's last "
+    "archive pass found them (eligible, not moved by that pass; rummy serve "
+    "--retain-finished).")
+ARCHIVE_OVERDUE_SECONDS = Gauge(
+    "rummy_archive_overdue_seconds",
+    "Seconds past the retention period of the oldest eligible game the last archive pass "
+    "found (0: none; grows when the archive falls behind).")
+ARCHIVE_MOVED_TOTAL = Counter(
+    "rummy_archive_moved_total",
+    "Finished games moved from Redis to the archive by this process.")
+ARCHIVE_FAILURES_TOTAL = Counter(
+    "rummy_archive_failures_total",
+    "Archive moves and passes that failed (retried by the next pass), by stage.", ["stage"])
+ARCHIVE_FEED_TRIMMED_TOTAL = Counter(
+    "rummy_archive_feed_trimmed_total",
+    "Results-feed entries copied to the archive and trimmed from Redis by this process.")
 
 
 def observe_feed(group: str, status: Any) -> None:

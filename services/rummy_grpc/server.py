@@ -301,7 +301,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                   rate_events: float = 0.0, rate_events_burst: int = RATE_EVENTS_BURST,
                   read_feed: bool = False,
                   bot_strategies: Sequence[str] | None = None,
-                  hints: bool = True) -> tuple[RummyServer, int]:
+                  hints: bool = True,
+                  retain_finished: float = 0.0) -> tuple[RummyServer, int]:
     """Build the server and bind ``address`` (``"127.0.0.1:0"`` picks a free port).
 
     Args:
@@ -341,6 +342,9 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
             ``rummy_grpc.app.SERVED_BOTS``: all but ``search``).
         hints: serve ``GetHint`` (False: refused with ``HINTS_DISABLED``,
             ``rummy serve --hints off``).
+        retain_finished: seconds a finished game stays in Redis before the archive mover
+            moves it (0: off; ``rummy serve --retain-finished``; needs a store with an
+            archive, :func:`rummy_store.factory.open_game_store`).
 
     Returns:
         ``(server, port)``: call ``await server.start()``; ``port`` is the bound port.
@@ -362,7 +366,7 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
     app = GameApp(store, admin_token=admin_token, bot_delay=bot_delay, cache_size=cache_size,
                   lease=lease, poll=poll, max_events=max_events,
                   request_window=request_window, read_feed=read_feed,
-                  bot_strategies=bot_strategies)
+                  bot_strategies=bot_strategies, retain_finished=retain_finished)
     server = grpc.aio.server(
         options=[("grpc.max_receive_message_length", max_message_bytes),
                  ("grpc.max_send_message_length", max_message_bytes),
@@ -387,7 +391,8 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
 
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
                idle_ttl: float = IDLE_EXPIRY,
-               request_ttl: float = REQUEST_WINDOW, batch: bool = True) -> EventStore:
+               request_ttl: float = REQUEST_WINDOW, batch: bool = True,
+               archive_url: str | None = None, archive_schema: str = "rummy") -> EventStore:
     """The event store for ``rummy serve``: ``"redis"`` (needs ``redis_url``) or ``"memory"``.
 
     Args:
@@ -397,22 +402,26 @@ def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
         batch: group-commit the Redis appends and reads (those that queue behind a round
             trip in flight go together; :mod:`rummy_store.batching`); False: one round trip
             each.
+        archive_url, archive_schema: the PostgreSQL archive of finished games (None: none).
 
-    The store is built by :func:`rummy_store.factory.open_store` (the one factory of
-    every command that takes a store URL: a single Redis or a Redis Cluster).
+    The store is built by :func:`rummy_store.factory.open_game_store` (the one factory of
+    every command that takes a store URL: a single Redis or a Redis Cluster), which seals
+    the seat names (:mod:`rummy_store.shred`) and reads archived games.
 
     Raises:
         ValueError: an unknown kind, ``"redis"`` without a URL, a negative expiry, a URL no
             backend takes (``rummy_store.factory.UnknownStoreURL``).
     """
-    from rummy_store.factory import open_store
+    from rummy_store.factory import open_game_store
     if kind == "memory":
-        return open_store("memory://", idle_ttl=idle_ttl, request_ttl=request_ttl)
+        return open_game_store("memory://", idle_ttl=idle_ttl,  # type: ignore[no-any-return]
+                               request_ttl=request_ttl)
     if kind == "redis":
         if not redis_url:
             raise ValueError("--store redis needs --redis-url")
-        return open_store(redis_url, prefix=prefix, idle_ttl=idle_ttl,
-                          request_ttl=request_ttl, batch=batch)
+        return open_game_store(redis_url, prefix=prefix,  # type: ignore[no-any-return]
+                               idle_ttl=idle_ttl, request_ttl=request_ttl, batch=batch,
+                               archive_url=archive_url, archive_schema=archive_schema)
     raise ValueError(f"unknown store {kind!r}: memory or redis")
 
 

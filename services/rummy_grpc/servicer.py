@@ -20,6 +20,7 @@ from rummy_grpc.aborts import abort, call
 from rummy_grpc.app import GameApp, Outcome, SeatSpec
 from rummy_grpc.callers import CallerGate, Identity
 from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
+from rummy_grpc.erasure import ErasureServicer
 from rummy_grpc.errors import ServiceError
 from rummy_grpc.help import HelpServicer
 from rummy_grpc.lifecycle_rpc import LifecycleServicer
@@ -54,7 +55,7 @@ def _options(request: Any) -> tuple[int | None, str]:
     return expected, opts.request_id
 
 
-class GameServicer(HelpServicer, ResultsServicer, LifecycleServicer,
+class GameServicer(HelpServicer, ResultsServicer, LifecycleServicer, ErasureServicer,
                    pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
     calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every

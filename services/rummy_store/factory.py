@@ -26,7 +26,8 @@ from typing import Any
 
 from rummy_store.base import EventStore
 
-__all__ = ["MEMORY_URLS", "SCHEMES", "UnknownStoreURL", "open_store", "store_scheme"]
+__all__ = ["MEMORY_URLS", "SCHEMES", "UnknownStoreURL", "open_game_store", "open_store",
+           "store_scheme"]
 
 MEMORY_URLS = ("", "memory", "memory://")
 """The URLs of a new in-memory store (``None`` too)."""
@@ -96,3 +97,20 @@ def open_store(url: str | None = None, *, prefix: str = "rummy", idle_ttl: float
     return RedisEventStore.from_url(url, prefix=prefix, idle_ttl=idle_ttl,
                                     request_ttl=request_ttl, batch=batch, environ=environ,
                                     **options)
+
+
+def open_game_store(url: str | None = None, *, archive_url: str | None = None,
+                    archive_schema: str = "rummy", **kwargs: Any) -> Any:
+    """:func:`open_store` behind a :class:`rummy_store.sealed.GameStore`: personal fields
+    sealed (:mod:`rummy_store.shred`) and, with ``archive_url`` (PostgreSQL, psycopg), the
+    archive of finished games read where Redis has no such game. Other arguments as
+    :func:`open_store`. The game service, ``rummy replay``, ``rummy export`` and ``rummy
+    erase`` use it.
+
+    Raises:
+        What :func:`open_store` raises; ``ValueError`` for a bad ``archive_schema``.
+    """
+    from rummy_store.archive import PgArchive
+    from rummy_store.sealed import GameStore
+    archive = PgArchive(archive_url, schema=archive_schema) if archive_url else None
+    return GameStore(open_store(url, **kwargs), archive)

@@ -204,10 +204,13 @@ class RedisResults(RedisBase):
                         args=[f"{g} abandoned", g, summary]))
                 await self._r.zrem(self._active, g)
                 await self._r.zrem(self._index, g)
+                if not await self._r.exists(self.key(g, "events"), self.key(g, "meta")):
+                    await self._r.delete(self.key(g, "key"))  # its names' key: no expiry
             else:
                 n += int(await self._abandon_script(
                     keys=[self._index, self._active, self._results_feed,
-                          self.key(g, "events"), self.key(g, "meta")], args=[g, summary]))
+                          self.key(g, "events"), self.key(g, "meta"), self.key(g, "key")],
+                    args=[g, summary]))
         return n
 
     async def _relay_all(self) -> int:

@@ -95,11 +95,14 @@ return {'ok', ms}
 """
 
 #: An abandoned game (single Redis). KEYS: the index, the active index, the results feed,
-#: the game's events, its meta. ARGV: game id, summary JSON. When the game's keys are gone
-#: (expired while idle) it leaves both indexes and, if it was active, its summary is
-#: appended to the feed, in one atomic step. Returns 1 when a summary was appended.
+#: the game's events, its meta, optionally the key of its sealed names
+#: (:mod:`rummy_store.shred`, no expiry of its own). ARGV: game id, summary JSON. When the
+#: game's keys are gone (expired while idle) it leaves both indexes, its names' key is
+#: deleted and, if it was active, its summary is appended to the feed, in one atomic step.
+#: Returns 1 when a summary was appended.
 ABANDON_LUA = r"""
 if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then return 0 end
+if KEYS[6] then redis.call('DEL', KEYS[6]) end
 local was = redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
 if was == 1 then redis.call('XADD', KEYS[3], '*', 'g', ARGV[1], 's', ARGV[2]) end
@@ -280,6 +283,10 @@ def access_probes(prefix: str, *, cluster: bool) -> list[tuple[str, ...]]:
         ("XINFO", "GROUPS", feed), ("XLEN", feed), ("XADD", parked, "*", "s", "x"),
         ("XRANGE", parked, "-", "+"), ("ZSCAN", active, "0"),
         ("EXISTS", events, meta),
+        # sealed names (rummy_store.sealed), retention (rummy_store.retention), erasure
+        ("SET", f"{game}:key", "x", "NX"), ("GET", f"{game}:key"), ("DEL", f"{game}:key"),
+        ("ZRANGEBYSCORE", index, "-inf", "1"), ("XTRIM", feed, "MINID", "0-1"),
+        ("XDEL", feed, "0-1"), ("RENAME", f"{game}:events:erasing", events),
     ]
     if cluster:
         outbox, relayed = f"{game}:results", f"{prefix}:{{{prefix}:results}}:relayed"

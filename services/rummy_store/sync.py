@@ -30,17 +30,27 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def with_store_sync(
-    url: str, fn: Callable[[EventStore], Awaitable[T]], *, prefix: str = "rummy"
+    url: str, fn: Callable[[EventStore], Awaitable[T]], *, prefix: str = "rummy",
+    archive_url: str | None = None, sealed: bool = False,
 ) -> T:
-    """Open the store at ``url`` (:func:`~rummy_store.factory.open_store`), await
-    ``fn(store)``, close the store; return the result.
+    """Open the store at ``url`` (:func:`~rummy_store.factory.open_store`; with ``sealed``
+    or an ``archive_url``, :func:`~rummy_store.factory.open_game_store`: names opened,
+    archived games read), await ``fn(store)``, close the store; return the result.
 
     Raises:
         rummy_store.factory.UnknownStoreURL: a URL no backend takes; what ``fn`` raises.
     """
 
     async def main() -> T:
-        store = open_store(url, prefix=prefix)
+        if sealed or archive_url:
+            import os
+
+            from rummy_store.factory import open_game_store
+            store: EventStore = open_game_store(
+                url, prefix=prefix, archive_url=archive_url,
+                archive_schema=os.environ.get("RUMMY_ARCHIVE_SCHEMA", "rummy"))
+        else:
+            store = open_store(url, prefix=prefix)
         try:
             return await fn(store)
         finally:
@@ -56,11 +66,16 @@ def read_all_sync(
     after_version: int = 0,
     to_version: int | None = None,
     prefix: str = "rummy",
+    archive_url: str | None = None,
 ) -> list[StoredEvent]:
     """The events of ``game_id`` in version order (see :meth:`EventStore.read`); ``[]`` for
-    an unknown game."""
+    an unknown game. Seat names are opened (:mod:`rummy_store.shred`); a game moved to the
+    archive at ``archive_url`` (default ``$RUMMY_ARCHIVE_URL``) is read from there."""
+    import os
+    archive_url = archive_url or os.environ.get("RUMMY_ARCHIVE_URL") or None
     return with_store_sync(
-        url, lambda store: store.read(game_id, after_version, to_version), prefix=prefix
+        url, lambda store: store.read(game_id, after_version, to_version), prefix=prefix,
+        archive_url=archive_url, sealed=True,
     )
 
 

@@ -73,6 +73,9 @@ COMMANDS: dict[str, str] = {
     "rummy conformance tests/conformance/cases/*.jsonl": "run",
     'rummy solve --table "5S 6S *7S" --hand "7S KD QD" --explain': "run",
     "rummy play --players 3 --bots basic,greedy": "run",
+    # docs/security.md, docs/api.md: erasure
+    "rummy erase GAME_ID": "parse",
+    "rummy replay": "help",
     ("rummy simulate / sweep / replay / record / tournament / conformance / solve / play / "
      "serve / export / worker / batch"): "help",
     # README.md

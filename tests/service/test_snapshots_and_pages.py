@@ -18,6 +18,7 @@ from rummy_grpc import repository as repo_module
 from rummy_grpc.convert import view_to_proto
 from rummy_grpc.repository import EVOLVE_INLINE, GameRepository
 from rummy_store import RedisEventStore
+from rummy_store.sealed import GameStore
 
 from rummy.cards import format_card
 from rummy.events import Event, from_dict
@@ -62,7 +63,8 @@ async def long_game(running: Running, store: RedisEventStore) -> AsyncIterator[L
         await asyncio.sleep(0.05)
     else:
         pytest.fail("the bot game did not end in 30 s")
-    log = [from_dict(se.data) for se in await store.read(gid)]
+    # the names as the service reads them (sealed in Redis: rummy_store.shred)
+    log = [from_dict(se.data) for se in await GameStore(store).read(gid)]
     assert len(log) >= 3000, len(log)
     yield Long(gid, log)
 
@@ -114,7 +116,7 @@ async def test_get_state_at_an_old_version_starts_from_a_snapshot_off_the_event_
     # (a read that evolved past a multiple may have stored it exactly, too)
     assert {v // N for v in versions} == set(range(1, total // N + 1))
     assert all(v % N <= SLACK for v in versions)
-    found = await store.get_snapshot(gid, total)
+    found = await GameStore(store).get_snapshot(gid, total)
     assert found is not None and state_from_dict(found[1]) == long_game.state(found[0])
 
     spy = EvolveSpy(monkeypatch)
@@ -145,7 +147,7 @@ async def _a_game_older_than_snapshots(running: Running, store: RedisEventStore,
     than N events."""
     gid, total = long_game.game_id, len(long_game.log)
     await store.client.delete(store.key(gid, "snapshots"))
-    repo = GameRepository(store)  # a restarted server that knows of no snapshot
+    repo = GameRepository(GameStore(store))  # a restarted server that knows of no snapshot
     last_ts = (await store.read(gid, total - 1))[-1].ts
     repo.remember(gid, long_game.state(total), last_ts)  # (but has the latest state cached)
     running.server.app.repo = running.server.app.reads._repo = repo
@@ -169,7 +171,7 @@ async def _a_game_older_than_snapshots(running: Running, store: RedisEventStore,
         served += 1
     assert served >= 3
     _assert_is(await rebuild, long_game.state(target))
-    kept = [v for v in range(N, total + 1, N) if (await store.get_snapshot(gid, v)) == (
+    kept = [v for v in range(N, total + 1, N) if (await GameStore(store).get_snapshot(gid, v)) == (
         v, state_to_dict(long_game.state(v)))]
     assert kept == list(range(N, target + 1, N))  # the replay stored what it passed
     monkeypatch.setattr(repo_module, "evolve", real)
