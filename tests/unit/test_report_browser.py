@@ -176,7 +176,13 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     verdicts = seen["verdicts"]
     assert [v.split(":")[0] for v in verdicts] == [
         "greedy win rate", "random win rate", "seat 0 win rate", "seat 1 win rate",
-        "seat 2 win rate", "rounds per game", "turns per game"]
+        "seat 2 win rate", "rounds per game", "turns per game",
+        # every game-quality figure, paired game by game
+        "skill trace (greedy over random)", "lead changes per game",
+        "largest deficit a winner came back from", "games won from behind",
+        "decided after round", "decided after (share of the game's rounds)",
+        "meld phases with more than one play", "distinct plays per meld phase",
+        "games in which a round ran the stock out"]
     from rummy_worker.output import ab_verdicts
 
     from rummy.quality import verdict
@@ -189,6 +195,14 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     assert re.fullmatch(r"seat 0 win rate: no detectable change at this sample size \(8 "
                         r"games, 95% CI -?\d+\.\d to -?\d+\.\d points\); about \d+ games "
                         r"would detect ±2\.0 points", verdicts[2])
+    # one chart of differences per unit, each laid out and drawn
+    _check([c for c in measure(page, tmp_path) if "(95% paired CI)" in c["label"]],
+           [f"{title}, A − B (95% paired CI)" for title in (
+               "Win rates and skill trace (points of percent)",
+               "Shares of games and meld phases (points of percent)", "Rounds per game",
+               "Turns per game and per round", "Drama: lead changes per game",
+               "Comeback: largest deficit overcome (points)", "Decided after round",
+               "Distinct plays per meld phase")])
 
 
 def test_sweep_page_states_the_difference_and_the_ab_command(tmp_path: Path) -> None:
