@@ -189,18 +189,18 @@ def compare(p: PairedFigures, *, first: str = "A", second: str = "B") -> list[di
         return sorted(both, key=lambda s: (len(s), s) if prefix == "seat:" else (0, s))
 
     bots = names("win:")
-    for b in bots:
-        simple(f"win:{b}", f"{b} win rate", "pp", "bot", u)
+    for bot in bots:
+        simple(f"win:{bot}", f"{bot} win rate", "pp", "bot", u)
     for s in names("seat:"):
         simple(f"seat:{s}", f"seat {s} win rate", "pp", "seat", u)
     for i, x in enumerate(bots):
         for y in bots[i + 1:]:
             hi, lo = (x, y) if p.mean(f"1:win:{x}") >= p.mean(f"1:win:{y}") else (y, x)
             coef = {f"1:win:{hi}": u, f"1:win:{lo}": -u, f"2:win:{hi}": -u, f"2:win:{lo}": u}
-            a = (p.mean(f"1:win:{hi}") - p.mean(f"1:win:{lo}")) * u
-            b = (p.mean(f"2:win:{hi}") - p.mean(f"2:win:{lo}")) * u
-            out.append(_entry(p, f"skill trace ({hi} over {lo})", "pp", "skill", a, b, a - b,
-                              p.half_width(coef)))
+            m1 = (p.mean(f"1:win:{hi}") - p.mean(f"1:win:{lo}")) * u
+            m2 = (p.mean(f"2:win:{hi}") - p.mean(f"2:win:{lo}")) * u
+            out.append(_entry(p, f"skill trace ({hi} over {lo})", "pp", "skill", m1, m2,
+                              m1 - m2, p.half_width(coef)))
     for key, label, unit, kind in FIGURES:
         if "/" not in key:
             simple(key, label, unit, kind)

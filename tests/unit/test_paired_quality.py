@@ -5,10 +5,10 @@ sums that merge in any order, and a batch whose chunks predate them."""
 from __future__ import annotations
 
 import pytest
-
-from rummy.paired_quality import PairedFigures, compare
 from rummy_worker.batches import BatchSpec, batch_report, merge_results
 from rummy_worker.chunks import compute_chunk
+
+from rummy.paired_quality import PairedFigures, compare
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,10 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
         for kind, label, e, unit in ab_verdicts(cmp):
             if kind not in ("bot", "seat", "length"):
                 pct = unit in ("pp", "%")
-                shown = (lambda x: f"{100 * x:.1f}%") if pct else (lambda x: f"{x:.3f}")
+
+                def shown(x: float, pct: bool = pct) -> str:
+                    return f"{100 * x:.1f}%" if pct else f"{x:.3f}"
+
                 t.add_row(f"{label} ({unit})", shown(e["a"]), shown(e["b"]),
                           f"{100 * e['diff']:+.1f} pp" if pct else f"{e['diff']:+.3f}",
                           _fmt_ci(e, pct))
