@@ -150,7 +150,7 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("plays/sampled", "distinct plays per meld phase", "plays", "decisions"),
     ("rounds", "rounds per game", "rounds", "duration"),
     ("turns", "turns per game", "turns", "duration"),
-    ("turns/rounds", "turns per round", "turns", "duration"),
+    ("turns/rounds", "turns per round", "turns/round", "duration"),
     ("capped", "games in which a round ran the stock out", "%", "duration"),
 )
 

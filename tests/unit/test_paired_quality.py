@@ -40,7 +40,8 @@ def test_the_figures_agree_with_the_paired_win_rates_and_lengths(chunks) -> None
     kinds = {e["kind"] for e in cmp["quality"]}
     assert kinds == {"bot", "seat", "skill", "drama", "decisiveness", "decisions", "duration"}
     assert {e["unit"] for e in cmp["quality"]} == {"pp", "%", "changes", "points", "round",
-                                                   "plays", "rounds", "turns"}
+                                                   "plays", "rounds", "turns",
+                                                   "turns/round"}
     for e in cmp["quality"]:
         assert e["verdict"].startswith(e["metric"] + ": ")
         assert e["low"] is None or e["low"] <= e["diff"] <= e["high"]

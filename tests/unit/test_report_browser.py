@@ -200,7 +200,7 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
            [f"{title}, A − B (95% paired CI)" for title in (
                "Win rates and skill trace (points of percent)",
                "Shares of games and meld phases (points of percent)", "Rounds per game",
-               "Turns per game and per round", "Drama: lead changes per game",
+               "Turns per game", "Turns per round", "Drama: lead changes per game",
                "Comeback: largest deficit overcome (points)", "Decided after round",
                "Distinct plays per meld phase")])
 

@@ -413,7 +413,8 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
     if charts is not None:
         out.append("<div class=plots>")
         out.extend(unit_charts([(lab, e, u) for _, lab, e, u in rows]
-                               + [("turns per round", cmp["turns_per_round"], "turns")],
+                               + [("turns per round", cmp["turns_per_round"],
+                                   "turns/round")],
                                charts))
         out.append("</div>")
 
@@ -428,7 +429,7 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
               "n/a" if e["low"] is None else
               f"{cell(e['low'], u, True)} … {cell(e['high'], u, True)}", u]
              for _, lab, e, u in rows + [("length", "turns per round", cmp["turns_per_round"],
-                                           "turns")]]
+                                           "turns/round")]]
     out.append(_table(["metric", "A", "B", "A − B", "95% CI", "unit"], table))
     slots = cmp.get("slot_win_rate") or []
     if any(e["bot_a"] != e["bot_b"] for e in slots):
