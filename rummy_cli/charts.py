@@ -146,7 +146,7 @@ class Charts:
               scale: float = 100.0, unit: str = "pp", axis: str = "A − B") -> str:
         """A forest plot of paired differences (``diff``, ``low``, ``high`` times
         ``scale``, in ``unit``) with a line at zero; ``axis`` names the difference."""
-        fig = self._figure(6.4, max(1.8, 0.8 + 0.32 * len(rows)))
+        fig = self._figure(6.4, max(2.0, 1.0 + 0.32 * len(rows)))
         ax = fig.add_subplot()
         y = list(range(len(rows)))[::-1]
         for yi, (_, e) in zip(y, rows, strict=True):
@@ -159,7 +159,10 @@ class Charts:
                 ax.plot([d], [yi], "o", color=PALETTE[0])
         ax.axvline(0, color="#777", linewidth=1)
         ax.set_yticks(y, [lab for lab, _ in rows])
-        self._style(ax, title, f"{axis} ({unit})" if unit else axis, "")
+        # a long title over axes pushed right by long row labels would be cut: wrap it
+        width = max(30, 60 - max((len(lab) for lab, _ in rows), default=0))
+        self._style(ax, "\n".join(textwrap.wrap(title, width)),
+                    f"{axis} ({unit})" if unit else axis, "")
         ax.grid(axis="x", color="#e5e5e5")
         return self._svg(fig, title)
 
@@ -261,13 +264,13 @@ def segments(groups: Sequence[Any]) -> list[list[int]]:
 
 #: the axis of each unit's chart of differences: (scale to the axis, axis unit, title)
 UNIT_CHARTS: dict[str, tuple[float, str, str]] = {
-    "pp": (100.0, "pp", "Win rates and skill trace (points of percent)"),
-    "%": (100.0, "points of %", "Shares of games and meld phases (points of percent)"),
+    "pp": (100.0, "points of percent", "Win rates and skill trace"),
+    "%": (100.0, "points of percent", "Shares of games and meld phases"),
     "rounds": (1.0, "rounds", "Rounds per game"),
     "turns": (1.0, "turns", "Turns per game"),
     "turns/round": (1.0, "turns per round", "Turns per round"),
     "changes": (1.0, "lead changes", "Drama: lead changes per game"),
-    "points": (1.0, "points", "Comeback: largest deficit overcome (points)"),
+    "points": (1.0, "points", "Comeback: largest deficit overcome"),
     "round": (1.0, "round", "Decided after round"),
     "plays": (1.0, "plays", "Distinct plays per meld phase"),
 }

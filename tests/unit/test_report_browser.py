@@ -198,10 +198,10 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     # one chart of differences per unit, each laid out and drawn
     _check([c for c in measure(page, tmp_path) if "(95% paired CI)" in c["label"]],
            [f"{title}, A − B (95% paired CI)" for title in (
-               "Win rates and skill trace (points of percent)",
-               "Shares of games and meld phases (points of percent)", "Rounds per game",
+               "Win rates and skill trace",
+               "Shares of games and meld phases", "Rounds per game",
                "Turns per game", "Turns per round", "Drama: lead changes per game",
-               "Comeback: largest deficit overcome (points)", "Decided after round",
+               "Comeback: largest deficit overcome", "Decided after round",
                "Distinct plays per meld phase")])
 
 
@@ -269,5 +269,4 @@ def test_a_paired_sweep_page_states_every_figure_paired_with_a_chart_per_unit(
     units = {e["unit"] for e in diffs}
     assert len(charts) == len(units)  # one chart per unit
     _check(charts, [c["label"] for c in charts])
-    assert charts[0]["label"] == ("Win rates and skill trace (points of percent), B − A "
-                                  "(95% paired CI)")
+    assert charts[0]["label"] == "Win rates and skill trace, B − A (95% paired CI)"
