@@ -285,6 +285,9 @@ def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
         sol = _solve_locked(rules, table_t, hand_t, keep_t, objective,
                             None if node_limit is None else max(1, node_limit - spent[0]),
                             backend, sol)
+        if sol.play is None and not sol.optimal:  # the budget ran out: any legal play
+            sol = Solution(_fallback(rules, False, table_t, hand_t, keep_t, objective,
+                                     node_limit, backend), False)
     if sol.play is not None and not _legal_under(rules, opening, table_t, hand_t, sol.play):
         sol = Solution(_fallback(rules, opening, table_t, hand_t, keep_t, objective,
                                  node_limit, backend), False)
