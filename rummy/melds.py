@@ -459,21 +459,52 @@ def _release_error(card: int, by_hand: bool) -> IllegalMoveError:
 def _check_locked(table: Sequence[Sequence[int]], new_table: Sequence[Sequence[int]]) -> None:
     """§11 variant ``joker_moves="locked"`` (R5.7): every meld of ``table`` that holds a
     table joker has all of its cards (jokers with their declarations) inside one meld of
-    ``new_table``; so no joker is freed and such a meld only grows or joins another.
+    ``new_table``, and no card serves two of them: several such melds may share a new meld
+    (they were joined) only when it holds all of their cards together. So no joker is freed
+    and such a meld only grows or joins another; a second copy of a joker meld (two decks)
+    cannot hide inside the first one's meld while its own cards are spread.
 
     Raises:
-        IllegalMoveError: ``R5.7``, naming the first meld that was broken up.
+        IllegalMoveError: ``R5.7``, naming the first meld that no meld of the new table
+            holds, or else the first of those that cannot each have their own.
     """
+    locked = [m for m in table if any(c >= TABLE_JOKER_BASE for c in m)]
+    if not locked:
+        return
     new_counts = [Counter(m) for m in new_table]
-    for m in table:
-        if not any(c >= TABLE_JOKER_BASE for c in m):
-            continue
-        need = Counter(m)
+    needs = [Counter(m) for m in locked]
+    for m, need in zip(locked, needs, strict=True):
         if not any(not (need - have) for have in new_counts):
-            raise IllegalMoveError(
-                "R5.7", f"[{' '.join(format_card(c) for c in m)}] holds a joker, so it must "
-                "stay whole, its jokers keeping their cards (variant joker_moves=locked); "
-                "cards may be added to it, none may leave it", meld=format_meld(m))
+            raise _locked_error(m, "")
+    # each locked meld its own host, sharing one only with room for all: a small matching
+    # (jokers are few, so locked melds are few)
+    order = sorted(range(len(locked)), key=lambda i: -len(locked[i]))
+
+    def assign(k: int) -> bool:
+        if k == len(order):
+            return True
+        need = needs[order[k]]
+        for have in new_counts:
+            if not need - have:
+                have.subtract(need)
+                ok = assign(k + 1)
+                have.update(need)
+                if ok:
+                    return True
+        return False
+
+    if not assign(0):
+        raise _locked_error(locked[0], " (each meld holding a joker needs all of its own cards "
+                            "in the new table's meld that holds it; two joker melds share a "
+                            "meld only when it holds the cards of both)")
+
+
+def _locked_error(m: Sequence[int], why: str) -> IllegalMoveError:
+    """The R5.7 refusal under ``joker_moves="locked"`` of a joker meld broken up."""
+    return IllegalMoveError(
+        "R5.7", f"[{' '.join(format_card(c) for c in m)}] holds a joker, so it must "
+        "stay whole, its jokers keeping their cards (variant joker_moves=locked); "
+        f"cards may be added to it, none may leave it{why}", meld=format_meld(m))
 
 
 def check_action_slow(

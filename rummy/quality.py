@@ -406,7 +406,8 @@ class QualityReport:
 #: the difference each verdict says how many games would detect, per unit of a figure
 #: (a fraction for win rates and shares: 0.02 is 2 points of percent)
 DETECT: dict[str, float] = {"pp": 0.02, "%": 0.02, "rounds": 0.25, "turns": 5.0,
-                            "changes": 0.1, "points": 5.0, "round": 0.25, "plays": 0.1}
+                            "turns/round": 0.5, "changes": 0.1, "points": 5.0, "round": 0.25,
+                            "plays": 0.1}
 
 
 def verdict(name: str, diff: float, low: float | None, high: float | None, games: int,

@@ -143,10 +143,10 @@ class Charts:
         return self._svg(fig, title)
 
     def diffs(self, rows: Sequence[tuple[str, Mapping[str, Any]]], title: str,
-              scale: float = 100.0, unit: str = "pp") -> str:
+              scale: float = 100.0, unit: str = "pp", axis: str = "A − B") -> str:
         """A forest plot of paired differences (``diff``, ``low``, ``high`` times
-        ``scale``, in ``unit``) with a line at zero."""
-        fig = self._figure(6.4, 0.8 + 0.32 * len(rows))
+        ``scale``, in ``unit``) with a line at zero; ``axis`` names the difference."""
+        fig = self._figure(6.4, max(2.0, 1.0 + 0.32 * len(rows)))
         ax = fig.add_subplot()
         y = list(range(len(rows)))[::-1]
         for yi, (_, e) in zip(y, rows, strict=True):
@@ -159,7 +159,10 @@ class Charts:
                 ax.plot([d], [yi], "o", color=PALETTE[0])
         ax.axvline(0, color="#777", linewidth=1)
         ax.set_yticks(y, [lab for lab, _ in rows])
-        self._style(ax, title, f"A − B ({unit})" if unit else "A − B", "")
+        # a long title over axes pushed right by long row labels would be cut: wrap it
+        width = max(30, 60 - max((len(lab) for lab, _ in rows), default=0))
+        self._style(ax, "\n".join(textwrap.wrap(title, width)),
+                    f"{axis} ({unit})" if unit else axis, "")
         ax.grid(axis="x", color="#e5e5e5")
         return self._svg(fig, title)
 
@@ -259,5 +262,32 @@ def segments(groups: Sequence[Any]) -> list[list[int]]:
     return runs
 
 
-__all__ = ["Charts", "PALETTE", "Point", "matplotlib_missing", "missing_note", "prefix_ids",
-           "segments"]
+#: the axis of each unit's chart of differences: (scale to the axis, axis unit, title)
+UNIT_CHARTS: dict[str, tuple[float, str, str]] = {
+    "pp": (100.0, "points of percent", "Win rates and skill trace"),
+    "%": (100.0, "points of percent", "Shares of games and meld phases"),
+    "rounds": (1.0, "rounds", "Rounds per game"),
+    "turns": (1.0, "turns", "Turns per game"),
+    "turns/round": (1.0, "turns per round", "Turns per round"),
+    "changes": (1.0, "lead changes", "Drama: lead changes per game"),
+    "points": (1.0, "points", "Comeback: largest deficit overcome"),
+    "round": (1.0, "round", "Decided after round"),
+    "plays": (1.0, "plays", "Distinct plays per meld phase"),
+}
+
+
+def unit_charts(rows: Sequence[tuple[str, dict[str, Any], str]], charts: Charts,
+                axis: str = "A − B") -> list[str]:
+    """One chart of differences per unit (:data:`UNIT_CHARTS` order; a unit with no row
+    draws none): ``rows`` are ``(label, entry, unit)``, entries ``{diff, low, high}``."""
+    out = []
+    for unit, (scale, shown, title) in UNIT_CHARTS.items():
+        mine = [(label, e) for label, e, u in rows if u == unit]
+        if mine:
+            out.append(charts.diffs(mine, f"{title}, {axis} (95% paired CI)", scale=scale,
+                                    unit=shown, axis=axis))
+    return out
+
+
+__all__ = ["Charts", "PALETTE", "Point", "UNIT_CHARTS", "matplotlib_missing", "missing_note",
+           "prefix_ids", "segments", "unit_charts"]

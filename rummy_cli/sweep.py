@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from rummy.balance import BalanceReport
-from rummy_cli.charts import Charts, Point, matplotlib_missing, missing_note
+from rummy_cli.charts import Charts, Point, matplotlib_missing, missing_note, unit_charts
 from rummy_cli.outputs import output_problem, write_output
 
 EPILOG = """examples:
@@ -295,7 +295,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     tasks = [(i, (bots, args.seed, a, min(a + size, args.games), rules))
              for i, rules in enumerate(rulesets) for a in range(0, args.games, size)]
     parts: dict[int, list[Aggregate]] = {i: [] for i in range(len(rulesets))}
-    games: dict[int, dict[int, list[float]]] = {i: {} for i in range(len(rulesets))}
+    games: dict[int, dict[int, dict[str, int]]] = {i: {} for i in range(len(rulesets))}
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]sweeping"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("games"), TimeElapsedColumn(), console=Console(stderr=True),
@@ -311,8 +311,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 progress.advance(bar, t[3] - t[2])
     reports = [BalanceReport.of(merge_all(args.players, parts[i])).with_run(
         args.seed, tuple(bots), r.changed()) for i, r in enumerate(rulesets)]
-    names = sorted(set(bots))
-    paired = [paired_compare(games[0], games[k], names, args.players)
+    paired = [paired_compare(games[0], games[k], _label(combos[0]), _label(combos[k]))
               for k in range(1, len(rulesets))]
     doc = sweep_document(combos, reports, games=args.games, players=args.players,
                          seed=args.seed, bots=bots, seconds=time.perf_counter() - t0,
@@ -320,62 +319,44 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return write_outputs(doc, args)
 
 
-def game_row(r: Any, bots: list[str]) -> list[float]:
-    """The figures of one finished game (a :class:`rummy.simulate.GameResult`) that a sweep
-    pairs across values: the win rate per seat-game of each bot of ``bots`` (fraction), the
-    win credit of each seat (fraction), rounds, turns, lead changes
-    (:func:`rummy.quality.drama`)."""
-    from rummy.quality import drama
-    from rummy.simulate import WIN_UNIT
-
-    credit = WIN_UNIT // len(r.winners)
-    seat = [credit / WIN_UNIT if s in r.winners else 0.0 for s in range(len(r.bots))]
-    per_bot = []
-    for b in bots:
-        seats = [s for s, x in enumerate(r.bots) if x == b]
-        per_bot.append(sum(seat[s] for s in seats) / len(seats) if seats else 0.0)
-    changes = drama(r.positions, r.final, r.winners)[0]
-    return per_bot + seat + [float(r.rounds), float(sum(r.turns)), float(changes)]
-
-
 def _sweep_chunk(task: tuple[list[str], int, int, int, Any]) -> tuple[dict[str, Any],
-                                                                     dict[int, list[float]]]:
+                                                                     dict[int, dict[str, int]]]:
     """Worker-process body of ``rummy sweep``: games [start, stop) of one value, as an
-    aggregate dict and each finished game's :func:`game_row` by game index."""
+    aggregate dict and each finished game's figures
+    (:func:`rummy.paired_quality.result_figures`) by game index."""
+    from rummy.paired_quality import result_figures
     from rummy.simulate import play_range
 
     bots, seed, start, stop, rules = task
-    names = sorted(set(bots))
-    rows: dict[int, list[float]] = {}
+    rows: dict[int, dict[str, int]] = {}
     agg = play_range(bots, seed, start, stop, rules, True,
-                     on_game=lambda i, r, _s: rows.__setitem__(i, game_row(r, names)))
+                     on_game=lambda i, r, _s: rows.__setitem__(i, result_figures(r)))
     return agg.to_dict(), rows
 
 
-def paired_compare(base: dict[int, list[float]], other: dict[int, list[float]],
-                   bots: list[str], players: int) -> list[dict[str, Any]]:
-    """Paired differences ``other − base`` over the game indices both finished: per bot
-    and per seat (win rates, ``pp``), rounds, turns and lead changes per game, each
-    ``{"metric", "unit", "diff", "low", "high", "games"}`` with a normal 95% interval of
-    the per-game differences (``mean ± z·sd/√n``; bounds ``None`` under 2 games)."""
-    from rummy.stats import Z95
+def paired_compare(base: dict[int, dict[str, int]], other: dict[int, dict[str, int]],
+                   a: str = "A", b: str = "B") -> list[dict[str, Any]]:
+    """Paired differences ``other − base`` over the game indices both values finished
+    (:func:`rummy.paired_quality.compare`, each game a cluster): per bot and per seat (win
+    rates, ``pp``), the skill trace of each pair of bots (named after the stronger under
+    ``base``, as the unpaired comparison names it), drama, decisiveness, decision moves and
+    branching, duration; each ``{"metric", "unit", "kind", "a", "b", "diff", "low", "high",
+    "games", "verdict"}`` (``a``: base's value; bounds ``None`` under 2 games). ``a`` and
+    ``b`` name the two values in the verdicts."""
+    from rummy.paired_quality import PairedFigures, compare
+    from rummy.quality import verdict
 
-    idx = sorted(base.keys() & other.keys())
-    labels = ([(f"{b} win rate", "pp") for b in bots]
-              + [(f"seat {s} win rate", "pp") for s in range(players)]
-              + [("rounds per game", "rounds"), ("turns per game", "turns"),
-                 ("lead changes per game", "changes")])
-    n = len(idx)
+    sums = PairedFigures()
+    for i in sorted(base.keys() & other.keys()):
+        sums = sums.merge(PairedFigures.of_game(base[i], other[i]))
     out = []
-    for k, (label, unit) in enumerate(labels):
-        d = [other[i][k] - base[i][k] for i in idx]
-        mean = sum(d) / n if n else 0.0
-        low = high = None
-        if n >= 2:
-            sd = (sum((x - mean) ** 2 for x in d) / (n - 1)) ** 0.5
-            low, high = mean - Z95 * sd / n ** 0.5, mean + Z95 * sd / n ** 0.5
-        out.append({"metric": label, "unit": unit, "diff": mean, "low": low, "high": high,
-                    "games": n})
+    for e in compare(sums, first=a, second=b):  # base − other, oriented by base
+        d = {**e, "a": e["a"], "b": e["b"], "diff": -e["diff"],
+             "low": None if e["high"] is None else -e["high"],
+             "high": None if e["low"] is None else -e["low"]}
+        d["verdict"] = verdict(d["metric"], d["diff"], d["low"], d["high"], d["games"],
+                               d["unit"], a=b, b=a)
+        out.append(d)
     return out
 
 
@@ -458,11 +439,12 @@ def _point(e: dict[str, Any] | None) -> Point:
     return None if e is None else (e["value"], e["low"], e["high"])
 
 
-def sweep_charts(doc: dict[str, Any]) -> list[str]:
+def sweep_charts(doc: dict[str, Any], charts: Charts | None = None) -> list[str]:
     """The charts of a sweep document, each metric against the variant value with its 95%
     intervals (inline SVG, :class:`rummy_cli.charts.Charts`): win rate by seat and by bot
     (percent, with the 1/players reference), rounds per game (rounds), how rounds ended
-    (percent of rounds), mean points left (points per seat-round).
+    (percent of rounds), mean points left (points per seat-round). ``charts``: the page's
+    chart maker (one per page keeps the SVG ids unique), a new one by default.
 
     Raises:
         ImportError: matplotlib is missing.
@@ -475,7 +457,7 @@ def sweep_charts(doc: dict[str, Any]) -> list[str]:
     groups = [tuple(r["rules"].values())[:-1] for r in rows] if len(names) > 1 else None
     players = doc["players"]
     bots = sorted({b for row in rows for b in row["bots"]})
-    charts = Charts()
+    charts = charts or Charts()
     seats = {f"seat {s}": [_point({"value": r["seats"][s]["rate"], "low": r["seats"][s]["low"],
                                    "high": r["seats"][s]["high"]}) for r in rows]
              for s in range(players)}
@@ -563,8 +545,10 @@ def render_html(doc: dict[str, Any]) -> str:
     title = (f"Sweep: {doc['games']} games per value, {doc['players']} players, seed "
              f"{doc['seed']}")
     missing = matplotlib_missing()
+    charts = None if missing else Charts()
+    compared = compare_html(doc, charts)
     plots = (missing_note(missing) if missing else
-             "<div class=plots>" + "".join(sweep_charts(doc)) + "</div>")
+             "<div class=plots>" + "".join(sweep_charts(doc, charts)) + "</div>")
     return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>"
             f"{html.escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
             "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em .6em;"
@@ -576,7 +560,7 @@ def render_html(doc: dict[str, Any]) -> str:
             "Wilson over games, by bot and mean points left clustered by game, rounds per "
             "game normal over games, round ends Wilson over rounds; game-quality figures "
             "clustered by game (definitions: docs/metrics.md).</p>"
-            + compare_html(doc) + plots +
+            + compared + plots +
             "<table><thead><tr><th scope=col>rules</th>" + head +
             "<th scope=col>rounds per game</th><th scope=col>how rounds ended</th>"
             "<th scope=col>mean points left (points)</th>"
@@ -591,10 +575,11 @@ MANY = ("Many differences are tested here: at 95% about one in twenty shows a ch
         "seat at once).")
 
 
-def compare_html(doc: dict[str, Any]) -> str:
+def compare_html(doc: dict[str, Any], charts: Charts | None = None) -> str:
     """The page's answer first: for each value after the first, which is A and which B,
     the difference B − A per bot and per figure with its interval as a verdict in words,
-    and the ``rummy batch ab`` command that measures it paired game by game."""
+    the ``rummy batch ab`` command that measures it paired game by game, and (paired, with
+    ``charts``, the page's chart maker) one chart of the differences per unit."""
     out = []
     for k, c in enumerate(doc.get("paired_compare") or doc.get("compare", []), start=1):
         items = "".join(f"<li class=verdict data-metric=\"{html.escape(e['metric'])}\" "
@@ -602,17 +587,30 @@ def compare_html(doc: dict[str, Any]) -> str:
                         f"{html.escape(e['verdict'])}"
                         + ("" if e.get("paired") else " (unpaired)") + "</li>"
                         for e in c["diffs"])
-        how = ("Win rates, rounds, turns and lead changes are paired game by game (the same "
-               "seeds under both values); the figures marked unpaired add the two values' "
-               "variances (conservative). The same comparison on the workers: "
+        how = ("Every figure is paired game by game (the same seeds under both values), "
+               "its 95% interval clustered by game (ratios: delta method); any figure marked "
+               "unpaired adds the two values' variances (conservative). The same comparison "
+               "on the workers: "
                if c.get("paired") else
                "Intervals are unpaired (conservative): for the paired difference game by "
                "game, run ")
         out.append(f"<section class=compare id=compare-{k}><h2>B − A, where A = rules "
                    f"{html.escape(c['a'])} and B = rules {html.escape(c['b'])}</h2>"
                    f"<ul>{items}</ul><p>{how}<code class=ab-command>"
-                   f"{html.escape(c['command'])}</code></p><p>{MANY}</p></section>")
+                   f"{html.escape(c['command'])}</code></p><p>{MANY}</p>"
+                   + _compare_charts(c, charts) + "</section>")
     return "".join(out)
+
+
+def _compare_charts(c: dict[str, Any], charts: Charts | None) -> str:
+    """One chart per unit of the paired differences B − A of one comparison
+    (:func:`rummy_cli.charts.unit_charts`); ``""`` when unpaired or without ``charts``
+    (matplotlib missing: the page says so once, above its charts)."""
+    if not c.get("paired") or charts is None:
+        return ""
+    rows = [(e["metric"], e, e["unit"]) for e in c["diffs"] if e.get("paired")]
+    return ("<div class=plots>" + "".join(unit_charts(rows, charts, axis="B − A"))
+            + "</div>")
 
 
 def quality_table_html(doc: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from rummy.errors import IllegalMoveError
 from rummy.melds import MeldCards, Table, canonical_meld, check_action, table_text
 from rummy.rules import RuleSet
 from rummy.solver import compiled
+from rummy.solver import locked as locked_search
 from rummy.solver.search import MAX_COUNT, Aborted, Search, pack_state
 
 #: weight of one point and one card in the cost of a card left in hand (see search.py)
@@ -197,11 +198,13 @@ def solve(
             restrict the meld action are applied: ``ace_high=False`` (no high-ace step,
             ``*J Q K`` as the one wildcard-led start, no mirror image),
             ``joker_release="hand"`` and the opening minimum (``opening_meld_min_points``,
-            when ``opening``) exactly inside the search; ``joker_moves="locked"`` and
-            ``opening_meld_per_player`` (when ``opening`` on a non-empty table) by checking
-            the unrestricted best play, which is then the best (each only removes plays),
-            and otherwise falling back to the best legal play of a few restricted searches,
-            with ``optimal=False``.
+            when ``opening``) exactly inside the search; ``joker_moves="locked"`` exactly
+            around it (:mod:`rummy.solver.locked`: every way the melds holding a joker can
+            stand on the new table, the rest searched freely); ``opening_meld_per_player``
+            (when ``opening`` on a non-empty table) by checking the unrestricted best play,
+            which is then the best (the variant only removes plays), and otherwise falling
+            back to the best legal play of a few restricted searches, with
+            ``optimal=False``.
         opening: the action is the seat's opening meld (R5.5 and the opening variants).
 
     Returns:
@@ -250,19 +253,22 @@ def _restricts(rules: RuleSet, opening: bool) -> bool:
 
 def _solve_checked(table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
                    keep_t: tuple[int, ...], objective: str, node_limit: int | None,
-                   backend: str, by_hand: bool = False, ace_high: bool = True) -> Solution:
+                   backend: str, by_hand: bool = False, ace_high: bool = True,
+                   bound: int | None = None, nodes: list[int] | None = None) -> Solution:
     """:func:`solve` on checked inputs with a resolved backend; ``by_hand``: jokers are
     freed only by real cards from the hand (§11 ``joker_release="hand"``); without
-    ``ace_high`` the ace is low only (§11 ``ace_high=false``)."""
+    ``ace_high`` the ace is low only (§11 ``ace_high=false``). ``bound`` and ``nodes`` as
+    in :func:`_best_play`."""
     if backend == "compiled":
         try:
             return _race(table_t, hand_t, keep_t, objective, node_limit,
-                         compiled.CompiledSearch, by_hand, ace_high)
+                         compiled.CompiledSearch, by_hand, ace_high, bound, nodes)
         except (compiled.Overflow, OSError):
             # a step with more moves than the compiled buffer, or numba could not write
             # its cache: the reference search gives the same answer
             pass
-    return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand, ace_high)
+    return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand, ace_high,
+                 bound, nodes)
 
 
 def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
@@ -270,8 +276,18 @@ def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
                  node_limit: int | None, backend: str) -> Solution:
     """:func:`solve` under a rule set with §11 variants (see its ``rules`` argument)."""
     by_hand = rules.joker_release == "hand"
+    spent = [0]
     sol = _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend, by_hand,
-                         rules.ace_high)
+                         rules.ace_high, nodes=spent)
+    if (rules.joker_moves == "locked" and sol.play is not None
+            and any(c >= TABLE_JOKER_BASE for m in table_t for c in m)
+            and not _legal_under(rules, False, table_t, hand_t, sol.play)):
+        sol = _solve_locked(rules, table_t, hand_t, keep_t, objective,
+                            None if node_limit is None else max(1, node_limit - spent[0]),
+                            backend, sol)
+        if sol.play is None and not sol.optimal:  # the budget ran out: any legal play
+            sol = Solution(_fallback(rules, False, table_t, hand_t, keep_t, objective,
+                                     node_limit, backend), False)
     if sol.play is not None and not _legal_under(rules, opening, table_t, hand_t, sol.play):
         sol = Solution(_fallback(rules, opening, table_t, hand_t, keep_t, objective,
                                  node_limit, backend), False)
@@ -282,12 +298,63 @@ def _solve_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
     return sol
 
 
+def _solve_locked(rules: RuleSet, table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
+                  keep_t: tuple[int, ...], objective: str, node_limit: int | None,
+                  backend: str, free: Solution) -> Solution:
+    """The exact best play under §11 ``joker_moves="locked"``
+    (:func:`rummy.solver.locked.solve_locked`), given ``free``, the best play without the
+    variant's restriction, which breaks it: its value, when proven, ends the enumeration
+    as soon as a locked-legal play reaches it. ``node_limit``: the states left to spend.
+
+    Raises:
+        RuntimeError: the play built is not legal under ``rules`` (a solver bug).
+    """
+    cost, wcost = _cost_vectors(objective)
+
+    def card_cost(c: int) -> int:
+        return wcost if c == JOKER else cost[c]
+
+    floor = 0
+    if free.optimal and free.play is not None:
+        left = Counter(hand_t)
+        left.subtract(Counter(keep_t))
+        left.subtract(Counter(free.play.cards))
+        floor = sum(card_cost(c) * k for c, k in left.items())
+
+    def rest(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
+             bound: int, limit: int | None) -> tuple[
+                 tuple[list[tuple[int, ...]], tuple[int, ...]] | None, bool, int]:
+        nodes = [0]
+        sol = _solve_checked(table, hand, keep, objective, limit, backend, False,
+                             rules.ace_high, bound, nodes)
+        if sol.play is None:
+            return None, sol.optimal, nodes[0]
+        return (list(sol.play.table), sol.play.cards), sol.optimal, nodes[0]
+
+    found = locked_search.solve_locked(table_t, hand_t, keep_t, cost, wcost, search=rest,
+                                       node_limit=node_limit, ace_high=rules.ace_high,
+                                       floor=floor)
+    if found.table is None:
+        return Solution(None, found.optimal)
+    new_table = tuple(sorted(canonical_meld(m) for m in found.table))
+    play = Play(table=new_table, cards=found.cards, points=hand_points(found.cards),
+                optimal=found.optimal)
+    try:
+        added = check_action(table_t, hand_t, new_table, rules=rules)
+    except IllegalMoveError as e:  # pragma: no cover - a solver bug
+        raise RuntimeError(f"the locked-joker search built an illegal play: {e}") from e
+    if tuple(sorted(added)) != found.cards:  # pragma: no cover - a solver bug
+        raise RuntimeError("the locked-joker search miscounted the cards it adds")
+    return Solution(play, found.optimal)
+
+
 def _fallback(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
               hand_t: tuple[int, ...], keep_t: tuple[int, ...], objective: str,
               node_limit: int | None, backend: str) -> Play | None:
     """The best legal play among restricted searches, when the unrestricted best play
-    breaks a variant the search checks rather than models: with ``joker_moves="locked"``
-    the melds holding a joker stand aside unchanged while the rest is searched; with
+    breaks a variant the search checks rather than models (the per-player opening, with
+    any other variant): with ``joker_moves="locked"`` the melds holding a joker stand
+    aside unchanged while the rest is searched; with
     ``ace_high=False`` the hand's aces stay in the hand; and the hand's own new melds
     beside the unchanged table. Legal, not proven best (``None``: none of them is legal)."""
     by_hand = rules.joker_release == "hand"
@@ -382,7 +449,8 @@ def _mirrored(c: int) -> int:
 def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
           objective: str, node_limit: int | None,
           engine: type[Search] | type[compiled.CompiledSearch],
-          by_hand: bool = False, ace_high: bool = True) -> Solution:
+          by_hand: bool = False, ace_high: bool = True, bound: int | None = None,
+          nodes: list[int] | None = None) -> Solution:
     """:func:`_best_play` on the position or on its mirror image, whichever finishes first.
 
     The search sweeps the line from the low ace up; on some positions (two freed table
@@ -394,13 +462,13 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
     """
     if node_limit is not None:
         return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand,
-                          ace_high=ace_high)
+                          ace_high=ace_high, bound=bound, nodes=nodes)
     for mirror, budget in _RACE:
         if mirror and not ace_high:
             continue  # the mirror image of "the ace is low only" is "high only": not here
         try:
             return _best_play(table, hand, keep, objective, None, engine, mirror, budget,
-                              by_hand, ace_high)
+                              by_hand, ace_high, bound, nodes)
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
@@ -410,12 +478,19 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
                objective: str, node_limit: int | None,
                engine: type[Search] | type[compiled.CompiledSearch],
                mirror: bool = False, abort: int | None = None,
-               by_hand: bool = False, ace_high: bool = True) -> Solution:
+               by_hand: bool = False, ace_high: bool = True, bound: int | None = None,
+               nodes: list[int] | None = None) -> Solution:
     """:func:`solve` with the search class ``engine``, on inputs already checked by
     :func:`_check_cards`; with ``mirror``, on the mirror image of the position (the play
     is mapped back); with ``abort``, raises :class:`Aborted` after that many states; with
     ``by_hand``, a table joker is freed only by a real card from the hand (§11
-    ``joker_release="hand"``: the table's own copies free none)."""
+    ``joker_release="hand"``: the table's own copies free none).
+
+    With ``bound``, only a play whose hand cards left (outside ``keep``) cost less than
+    ``bound`` (costs of :func:`_cost_vectors`) is found, else ``None``; a bound above the
+    cost of the whole hand admits the arrangement that adds no card (a play with empty
+    ``cards``: the caller adds cards elsewhere, R5.1). ``nodes``, if given, has the states
+    expanded added to its first element."""
     cost, wcost = _cost_vectors(objective)
     if mirror:
         table = [tuple(_mirrored(c) for c in m) for m in table]
@@ -443,6 +518,8 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     # feasible bound. Phase B: every R5.8 choice with wildcards placed anywhere, searching
     # only for plays strictly better than the best so far (exact).
     best_left = all_hand_cost  # playing nothing (R5.1: not a play)
+    if bound is not None:
+        best_left = min(bound, all_hand_cost + 1)
     best: tuple[Search | compiled.CompiledSearch, int, dict[int, int]] | None = None
     exceeded = False
     phases: list[tuple[dict[int, int], bool]] = []
@@ -486,6 +563,8 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
         st = pack_state(wm, hand_jokers)
         dropped = search.solve_root(st, best_left - dead_cost)
         used += search.nodes
+        if nodes is not None:
+            nodes[0] += search.nodes
         exceeded = exceeded or search.exceeded
         if dropped + dead_cost < best_left:
             best_left = dropped + dead_cost

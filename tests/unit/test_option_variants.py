@@ -16,7 +16,14 @@ from rummy.decide import step
 from rummy.errors import IllegalMoveError, InvalidRuleSetError
 from rummy.events import GameStarted, from_dict, to_dict
 from rummy.invariants import check_invariants, verify_log
-from rummy.melds import check_action, check_action_slow, is_valid_meld, parse_meld, parse_table
+from rummy.melds import (
+    check_action,
+    check_action_slow,
+    is_valid_meld,
+    parse_meld,
+    parse_table,
+    table_text,
+)
 from rummy.rules import RuleSet, parse_rule_pairs
 from rummy.solver import best_play, solve
 from rummy.state import DRAW, GAME_OVER, MELD_OR_PASS
@@ -100,6 +107,14 @@ def test_joker_moves_locked_keeps_joker_melds_whole():
     assert _both(["5S 6S *7S 8S"], "9S 4S", ["4S 5S 6S", "*7S 8S 9S"], RuleSet()) \
         == parse_cards("4S 9S")
     assert _both(["5S 6S *7S 8S"], "9S 4S", ["4S 5S 6S", "*7S 8S 9S"], locked) == "R5.7"
+    # two copies of one joker meld (two decks): each must stay whole in a meld of its own;
+    # one meld holding the first copy does not excuse breaking the second
+    twins = ["5S 6S *7S", "5S 6S *7S"]
+    assert _both(twins, "4S 8S 9S", ["5S 6S *7S", "4S 5S 6S", "*7S 8S 9S"], locked) == "R5.7"
+    assert _both(twins, "4S 8S 9S", ["5S 6S *7S", "4S 5S 6S", "*7S 8S 9S"], RuleSet()) \
+        == parse_cards("4S 8S 9S")
+    assert _both(twins, "4S 8S 9S", ["5S 6S *7S", "4S 5S 6S *7S 8S 9S"], locked) \
+        == parse_cards("4S 8S 9S")
     # a joker freed by its real card: R5.7 under locked
     assert _both(["5S 6S *7S"], "7S QD KD", ["5S 6S 7S", "*JD QD KD"], locked) == "R5.7"
     # melds without a joker still move freely
@@ -178,14 +193,44 @@ def test_solver_plays_stay_legal_under_checked_variants():
     assert best_play(table, hand).points == 16
     low = solve(table, hand, rules=RuleSet(ace_high=False))  # modelled exactly
     assert low.optimal and low.play.points == 15 and 0 not in low.play.cards
-    locked = solve(table, hand, rules=RuleSet(joker_moves="locked"))
-    assert not locked.optimal and locked.play.points == 1
+    locked = solve(table, hand, rules=RuleSet(joker_moves="locked"))  # modelled exactly
+    # AS ends the spade run, 8H extends the heart run round its joker (R5.7 locked: 7H may
+    # not free *7H)
+    assert locked.optimal and locked.play.points == 9
+    assert table_text(locked.play.table) == "JS QS KS AS | 5H 6H *7H 8H"
     for rules, sol in ((RuleSet(ace_high=False), low), (RuleSet(joker_moves="locked"), locked)):
-        check_action(table, hand, sol.play.table, rules=rules)  # legal, not proven best
-    both = solve(table, hand, rules=ALL_FOUR)
-    assert not both.optimal
-    if both.play is not None:
-        check_action(table, hand, both.play.table, rules=ALL_FOUR)
+        check_action(table, hand, sol.play.table, rules=rules)
+    both = solve(table, hand, rules=ALL_FOUR)  # no high ace, joker locked: 8H alone
+    assert both.optimal and both.play.points == 8
+    check_action(table, hand, both.play.table, rules=ALL_FOUR)
+
+
+def test_solver_joker_moves_locked_extends_joins_and_keeps_joker_melds():
+    locked = RuleSet(joker_moves="locked")
+    cases = [
+        # 7S cannot free *7S, so JD QD have no third card: no play
+        (["5S 6S *7S"], "7S JD QD", None),
+        # two joker melds joined by the card between them (R5.7: "may be joined")
+        (["5S 6S *7S", "8S *9S TS"], "JS", "5S 6S *7S 8S *9S TS JS"),
+        # a joker meld extended at both ends
+        (["5S 6S *7S 8S"], "9S 4S", "4S 5S 6S *7S 8S 9S"),
+        # 7S goes to the group; the joker meld only grows
+        (["5S 6S *7S", "7H 7D 7C"], "7S QD KD 4S", "4S 5S 6S *7S | 7S 7H 7D 7C"),
+        # a run without a joker joins the joker meld through the hand's 3S 4S ... QS
+        (["5S 6S *7S", "8S 9S TS JS"], "4S 3S QS", "3S 4S 5S 6S *7S 8S 9S TS JS QS"),
+        # the second copy of a joker meld (two decks) grows on its own
+        (["5S 6S *7S", "5S 6S *7S"], "4S 8S 9S", "4S 5S 6S *7S 8S 9S | 5S 6S *7S"),
+    ]
+    for melds, cards, expected in cases:
+        table, hand = parse_table(melds), parse_cards(cards)
+        for backend in ("pure", "auto"):
+            sol = solve(table, hand, rules=locked, backend=backend)
+            assert sol.optimal, (melds, cards)
+            if expected is None:
+                assert sol.play is None
+                continue
+            assert table_text(sol.play.table) == expected, (melds, cards)
+            check_action(table, hand, sol.play.table, rules=locked)
 
 
 def test_a_game_started_before_the_option_variants_reads_with_their_defaults():
@@ -208,7 +253,7 @@ def test_project_variant_cases_pass():
         case = json.loads(line)
         ok, message = run_case(case)
         assert ok, f"{case['id']}: {message}"
-    assert len(lines) == 20
+    assert len(lines) == 23
 
 
 def test_a_case_with_an_unknown_variant_is_malformed():
@@ -302,9 +347,18 @@ def test_a_review_budget_past_its_cap_is_refused():
 
 def test_an_unprovable_best_play_case_is_not_called_malformed():
     # found by a tester: a well-formed case under a variant the solver checks rather than
-    # models failed as "malformed"
+    # models failed as "malformed"; a per-player opening on a non-empty table is still
+    # checked (the run 5S..TS does not open: 8S 9S TS must stand alone)
+    ok, message = run_case({"id": "u", "kind": "best_play", "rule": "R5.5",
+                            "rules": {"opening_meld_per_player": True}, "opening": True,
+                            "table": [["5S", "6S", "7S"]],
+                            "hand": ["8S", "9S", "TS", "2H"], "best_points": 27})
+    assert not ok and message.startswith("not proven: the solver cannot prove")
+
+
+def test_a_locked_joker_best_play_case_is_proven():
     ok, message = run_case({"id": "u", "kind": "best_play", "rule": "R5.7",
                             "rules": {"joker_moves": "locked"},
                             "table": [["JS", "QS", "KS"], ["5H", "6H", "*7H"]],
                             "hand": ["AS", "7H", "8H"], "best_points": 9})
-    assert not ok and message.startswith("not proven: the solver cannot prove")
+    assert ok, message

@@ -176,7 +176,13 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     verdicts = seen["verdicts"]
     assert [v.split(":")[0] for v in verdicts] == [
         "greedy win rate", "random win rate", "seat 0 win rate", "seat 1 win rate",
-        "seat 2 win rate", "rounds per game", "turns per game"]
+        "seat 2 win rate", "rounds per game", "turns per game",
+        # every game-quality figure, paired game by game
+        "skill trace (greedy over random)", "lead changes per game",
+        "largest deficit a winner came back from", "games won from behind",
+        "decided after round", "decided after (share of the game's rounds)",
+        "meld phases with more than one play", "distinct plays per meld phase",
+        "games in which a round ran the stock out"]
     from rummy_worker.output import ab_verdicts
 
     from rummy.quality import verdict
@@ -189,6 +195,14 @@ def test_ab_page_names_the_variants_and_states_a_verdict_per_bot(tmp_path: Path)
     assert re.fullmatch(r"seat 0 win rate: no detectable change at this sample size \(8 "
                         r"games, 95% CI -?\d+\.\d to -?\d+\.\d points\); about \d+ games "
                         r"would detect ±2\.0 points", verdicts[2])
+    # one chart of differences per unit, each laid out and drawn
+    _check([c for c in measure(page, tmp_path) if "(95% paired CI)" in c["label"]],
+           [f"{title}, A − B (95% paired CI)" for title in (
+               "Win rates and skill trace",
+               "Shares of games and meld phases", "Rounds per game",
+               "Turns per game", "Turns per round", "Drama: lead changes per game",
+               "Comeback: largest deficit overcome", "Decided after round",
+               "Distinct plays per meld phase")])
 
 
 def test_sweep_page_states_the_difference_and_the_ab_command(tmp_path: Path) -> None:
@@ -219,3 +233,40 @@ def test_sweep_page_states_the_difference_and_the_ab_command(tmp_path: Path) -> 
     assert seen["verdicts"][3] == turns["verdict"] + " (unpaired)"
     assert "under joker_moves=locked than under joker_moves=free" in turns["verdict"] or \
         "no detectable change at this sample size (6 games" in turns["verdict"]
+
+
+def test_a_paired_sweep_page_states_every_figure_paired_with_a_chart_per_unit(
+        tmp_path: Path) -> None:
+    from rummy.paired_quality import result_figures
+    from rummy_cli.sweep import paired_compare
+
+    combos = parse_sweep(["knock_threshold=0,10"])
+    bots = ["greedy", "random"]
+    reports, games = [], []
+    for c in combos:
+        rows: dict[int, dict[str, int]] = {}
+        agg = play_range(bots, 4, 0, 6, RuleSet.from_dict(c),
+                         on_game=lambda i, r, _s, rows=rows: rows.__setitem__(
+                             i, result_figures(r)))
+        reports.append(BalanceReport.of(agg).with_run(4, bots, RuleSet.from_dict(c).changed()))
+        games.append(rows)
+    paired = [paired_compare(games[0], games[1], "knock_threshold=0", "knock_threshold=10")]
+    doc = sweep_document(combos, reports, games=6, players=2, seed=4, bots=bots, seconds=0,
+                         paired=paired)
+    page = tmp_path / "sweep.html"
+    page.write_text(render_html(doc), encoding="utf-8")
+    seen = read_verdicts(page, tmp_path)
+    diffs = doc["paired_compare"][0]["diffs"]
+    assert all(e["paired"] for e in diffs)  # every figure paired: none left unpaired
+    assert seen["verdicts"] == [e["verdict"] for e in diffs]
+    assert [v.split(":")[0] for v in seen["verdicts"]][:5] == [
+        "greedy win rate", "random win rate", "seat 0 win rate", "seat 1 win rate",
+        "skill trace (greedy over random)"]
+    turns = next(e for e in diffs if e["metric"] == "turns per game")
+    a, b = (sum(g[i]["turns"] for i in range(6)) / 6 for g in games)
+    assert turns["diff"] == pytest.approx(b - a) and turns["games"] == 6
+    charts = [c for c in measure(page, tmp_path) if "B − A" in c["label"]]
+    units = {e["unit"] for e in diffs}
+    assert len(charts) == len(units)  # one chart per unit
+    _check(charts, [c["label"] for c in charts])
+    assert charts[0]["label"] == "Win rates and skill trace, B − A (95% paired CI)"

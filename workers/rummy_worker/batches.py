@@ -43,6 +43,8 @@ from typing import Any
 
 from rummy.balance import BalanceReport
 from rummy.bots import check_bot
+from rummy.paired_quality import PairedFigures
+from rummy.paired_quality import compare as compare_figures
 from rummy.rules import RuleSet
 from rummy.simulate import Aggregate, merge_all, parse_lineup
 from rummy_worker.paired import Paired, compare
@@ -206,6 +208,8 @@ class Merged:
     b: Aggregate | None = None
     paired: Paired | None = None
     chunks: int = 0
+    #: the paired game-quality sums (None when a chunk predates them)
+    quality: PairedFigures | None = None
 
 
 def merge_results(players: int, results: Sequence[Mapping[str, Any]]) -> Merged:
@@ -216,13 +220,20 @@ def merge_results(players: int, results: Sequence[Mapping[str, Any]]) -> Merged:
     """
     a = merge_all(players, (Aggregate.from_dict(r["a"]) for r in results))
     b = pr = None
+    quality: PairedFigures | None = None
     if any("b" in r for r in results):
         b = merge_all(players, (Aggregate.from_dict(r["b"]) for r in results if "b" in r))
         pr = Paired.empty(players)
         for r in results:
             if "paired" in r:
                 pr = pr.merge(Paired.from_dict(r["paired"]))
-    return Merged(a, b, pr, len(results))
+        # chunks written before the paired quality sums existed have none: then none
+        if all("paired_quality" in r for r in results if "paired" in r):
+            quality = PairedFigures()
+            for r in results:
+                if "paired_quality" in r:
+                    quality = quality.merge(PairedFigures.from_dict(r["paired_quality"]))
+    return Merged(a, b, pr, len(results), quality)
 
 
 @dataclass(frozen=True)
@@ -234,6 +245,9 @@ class ABReport:
     a: BalanceReport
     b: BalanceReport
     compare: dict[str, Any]
+    """:func:`rummy_worker.paired.compare` output, and under ``"quality"`` (when every chunk
+    carried the sums) :func:`rummy.paired_quality.compare` output: every game-quality
+    figure A − B with its paired 95% interval clustered by game and its verdict."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``{"a": ..., "b": ..., "compare": ...}``."""
@@ -249,8 +263,10 @@ def batch_report(spec: BatchSpec, merged: Merged) -> BalanceReport | ABReport:
     """
     if merged.b is None or merged.paired is None:
         return BalanceReport.of(merged.a)
-    return ABReport(BalanceReport.of(merged.a), BalanceReport.of(merged.b),
-                    compare(merged.paired, spec.lineup("a"), spec.lineup("b")))
+    cmp = compare(merged.paired, spec.lineup("a"), spec.lineup("b"))
+    if merged.quality is not None:
+        cmp["quality"] = compare_figures(merged.quality, first="A", second="B")
+    return ABReport(BalanceReport.of(merged.a), BalanceReport.of(merged.b), cmp)
 
 
 # ----------------------------------------------------------------------------- Redis state

@@ -3,7 +3,9 @@
 :func:`compute_chunk` plays games ``start .. stop-1`` of a batch with
 :func:`rummy.simulate.play_range`, the one simulation loop (same seeds, same line-up rotation,
 same aggregate as ``rummy simulate``), through its hooks: each game is timed (metrics), every
-K-th game's events go to a recorder, and A/B batches pair the two variants' results by index.
+K-th game's events go to a recorder, and A/B batches pair the two variants' results by index
+(win rates and lengths, :mod:`rummy_worker.paired`; every game-quality figure,
+:mod:`rummy.paired_quality`).
 ``tests/workers/test_chunks.py`` pins ``compute_chunk(...)["a"] ==
 run_games(...).to_dict()``.
 """
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rummy.paired_quality import PairedFigures, result_figures
 from rummy.simulate import Aggregate, GameResult, game_seed, lineup_for, play_game, play_range
 from rummy_worker.batches import BatchSpec
 from rummy_worker.paired import Paired, game_vector
@@ -85,15 +88,19 @@ def compute_chunk(spec: BatchSpec, index: int, *, on_game: GameHook | None = Non
                              record=(lambda i: should_record(spec, i)) if recorder else None,
                              on_game=hook, passthrough=passthrough)
     paired = None
+    quality = PairedFigures()
     if spec.is_ab:  # games in which both variants finished, paired by index
         paired = Paired.empty(n)
         for i in range(start, stop):
             if i in finished["a"] and i in finished["b"]:
                 paired = paired.merge(Paired.of_vector(
                     n, game_vector(finished["a"][i], finished["b"][i], i, spec.rotate)))
+                quality = quality.merge(PairedFigures.of_game(
+                    result_figures(finished["a"][i]), result_figures(finished["b"][i])))
     out: dict[str, Any] = {"chunk": index, "start": start, "stop": stop,
                            "a": aggs["a"].to_dict()}
     if paired is not None:
         out["b"] = aggs["b"].to_dict()
         out["paired"] = paired.to_dict()
+        out["paired_quality"] = quality.to_dict()
     return out

@@ -8,7 +8,8 @@ only :func:`to_json` turns them into dicts (``BalanceReport.to_dict``).
 The HTML file has no external resources: inline CSS and inline SVG charts drawn by
 matplotlib (:mod:`rummy_cli.charts`, the ``report`` extra): win rate by seat and by bot with
 95% error bars and the 1/players line, final-score histograms per bot, rounds per game,
-turns per round; for A/B batches a difference plot with paired 95% intervals. Without
+turns per round; for A/B batches one difference plot per unit with paired 95% intervals
+(win rates, skill trace and every game-quality figure, paired game by game). Without
 matplotlib the page says so and keeps its tables.
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rummy.balance import BalanceReport
-from rummy_cli.charts import Charts, matplotlib_missing, missing_note
+from rummy_cli.charts import Charts, matplotlib_missing, missing_note, unit_charts
 from rummy_worker.batches import ABReport
 
 # ----------------------------------------------------------------------------- JSON / CSV
@@ -110,6 +111,10 @@ def to_csv(doc: dict[str, Any]) -> str:
         for key in ("rounds_per_game", "turns_per_game", "turns_per_round"):
             e = cmp[key]
             w.writerow(["a-b", key, "", "", e["diff"], e["low"], e["high"], g])
+        for kind, label, e, unit in ab_verdicts(cmp):
+            if kind not in ("bot", "seat", "length"):
+                w.writerow(["a-b", f"quality:{kind}", "metric", f"{label} ({unit})",
+                            e["diff"], e["low"], e["high"], e["games"]])
     else:
         w.writerows(_csv_rows(rep, "a"))
     return out.getvalue()
@@ -191,13 +196,24 @@ def render_terminal(doc: dict[str, Any], console: Any) -> None:
             e = cmp[key]
             t.add_row(key.replace("_", " "), f"{e['a']:.3f}", f"{e['b']:.3f}",
                       f"{e['diff']:+.3f}", _fmt_ci(e, False))
+        for kind, label, e, unit in ab_verdicts(cmp):
+            if kind not in ("bot", "seat", "length"):
+                pct = unit in ("pp", "%")
+
+                def shown(x: float, pct: bool = pct) -> str:
+                    return f"{100 * x:.1f}%" if pct else f"{x:.3f}"
+
+                t.add_row(f"{label} ({unit})", shown(e["a"]), shown(e["b"]),
+                          f"{100 * e['diff']:+.1f} pp" if pct else f"{e['diff']:+.3f}",
+                          _fmt_ci(e, pct))
         console.print(t)
         console.print(f"[bold]Verdict[/bold] ({names[0]}; {names[1]}):")
         for _, label, e, unit in ab_verdicts(cmp):
             console.print("  " + verdict(label, e["diff"], e["low"], e["high"], cmp["games"],
                                          unit), highlight=False)
-        for v in quality_verdicts(rep.a, rep.b, cmp["games"]):
-            console.print(f"  {v} (unpaired)", highlight=False)
+        if cmp.get("quality") is None:  # chunks that predate the paired quality sums
+            for v in quality_verdicts(rep.a, rep.b, cmp["games"]):
+                console.print(f"  {v} (unpaired)", highlight=False)
 
 
 # ----------------------------------------------------------------------------- HTML / SVG
@@ -312,9 +328,18 @@ def variant_names(spec: dict[str, Any]) -> tuple[str, str]:
                  spec.get("compare_bots") or spec.get("bots")))
 
 
+#: the paired game-quality figures (:mod:`rummy.paired_quality`) that the win-rate and
+#: length statistics of :mod:`rummy_worker.paired` already give
+_SAME = frozenset({"bot", "seat"})
+_SAME_LENGTH = frozenset({"rounds per game", "turns per game", "turns per round"})
+
+
 def ab_verdicts(cmp: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], str]]:
     """The paired differences of an A/B comparison as ``(kind, label, entry, unit)``: per
-    bot and per seat (win rates, unit ``pp``), then rounds and turns per game."""
+    bot and per seat (win rates, unit ``pp``), rounds and turns per game, then every other
+    game-quality figure paired game by game (``cmp["quality"]``, when the batch has it:
+    skill trace, drama, decisiveness, decision moves and branching, the rest of the
+    duration), each in its own unit."""
     rows: list[tuple[str, str, dict[str, Any], str]] = []
     rows += [("bot", f"{b} win rate", e, "pp")
              for b, e in sorted((cmp.get("bot_win_rate") or {}).items())]
@@ -322,6 +347,8 @@ def ab_verdicts(cmp: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], str
              for i, e in enumerate(cmp["seat_win_rate"])]
     rows += [("length", "rounds per game", cmp["rounds_per_game"], "rounds"),
              ("length", "turns per game", cmp["turns_per_game"], "turns")]
+    rows += [(e["kind"], e["metric"], e, e["unit"]) for e in cmp.get("quality") or []
+             if e["kind"] not in _SAME and e["metric"] not in _SAME_LENGTH]
     return rows
 
 
@@ -375,26 +402,26 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
     from rummy_cli.sweep import MANY
 
     out.append(f"<p>{_esc(MANY)}</p>")
-    if quality:
+    if cmp.get("quality") is not None:
+        out.append("<p>Every figure is paired game by game (the same seed under A and B); "
+                   "its 95% interval is clustered by game (ratios: delta method); "
+                   "definitions: docs/metrics.md.</p>")
+    elif quality:  # a batch whose chunks predate the paired quality sums
         out.append("<h3>Game quality, A − B (unpaired 95% CI: conservative)</h3><ul>"
                    + "".join(f"<li class=quality-verdict>{_esc(v)}</li>" for v in quality)
                    + "</ul>")
     if charts is not None:
-        win = [(lab, e) for kind, lab, e, _ in rows if kind in ("bot", "seat")]
         out.append("<div class=plots>")
-        out.append(charts.diffs(win, "Win rate, A − B (points of percent, 95% paired CI)"))
-        out.append(charts.diffs([("rounds per game", cmp["rounds_per_game"])],
-                                "Rounds per game, A − B (95% paired CI)", scale=1.0,
-                                unit="rounds"))
-        out.append(charts.diffs([("turns per game", cmp["turns_per_game"]),
-                                 ("turns per round", cmp["turns_per_round"])],
-                                "Turns, A − B (95% paired CI)", scale=1.0, unit="turns"))
+        out.extend(unit_charts([(lab, e, u) for _, lab, e, u in rows]
+                               + [("turns per round", cmp["turns_per_round"],
+                                   "turns/round")],
+                               charts))
         out.append("</div>")
 
     def cell(x: float | None, unit: str, sign: bool = False) -> str:
         if x is None:
             return "n/a"
-        if unit == "pp":
+        if unit in ("pp", "%"):
             return f"{100 * x:+.1f} pp" if sign else f"{100 * x:.1f}%"
         return f"{x:+.2f}" if sign else f"{x:.2f}"
 
@@ -402,7 +429,7 @@ def ab_html(cmp: dict[str, Any], names: tuple[str, str], charts: Charts | None,
               "n/a" if e["low"] is None else
               f"{cell(e['low'], u, True)} … {cell(e['high'], u, True)}", u]
              for _, lab, e, u in rows + [("length", "turns per round", cmp["turns_per_round"],
-                                           "turns")]]
+                                           "turns/round")]]
     out.append(_table(["metric", "A", "B", "A − B", "95% CI", "unit"], table))
     slots = cmp.get("slot_win_rate") or []
     if any(e["bot_a"] != e["bot_b"] for e in slots):
