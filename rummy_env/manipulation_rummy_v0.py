@@ -110,7 +110,7 @@ from pettingzoo.utils import wrappers
 
 from rummy.bots import make_bot
 from rummy.bots.base import Bot
-from rummy.cards import JOKER, TABLE_JOKER_BASE, decks_for, new_deck, physical
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, decks_for, new_deck, physical
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Melded, RoundScored
@@ -135,6 +135,7 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
+_POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -164,33 +165,53 @@ def scales(players: int, rules: RuleSet) -> np.ndarray:
     return sc
 
 
+def _table_counts(table: Table) -> np.ndarray:
+    """``float32[104]``: the count of each real card 0..51 on the table, then of jokers
+    declared as each card 0..51 (observation slice 53:157)."""
+    cards = [t for m in table for t in m]
+    if not cards:
+        return np.zeros(104, dtype=np.float32)
+    counts = np.bincount(cards, minlength=TABLE_JOKER_BASE + 52)
+    out = np.empty(104, dtype=np.float32)
+    out[:52] = counts[:52]  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
+    out[52:] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
+    return out
+
+
+def _vector(seat: int, players: int, hand: tuple[int, ...], table_counts: np.ndarray,
+            hand_sizes: Sequence[int], stock_size: int, phase: str, draws: int,
+            totals: Sequence[int], opened: Sequence[bool], final_turns: bool) -> np.ndarray:
+    """The observation vector from the fields a seat may see (I3; layout in the module
+    docstring)."""
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    if hand:
+        obs[:53] = np.bincount(hand, minlength=53)
+    else:
+        obs[:53] = 0.0
+    obs[53:157] = table_counts
+    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+    for k in range(players):
+        s = (seat + k) % players
+        tail[k] = hand_sizes[s]
+        tail[10 + k] = totals[s]
+        tail[15 + k] = float(opened[s])
+    tail[5] = stock_size
+    if phase in _PHASES:
+        tail[6 + _PHASES.index(phase)] = 1.0  # type: ignore[arg-type]
+    tail[9] = draws
+    tail[20] = float(final_turns)
+    tail[21] = sum(map(_POINTS.__getitem__, hand))
+    obs[157:] = tail
+    return obs
+
+
 def observation_vector(v: PlayerView) -> np.ndarray:
     """The ``float32[OBS_SIZE]`` observation of a seat's view (layout in the module
     docstring), not normalised."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    if v.hand:
-        obs[:53] = np.bincount(v.hand, minlength=53)
-    cards = [t for m in v.table for t in m]
-    if cards:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
-        counts = np.bincount(cards, minlength=TABLE_JOKER_BASE + 52)
-        obs[53:105] = counts[:52]
-        obs[105:157] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
     seat = v.seat if v.seat is not None else 0
-    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
-    n = v.players
-    for k in range(n):
-        s = (seat + k) % n
-        tail[k] = v.hand_sizes[s]
-        tail[10 + k] = v.totals[s]
-        tail[15 + k] = float(v.opened[s])
-    tail[5] = v.stock_size
-    if v.phase in _PHASES:
-        tail[6 + _PHASES.index(v.phase)] = 1.0
-    tail[9] = v.draws
-    tail[20] = float(v.final_turns_left is not None)
-    tail[21] = v.hand_points
-    obs[157:] = tail
-    return obs
+    return _vector(seat, v.players, v.hand, _table_counts(v.table), v.hand_sizes,
+                   v.stock_size, v.phase, v.draws, v.totals, v.opened,
+                   v.final_turns_left is not None)
 
 
 def state_vector(s: GameState) -> np.ndarray:
@@ -319,6 +340,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._scale = scales(players, self.rules)
         self.possible_agents = [f"player_{i}" for i in range(players)
                                 if i not in self.opponents]
+        self._seat_of = {f"player_{i}": i for i in range(players)}
+        self._table_key: Table | None = None
+        self._table_obs = np.zeros(104, dtype=np.float32)
         obs_spaces: dict[str, spaces.Space[Any]] = {
             "observation": spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
                                       dtype=np.float32),
@@ -465,11 +489,11 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _rewards_of(self, events: list[Event]) -> dict[str, float]:
         out = dict.fromkeys(self.possible_agents, 0.0)
         for e in events:
-            if isinstance(e, RoundScored):
+            if type(e) is RoundScored:
                 for i, pts in enumerate(e.scores):
                     if i not in self.opponents:
                         out[f"player_{i}"] += pts / self.rules.target_score
-            elif isinstance(e, GameEnded):
+            elif type(e) is GameEnded:
                 for w in e.winners:
                     if w not in self.opponents:
                         out[f"player_{w}"] += 1.0 / len(e.winners)
@@ -536,13 +560,21 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation: its view (I3) as a vector, its action mask and, with
-        ``history``, the public history (module docstring)."""
-        seat = int(agent.split("_")[1])
+        ``history``, the public history (module docstring). Built from the fields that
+        :func:`rummy.views.view` gives the seat (equal to
+        ``observation_vector(view(state, seat))``), the table's part cached per table."""
+        seat = self._seat_of[agent]
         s = self.state_
-        obs = observation_vector(view(s, seat))
+        if s.table is not self._table_key:
+            self._table_key = s.table
+            self._table_obs = _table_counts(s.table)
+        hands = s.hands
+        obs = _vector(seat, s.players, hands[seat], self._table_obs, tuple(map(len, hands)),
+                      len(s.deck) - s.stock_pos, s.phase, s.draws, s.totals, s.opened,
+                      s.final_turns_left is not None)
         if self.normalize:
             obs /= self._scale
-        acting = s.phase != GAME_OVER and s.turn == seat
+        acting = s.turn == seat and s.phase != GAME_OVER
         mask = self.legal_mask().copy() if acting else np.zeros(N_ACTIONS, dtype=np.int8)
         out = {"observation": obs, "action_mask": mask}
         if self.history_len:
