@@ -522,8 +522,9 @@ def from_record(text: str) -> list[Event]:
             raise _error(n, f"{what}: a record without a Seed header names the first "
                          "dealer (R2.1) and deals every round from its Deck lines",
                          token=text_dealer, rule="R2.1")
-        start = replace(events[0], seed=None, salt=None, commitment="",  # type: ignore[type-var]
-                        dealer=int(text_dealer))
+        first = events[0]
+        assert isinstance(first, GameStarted)
+        start = replace(first, seed=None, salt=None, commitment="", dealer=int(text_dealer))
         events = [start, RoundStarted(1, start.dealer, ())]
         state = dealer.settle(None, events)
     elif "Dealer" in headers:

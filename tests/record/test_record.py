@@ -277,12 +277,14 @@ def test_a_refused_header_is_reported_on_its_own_line(tmp_path: Path) -> None:
 
 #: a game dealt elsewhere, written by hand: no seed, no derived line, only the headers the
 #: game needs, the deck and the moves (a game in progress: round 1, four turns)
+DECK = ("Deck TS TH 8S 3D 7D JC 2S 7H 2H 9H JS QD 3H QC QS * AS 6C 2D 4H 7C AC 9D 5S KS "
+        "9C 8H QH 3C KC 4C 6D 6H 4S 7S JD 4D 8D 5C 2C TC AD 9S TD 3S KD KH 5D JH 8C AH 6S 5H")
 HAND_WRITTEN = f"""
 [Format "{FORMAT}"]
 [Players "2"]
 [Dealer "0"]
 
-Deck TS TH 8S 3D 7D JC 2S 7H 2H 9H JS QD 3H QC QS * AS 6C 2D 4H 7C AC 9D 5S KS 9C 8H QH 3C KC 4C 6D 6H 4S 7S JD 4D 8D 5C 2C TC AD 9S TD 3S KD KH 5D JH 8C AH 6S 5H
+{DECK}
 1. S1 draw pass draw meld +[QS JS TS]   # cards of a meld in any order (R4.5)
 2. S0 draw meld +[*QS QD QC]
 3. S1 draw pass draw meld +[2S 2H 2D]
