@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rummy.bots.basic import BasicBot
@@ -31,6 +32,7 @@ from rummy.melds import (
     check_action,
     is_valid_meld,
 )
+from rummy.rules import RuleSet
 from rummy.state import GameState
 from rummy.views import PlayerView, view
 
@@ -94,6 +96,52 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
             else:
                 pool.add(t)
     return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
+
+
+def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+    """For each real card, ``(meld index, the meld without it)`` for each meld that stays
+    legal without it: an end of a sequence of four or more, a card of a group of four
+    (R4.2, R4.3; melds holding a joker are left out)."""
+    out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    for i, m in enumerate(table):
+        if len(m) < 4 or any(t >= TABLE_JOKER_BASE for t in m):
+            continue
+        for k, c in enumerate(m):
+            rest = m[:k] + m[k + 1:]
+            if is_valid_meld(rest):
+                out.setdefault(c, []).append((i, rest))
+    return out
+
+
+def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
+    """True when a cheap construction finds a legal meld action (each checked with
+    :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
+    hand or taken off melds that stay legal without them, as a new meld of three (R5.2,
+    R5.3). False says nothing. The opening variants of R5.5 are not checked."""
+    free = _free_cards(table)
+    if not free:
+        return False
+    held = Counter(hand)
+    for c in held:
+        if c == JOKER:
+            continue
+        for a, b in _PARTNERS[c]:
+            taken = [x for x in (a, b) if not held[x]]
+            if not taken or any(x not in free for x in taken):
+                continue
+            options: list[list[tuple[int, tuple[int, ...]]]] = (
+                [[f] for f in free[taken[0]]] if len(taken) == 1 else
+                [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
+            for changes in options:
+                base = list(table)
+                for i, rest in changes:
+                    base[i] = rest
+                try:
+                    check_action(table, tuple(hand), (*base, (c, a, b)), rules=rules)
+                except RummyError:
+                    continue
+                return True
+    return False
 
 
 def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
@@ -244,7 +292,8 @@ class Candidates:
         if not cheap and not could_meld(v.table, v.hand):
             self.has_play = False  # proven without the solver
         elif self.restricted or not cheap:
-            self.has_play = self.play(0) is not None
+            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
+                or self.play(0) is not None
         else:
             self.has_play = True
 

@@ -185,3 +185,19 @@ def test_cached_lay_off_equals_the_reference() -> None:
                 assert (a, la) == (b, lb)
                 checked += 1
     assert checked > 100
+
+
+def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
+    """play_exists (a hand card with free table cards) is True only where the solver finds
+    a play; could_meld False only where it finds none."""
+    proved = 0
+    for seed in range(4):
+        for env in _meld_states(2, RuleSet(), seed=seed, limit=120):
+            s = env.state_
+            planned = plan_play(view(s, s.turn))
+            if _candidates.play_exists(s.table, s.hands[s.turn], s.rules):
+                assert planned is not None
+                proved += 1
+            if not _candidates.could_meld(s.table, s.hands[s.turn]):
+                assert planned is None
+    assert proved > 0
