@@ -46,6 +46,13 @@ Meld slots, from the acting seat's view only (I3):
 ``info["candidates"]`` (for the acting agent) lists each slot's new table in the R1.4
 notation, computed only when read.
 
+**Edit actions** (``actions="edits"``, ``Discrete(N_EDIT_ACTIONS)``): instead of the meld
+slots, a meld is built on a working table one edit at a time (play a hand card onto a
+meld or into a new one, split a meld, take a card out, join two melds, reset) and sent by
+``FINISH``, which the mask allows only when the engine accepts the working table (R5 via
+``check_action``, R5.5's variants via ``check_opening``); ``obs["edit"]`` holds the
+working table. Indices 0–3 keep their meanings. See :mod:`rummy_env._edit`.
+
 **Observation** a dict (shapes and dtypes are fixed for a given player count):
 
 - ``"observation"``: ``float32[179]`` (:data:`OBS_SIZE`), all from
