@@ -124,7 +124,7 @@ from rummy.events import Event, GameEnded, Melded, RoundScored
 from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
-from rummy.views import PlayerView, view
+from rummy.views import PlayerView, legal_action_kinds, view
 from rummy_env._candidates import Candidates, layoffs, triples
 from rummy_env._edit import (
     EDIT_OBS_SIZE,
@@ -449,6 +449,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                 assert cands is not None
                 for slot in cands.legal_slots():
                     mask[N_FIXED + slot] = 1
+            if self.rules.knock_timing == "start" and phase in (DRAW, MELD_OR_PASS) and \
+                    "knock" in legal_action_kinds(self.state_):
+                mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
             self._mask = mask
         return self._mask
 
