@@ -67,7 +67,7 @@ bench: setup  ## print the benchmark figures (see benchmarks/); installs the ben
 	  || (apt-get update -qq && apt-get install -y -qq nghttp2-client) >/dev/null 2>&1 \
 	  || echo "h2load (Debian's nghttp2-client) could not be installed: its rows are skipped"; }
 	$(PY) benchmarks/bench_engine.py
-	@for b in benchmarks/bench_solver.py benchmarks/bench_service.py benchmarks/bench_storage.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
+	@for b in benchmarks/bench_solver.py benchmarks/bench_env.py benchmarks/bench_service.py benchmarks/bench_storage.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
 	  if [ -f $$b ]; then $(PY) $$b; fi; done
 
 golden: setup  ## regenerate the golden playthroughs in tests/golden/

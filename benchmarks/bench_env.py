@@ -12,18 +12,23 @@ slices within each round so a change of the machine's load hits both alike:
   (their time included, not counted as steps), plus ``observation_tensor`` of the player to
   act, as an agent reads an observation each step.
 
-Prints steps/s per round and the median over rounds, and the ratio ours / OpenSpiel.
+Prints steps/s per round and the median over rounds, the ratio ours / OpenSpiel, the
+share of our time spent in the solver's searches of meld slots 0/1 and our rate without it
+(the environment's own overhead), and the median and p99 microseconds per step over every
+slice. Every figure is warm: one game of each loop is played before timing. The load
+average is printed with the figures.
 Needs the ``bench`` extra (``pip install -e '.[bench]'``); without OpenSpiel only our
 figures are printed. Run ``python -m rummy_env.warmup`` once after an install first (the
 solver's numba kernels compile on first use).
 
 Usage: python benchmarks/bench_env.py [--rounds N] [--seconds S] [--auto-forced]
-       [--players P]
+       [--players P] [--clock wall|cpu]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -34,10 +39,31 @@ import numpy as np
 from rummy_env import manipulation_rummy_v0 as rummy_v0
 
 
-def ours_loop(players: int, auto_forced: bool) -> Callable[[], int]:
+class SolverClock:
+    """Time spent in the solver's searches of the meld slots 0/1 (``plan_play`` as
+    :mod:`rummy_env._candidates` calls it), so the environment's own overhead can be
+    told apart from the solver's."""
+
+    def __init__(self) -> None:
+        from rummy_env import _candidates
+        self.seconds = 0.0
+        self.calls = 0
+        real = _candidates.plan_play
+
+        def timed(*a: object, **k: object) -> object:
+            t0 = CLOCK[0]()
+            try:
+                return real(*a, **k)  # type: ignore[arg-type]
+            finally:
+                self.seconds += CLOCK[0]() - t0
+                self.calls += 1
+        _candidates.plan_play = timed  # type: ignore[assignment]
+
+
+def ours_loop(players: int, auto_forced: bool, **kwargs: object) -> Callable[[], int]:
     """A function that plays one random game through the AEC API and returns the agent
     steps it took (the same sequence of seeds on every run)."""
-    env = rummy_v0.raw_env(players=players, auto_forced=auto_forced)
+    env = rummy_v0.raw_env(players=players, auto_forced=auto_forced, **kwargs)
     rng = np.random.default_rng(0)
     games = [0]
 
@@ -83,21 +109,46 @@ def openspiel_loop(observe: bool = True) -> Callable[[], int] | None:
     return one
 
 
-def interleaved(seconds: float, fns: list[Callable[[], int]], slices: int = 10
-                ) -> list[float]:
-    """Run each function in alternating slices until each has had ``seconds``; the rate
-    (units per second) of each."""
+#: the clock of :func:`interleaved`: wall time, or with ``--clock cpu`` this process's CPU
+#: time (steadier on a machine shared with other jobs: time spent waiting for a core is not
+#: counted, for either loop)
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+
+
+def interleaved(seconds: float, fns: list[Callable[[], int]], slices: int = 10,
+                clock: SolverClock | None = None
+                ) -> tuple[list[float], list[list[float]], float, float]:
+    """Run each function in alternating slices until each has had ``seconds``.
+
+    Returns ``(rates, per_slice_us, solver_s, first_s)``: the rate (units per second) of
+    each, the microseconds per unit of each slice (for the median and p99), the solver
+    seconds spent inside the first function's slices (``clock``) and those slices' time."""
     acc = [[0.0, 0] for _ in fns]
+    per: list[list[float]] = [[] for _ in fns]
+    solver = 0.0
     for _ in range(slices):
-        for a, fn in zip(acc, fns, strict=True):
-            t0 = time.perf_counter()
+        for k, (a, fn) in enumerate(zip(acc, fns, strict=True)):
+            before = clock.seconds if clock is not None and k == 0 else 0.0
+            now = CLOCK[0]
+            t0 = now()
+            n = 0
             while True:
-                a[1] += fn()
-                dt = time.perf_counter() - t0
+                n += fn()
+                dt = now() - t0
                 if dt >= seconds / slices:
-                    a[0] += dt
                     break
-    return [n / t for t, n in acc]
+            a[0] += dt
+            a[1] += n
+            per[k].append(dt / max(n, 1) * 1e6)
+            if clock is not None and k == 0:
+                solver += clock.seconds - before
+    return [n / t for t, n in acc], per, solver, acc[0][0]
+
+
+def p99(values: list[float]) -> float:
+    """The 99th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def main() -> None:
@@ -106,9 +157,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="seconds per loop per round")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--auto-forced", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall time (default) or this process's CPU time")
     args = ap.parse_args()
+    if args.clock == "cpu":
+        CLOCK[0] = time.process_time
+    clock = SolverClock()
     ours = ours_loop(args.players, args.auto_forced)
-    ours()  # warm-up: imports, the solver's kernels
+    ours()  # warm-up: imports, the solver's kernels (every figure below is warm)
     theirs = openspiel_loop(observe=True)
     bare = openspiel_loop(observe=False)
     if theirs is None or bare is None:
@@ -117,27 +173,49 @@ def main() -> None:
     else:
         theirs()
         fns = [ours, theirs, bare]
-    print(f"random-play loop, steps/s; ours: {args.players} players, auto_forced="
+    try:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    print(f"random-play loop, warm, steps/s; ours: {args.players} players, auto_forced="
           f"{args.auto_forced}; OpenSpiel: gin_rummy (2 players), 'obs' reads "
           "observation_tensor each step as an agent does, 'bare' does not; "
-          f"{args.rounds} rounds of ~{args.seconds:g} s per loop")
-    print(f"{'round':>6} {'ours':>9} {'OS obs':>9} {'ratio':>6} {'OS bare':>9} {'ratio':>6}")
+          f"{args.rounds} rounds of ~{args.seconds:g} s ({args.clock} clock) per loop; "
+          f"load average {load}")
+    print("'ours-solver' is our rate with the solver's searches of meld slots 0/1 "
+          "taken out (the environment's own overhead)")
+    print(f"{'round':>6} {'ours':>9} {'OS obs':>9} {'ratio':>6} {'OS bare':>9} {'ratio':>6} "
+          f"{'solver':>7} {'ours-solver':>11} {'ratio':>6}")
     rows: list[list[float]] = []
+    slices: list[list[float]] = [[] for _ in fns]
     for r in range(args.rounds):
-        rates = interleaved(args.seconds, fns)
+        rates, per, solver_s, ours_s = interleaved(args.seconds, fns, clock=clock)
+        for k, us in enumerate(per):
+            slices[k].extend(us)
+        share = min(solver_s / ours_s, 0.99)
+        rates.append(rates[0] / (1 - share))
+        rates.append(share)
         rows.append(rates)
-        if len(rates) == 3:
+        if len(fns) == 3:
             print(f"{r + 1:>6} {rates[0]:>9,.0f} {rates[1]:>9,.0f} "
                   f"{rates[0] / rates[1]:>5.2f}x {rates[2]:>9,.0f} "
-                  f"{rates[0] / rates[2]:>5.2f}x")
+                  f"{rates[0] / rates[2]:>5.2f}x {share:>6.0%} {rates[3]:>11,.0f} "
+                  f"{rates[3] / rates[1]:>5.2f}x")
         else:
-            print(f"{r + 1:>6} {rates[0]:>9,.0f}")
+            print(f"{r + 1:>6} {rates[0]:>9,.0f} {'':>9} {'':>6} {'':>9} {'':>6} "
+                  f"{share:>6.0%} {rates[1]:>11,.0f}")
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
-    if len(med) == 3:
+    if len(fns) == 3:
         print(f"median {med[0]:>9,.0f} {med[1]:>9,.0f} {med[0] / med[1]:>5.2f}x "
-              f"{med[2]:>9,.0f} {med[0] / med[2]:>5.2f}x")
+              f"{med[2]:>9,.0f} {med[0] / med[2]:>5.2f}x {med[4]:>6.0%} {med[3]:>11,.0f} "
+              f"{med[3] / med[1]:>5.2f}x")
     else:
-        print(f"median {med[0]:>9,.0f}")
+        print(f"median {med[0]:>9,.0f} {'':>9} {'':>6} {'':>9} {'':>6} {med[2]:>6.0%} "
+              f"{med[1]:>11,.0f}")
+    names = ["ours", "OS obs", "OS bare"][:len(fns)]
+    print("microseconds per step over every slice: " + "; ".join(
+        f"{name} median {statistics.median(us):,.1f}, p99 {p99(us):,.1f}"
+        for name, us in zip(names, slices, strict=True)))
 
 
 if __name__ == "__main__":

@@ -24,9 +24,10 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import assert_never
 
-from rummy.cards import format_card, parse_card
+from rummy.cards import decks_for, format_card, new_deck, parse_card
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
 from rummy.errors import NotationError, RummyError
@@ -48,8 +49,9 @@ from rummy.events import (
     TimedOut,
     TurnEnded,
 )
+from rummy.evolve import evolve
 from rummy.fairness import seed_commitment
-from rummy.melds import Table, parse_meld
+from rummy.melds import Table, canonical_meld, parse_meld
 from rummy.rules import RuleSet, parse_rule_pairs
 from rummy.state import KNOCK_OR_END, GameState
 
@@ -100,16 +102,14 @@ def _lines(events: Sequence[Event]) -> Iterator[str]:
         raise NotationError("a game record starts from the GameStarted event; this log does "
                             "not begin with one")
     start = events[0]
-    if start.seed is None:
-        raise NotationError("GameStarted has no seed: a seat's redacted copy (I3) cannot be "
-                            "recorded; export the full log")
     yield _header("Format", FORMAT)
     yield _header("Players", str(start.players))
     for i, name in enumerate(start.names):
         yield _header(f"Seat{i}", name)
     yield _header("Rules", " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                     for k, v in start.rules.changed().items()))
-    yield _header("Seed", str(start.seed))
+    if start.seed is not None:  # a game dealt elsewhere has none: its Deck lines deal it
+        yield _header("Seed", str(start.seed))
     yield _header("Dealer", str(start.dealer))
     yield _header("TurnSeconds", str(start.turn_seconds))
     if start.salt is not None:  # a committed deal (rummy.fairness): optional headers
@@ -229,18 +229,33 @@ def _error(n: int, message: str, token: object = None, rule: str = "") -> Notati
     return NotationError(f"line {n}: {message}", token=token, rule=rule)
 
 
+#: the headers a record may hold (docs/record.md); any other is refused (a typo such as
+#: ``Sed`` for ``Seed`` would otherwise be ignored silently)
+_KNOWN_HEADERS = ("Format", "Players", "Rules", "Seed", "Dealer", "TurnSeconds", "Salt",
+                  "Commitment")
+
+
 def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
+    """The ``CreateGame`` of the headers; a dealt record (no ``Seed``) gets seed 0 here,
+    which only validates the other headers (the deal comes from the ``Deck`` lines)."""
     def get(name: str) -> tuple[int, str]:
         if name not in headers:
             raise _error(last, f"missing header [{name} \"...\"] (docs/record.md)")
         return headers[name]
 
-    def integer(name: str) -> int:
+    def integer(name: str, default: int | None = None) -> int:
+        if default is not None and name not in headers:
+            return default
         n, text = get(name)
         if not re.fullmatch(r"-?\d+", text):
             raise _error(n, f"header {name} must be an integer, got {text!r}", token=text)
         return int(text)
 
+    for name, (n, _) in headers.items():
+        if name not in _KNOWN_HEADERS and not _SEAT_HEADER.match(name):
+            raise _error(n, f"unknown header {name!r}; a record has "
+                         f"{', '.join(_KNOWN_HEADERS)} and Seat0..SeatN (docs/record.md)",
+                         token=name)
     n, fmt = get("Format")
     if fmt != FORMAT:
         raise _error(n, f"unknown record format {fmt!r}; this release reads {FORMAT!r}",
@@ -250,15 +265,19 @@ def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
     if seats != list(range(len(seats))):
         raise _error(last, f"seat headers must be Seat0..SeatN without gaps, got {seats}")
     names = tuple(headers[f"Seat{i}"][1] for i in seats)
-    n, rules_text = get("Rules")
+    n, rules_text = headers.get("Rules", (last, ""))
     try:
         rules = RuleSet.from_dict(parse_rule_pairs(rules_text.split(), what="header Rules"))
     except RummyError as e:
         raise _error(n, e.message, token=rules_text, rule=e.rule) from None
-    seed = integer("Seed")
+    seeded = "Seed" in headers
+    seed = integer("Seed") if seeded else 0
     salt = None
     if "Salt" in headers or "Commitment" in headers:
         n, salt = get("Salt")
+        if not seeded:
+            raise _error(n, "a Salt commits to a seed (docs/fairness.md): a record without "
+                         "a Seed header has none", token=salt)
         at, commitment = get("Commitment")
         try:
             expected = seed_commitment(seed, salt)
@@ -268,7 +287,7 @@ def _create(headers: dict[str, tuple[int, str]], last: int) -> CreateGame:
             raise _error(at, f"header Commitment {commitment!r} is not sha256(Salt || Seed) = "
                          f"{expected}: the seed or the salt was changed after the commitment",
                          token=commitment)
-    return CreateGame(players, seed, rules, names, integer("TurnSeconds"), salt)
+    return CreateGame(players, seed, rules, names, integer("TurnSeconds", 0), salt)
 
 
 def _header_of(error: RummyError, headers: dict[str, tuple[int, str]]) -> str:
@@ -282,6 +301,9 @@ def _header_of(error: RummyError, headers: dict[str, tuple[int, str]]) -> str:
     if error.rule in ("R2.2", "R11") and "Rules" in headers and "players" not in message:
         return "Rules"
     return "Players"
+
+
+_ACTIONS = frozenset({"draw", "pass", "meld", "knock", "end", "stock-empty"})
 
 
 def _token_command(state: GameState, seat: int, token: str, n: int) -> Command | None:
@@ -304,7 +326,7 @@ def _token_command(state: GameState, seat: int, token: str, n: int) -> Command |
 
 def _meld_table(state: GameState, tokens: list[str], n: int) -> Table:
     """The new table of ``meld -[...] +[...]``: the old table without the ``-`` melds,
-    with the ``+`` melds."""
+    with the ``+`` melds. A ``-`` meld may list its cards in any order (R4.5)."""
     melds = list(state.table)
     added: list[tuple[int, ...]] = []
     for t in tokens:
@@ -314,25 +336,164 @@ def _meld_table(state: GameState, tokens: list[str], n: int) -> Table:
             raise _error(n, e.message, token=e.token) from None
         if t[0] == "+":
             added.append(meld)
-        elif meld in melds:
-            melds.remove(meld)
-        else:
+            continue
+        key = canonical_meld(meld)
+        at = next((i for i, m in enumerate(melds) if m == meld or m == key), None)
+        if at is None:
+            at = next((i for i, m in enumerate(melds) if canonical_meld(m) == key), None)
+        if at is None:
             raise _error(n, f"meld {t} is not on the table", token=t)
+        del melds[at]
     return tuple(melds + added)
+
+
+def _decks(body: list[tuple[int, str]], players: int) -> list[tuple[int, tuple[int, ...]]]:
+    """``(line, deck)`` of each ``Deck`` line of a dealt record (no ``Seed``), in order;
+    each must be one whole shuffled deck for the player count (R1.2, R2.2)."""
+    want = sorted(new_deck(decks_for(players)))
+    out: list[tuple[int, tuple[int, ...]]] = []
+    for n, line in body:
+        if not line.startswith("Deck "):
+            continue
+        try:
+            deck = tuple(parse_card(t) for t in line.split()[1:])
+        except NotationError as e:
+            raise _error(n, e.message, token=e.token) from None
+        if sorted(deck) != want:
+            have, full = Counter(deck), Counter(want)
+            extra = sorted((have - full).elements())
+            missing = sorted((full - have).elements())
+            raise _error(n, f"the deck of round {len(out) + 1} is not a whole deck for "
+                         f"{players} players ({len(want)} cards, R1.2): {len(deck)} cards"
+                         + (f", extra {_cards(extra)}" if extra else "")
+                         + (f", missing {_cards(missing)}" if missing else ""),
+                         token=line, rule="R1.2")
+        out.append((n, deck))
+    return out
+
+
+def _kind(line: str) -> str:
+    """What a body line of a record is: its derived kind, or ``"turn"``."""
+    if _TURN.match(line):
+        return "turn"
+    head = line.split(" ", 2)
+    if head[0] == "Hand" and len(head) > 1:
+        return "Hand " + head[1]
+    return {"Round": "Round", "Deck": "Deck", "Scored": "Scored", "Shown": "Shown",
+            "Game": "Game"}.get(head[0], line)
+
+
+def _rule_of(kind: str, want: str, got: str) -> str:
+    """The rule a wrong derived line breaks (the first part that differs)."""
+    if kind == "Round":
+        return "R2.1"
+    if kind in ("Deck", "Hand"):
+        return "R2.2"
+    if kind == "Shown":
+        return "R7.1"
+    if kind == "turn":
+        return "R2.3"
+    parts = list(zip(want.split("; "), got.split("; ") + [""] * 9, strict=False))
+    first = next((w for w, g in parts if w != g), want)
+    label = first.split(":")[-1].strip().split(" ")[0] if kind == "Scored" else \
+        first.removeprefix("Game over:").strip().split(" ")[0]
+    if kind == "Scored":
+        if first is parts[0][0]:
+            return {"knock": "R6.1", "going_out": "R6.2"}.get(
+                first.split(": ", 1)[-1].split(" ")[0], "R8.3")
+        return {"points": "R1.5", "scores": "R7.1", "winners": "R7.1"}.get(label, "R9.1")
+    return {"totals": "R9.1", "rounds": "R9.3", "bonuses": "R9.2", "final": "R9.3a"}.get(
+        label, "R9.4")
+
+
+def _check_derived(body: list[tuple[int, str]], expected: list[str], dealt: bool) -> None:
+    """Match the record's body lines with the lines the game gives, in order. Turn lines
+    (and, in a dealt record, ``Deck`` lines) must all be there; every other line the game
+    gives (round, deck, hands, scores, hands shown, game over) may be left out, and is
+    checked when present.
+
+    Raises:
+        NotationError: ``line N:`` a line the game does not give there, with the rule.
+    """
+    j = 0
+    for n, got in body:
+        kind = _kind(got)
+        while j < len(expected) and _kind(expected[j]) != kind:
+            want = expected[j]
+            if _kind(want) == "turn" or (dealt and _kind(want) == "Deck"):
+                raise _error(n, f"the game gives {want!r} here, the record says {got!r}",
+                             token=got, rule=_rule_of(_kind(want), want, got))
+            j += 1
+        if j == len(expected):
+            raise _error(n, f"the game gives nothing more here, the record says {got!r}",
+                         token=got)
+        want = expected[j]
+        j += 1
+        if kind == "turn":  # the actions were played and checked; the turn and seat here
+            want_head, got_head = want.split(" ", 2)[:2], got.split(" ", 2)[:2]
+            if want_head != got_head:
+                raise _error(n, f"the game gives turn {' '.join(want_head)!r} here, the "
+                             f"record says {' '.join(got_head)!r}", token=got, rule="R2.3")
+        elif got != want:
+            rule = _rule_of(kind.split(" ")[0], want, got)
+            raise _error(n, f"the game gives {want!r} here, the record says {got!r} "
+                         f"({rule})", token=got, rule=rule)
+
+
+class _Dealer:
+    """Deals a record's rounds: from the seed (the engine's own deal), or, in a dealt
+    record (no ``Seed`` header), from its ``Deck`` lines in order."""
+
+    def __init__(self, decks: list[tuple[int, tuple[int, ...]]] | None) -> None:
+        self.decks = decks
+        self.pending: int | None = None  #: a round due whose Deck line is missing
+
+    def settle(self, before: GameState | None, produced: list[Event]) -> GameState:
+        """The state after ``produced`` (from ``before``), with a dealt record's deck put
+        in a ``RoundStarted`` at its end (the engine's automatic deal is always last)."""
+        last = produced[-1] if produced else None
+        if self.decks is not None and isinstance(last, RoundStarted):
+            if last.round <= len(self.decks):
+                produced[-1] = RoundStarted(last.round, last.dealer,
+                                            self.decks[last.round - 1][1])
+            else:  # no Deck line (yet) for this round: the deal waits
+                self.pending = last.round
+                produced.pop()
+        s = before
+        for e in produced:
+            s = evolve(s, e)
+        assert s is not None
+        return s
+
+
+def _check_draw(events: list[Event], arg: str, n: int) -> None:
+    """A ``draw C`` token's card is the one the deck gives (R2.2)."""
+    try:
+        card = parse_card(arg)
+    except NotationError as e:
+        raise _error(n, e.message, token=arg) from None
+    drawn = next(e.card for e in events if isinstance(e, CardDrawn))
+    if card != drawn:
+        raise _error(n, f"draw {arg}: the stock's next card is {format_card(drawn or 0)} "
+                     "(the deck, R2.2)", token=arg, rule="R2.2")
 
 
 def from_record(text: str) -> list[Event]:
     """The event log of a game record (the inverse of :func:`to_record`).
 
-    The game's commands are re-played through the engine, then every line is checked
-    against what the game gives (decks, hands, cards drawn, scores); blank lines and
-    ``#`` comments are ignored, as are runs of spaces.
+    The game is created from the headers and dealt from the ``Seed`` header or, when it
+    has none (a game dealt elsewhere), from the ``Deck`` lines; the turn lines' commands
+    are re-played through the engine, and every other line is checked against what the
+    game gives (dealer, decks, hands, cards drawn, knock points, scores). Derived lines may
+    be left out (docs/record.md lists which). Blank lines and ``#`` comments are ignored,
+    as are runs of spaces.
 
     Raises:
         NotationError: the message starts with ``line N:`` (1-based) and says what is
-            wrong there: a malformed header, card or action; a command the rules refuse
-            (the rule it breaks, e.g. ``R5.3``, is in ``rule``); or a line that differs
-            from what the game gives (the expected text is in the message).
+            wrong there: a malformed or unknown header, card or action; a command the rules
+            refuse (the rule it breaks, e.g. ``R5.3``, is in ``rule``); a deck that is not
+            a whole deck (R1.2); or a line that differs from what the game gives (the
+            expected text is in the message, the rule in ``rule``).
     """
     lines = _significant(text)
     headers: dict[str, tuple[int, str]] = {}
@@ -353,22 +514,46 @@ def from_record(text: str) -> list[Event]:
     if not headers:
         raise _error(lines[0][0] if lines else 1, "a game record starts with its headers, "
                      f"e.g. [Format \"{FORMAT}\"] (docs/record.md)")
+    body = lines[i:]
     create = _create(headers, lines[i - 1][0])
+    dealt = "Seed" not in headers
     try:
         state, events = step(None, create)
     except RummyError as e:
         raise _error(headers[_header_of(e, headers)][0], e.message, rule=e.rule) from None
-    n, dealer = headers.get("Dealer", (lines[i - 1][0], ""))
-    if dealer != str(state.dealer):
-        raise _error(n, f"the seed {create.seed} gives dealer {state.dealer} (R2.1), the record "
-                     f"says {dealer!r}: is the Seed header right?", token=dealer)
-    for n, line in lines[i:]:
+    dealer = _Dealer(_decks(body, create.players) if dealt else None)
+    if dealt:
+        n, text_dealer = headers.get("Dealer", (lines[i - 1][0], ""))
+        if not re.fullmatch(r"\d+", text_dealer) or int(text_dealer) >= create.players:
+            what = (f"header Dealer must be a seat 0..{create.players - 1}, got "
+                    f"{text_dealer!r}" if "Dealer" in headers
+                    else "missing header [Dealer \"...\"]")
+            raise _error(n, f"{what}: a record without a Seed header names the first "
+                         "dealer (R2.1) and deals every round from its Deck lines",
+                         token=text_dealer, rule="R2.1")
+        first = events[0]
+        assert isinstance(first, GameStarted)
+        start = replace(first, seed=None, salt=None, commitment="", dealer=int(text_dealer))
+        events = [start, RoundStarted(1, start.dealer, ())]
+        state = dealer.settle(None, events)
+    elif "Dealer" in headers:
+        n, text_dealer = headers["Dealer"]
+        if text_dealer != str(state.dealer):
+            raise _error(n, f"the seed {create.seed} gives dealer {state.dealer} (R2.1), the "
+                         f"record says {text_dealer!r}: is the Seed header right?",
+                         token=text_dealer, rule="R2.1")
+    for n, line in body:
         m = _TURN.match(line)
         if m is None:
             continue  # a line the game gives by itself (round, deck, scores): checked below
+        if dealer.pending is not None:
+            raise _error(n, f"round {dealer.pending} has no Deck line before its first turn: "
+                         "a record without a Seed header deals every round from its Deck "
+                         "lines (R2.2)", token=line, rule="R2.2")
         seat = int(m.group(2))
         tokens = _TOKEN.findall(m.group(3))
         k = 0
+        last: list[Event] = []
         while k < len(tokens):
             tok = tokens[k]
             k += 1
@@ -380,33 +565,38 @@ def from_record(text: str) -> list[Event]:
                 cmd = Meld(seat, _meld_table(state, tokens[j:k], n))
             else:
                 cmd = _token_command(state, seat, tok, n)
-                if tok in ("draw", "knock") and k < len(tokens):  # the card / points shown
-                    arg = tokens[k]
-                    k += 1
-                    if tok == "draw":
-                        try:
-                            parse_card(arg)
-                        except NotationError as e:
-                            raise _error(n, e.message, token=arg) from None
+            arg = None
+            if tok in ("draw", "knock") and k < len(tokens) and tokens[k] not in _ACTIONS:
+                arg = tokens[k]  # the card drawn / the points shown: checked when given
+                k += 1
             if cmd is None:
+                if tok == "stock-empty" and not any(isinstance(e, StockExhausted)
+                                                    for e in last):
+                    raise _error(n, "stock-empty: the stock still holds cards here (R8.1)",
+                                 token=tok, rule="R8.1")
+                if tok == "end" and not any(isinstance(e, TurnEnded) for e in last):
+                    raise _error(n, "end: the turn does not end here (R3.5)", token=tok,
+                                 rule="R3.5")
                 continue
             try:
+                before = state
                 state, new = step(state, cmd)
             except RummyError as e:
                 raise _error(n, f"{tok} refused: {e.message}", token=tok, rule=e.rule) from None
+            state = dealer.settle(before, new)
+            last = new
+            if arg is not None and tok == "draw":
+                _check_draw(new, arg, n)
+            elif arg is not None:
+                points = next(e.points for e in new if isinstance(e, Knocked))
+                if arg != str(points):
+                    raise _error(n, f"knock {arg}: the hand is worth {points} points (R1.5)",
+                                 token=arg, rule="R1.5")
             events.extend(new)
-    expected = _significant(to_record(events))
-    for (n, got), (_, want) in zip(lines, expected, strict=False):
-        if got != want:
-            raise _error(n, f"the game gives {want!r} here, the record says {got!r}",
-                         token=got)
-    if len(lines) > len(expected):
-        n, got = lines[len(expected)]
-        raise _error(n, f"the game gives nothing more here, the record says {got!r}",
-                     token=got)
-    if len(lines) < len(expected):
-        n = lines[-1][0] + 1
-        raise _error(n, f"the record ends here but the game gives {expected[len(lines)][1]!r}")
+    expected = [line for _, line in _significant(to_record(events))]
+    _check_derived(body, expected[next(i for i, x in enumerate(expected)
+                                       if not x.startswith("[")):]
+                   if any(not x.startswith("[") for x in expected) else [], dealt)
     return events
 
 

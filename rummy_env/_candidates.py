@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rummy.bots.basic import BasicBot
@@ -23,7 +24,15 @@ from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, 
 from rummy.commands import Meld
 from rummy.decide import check_opening
 from rummy.errors import RummyError
-from rummy.melds import Table, canonical_table, check_action, is_valid_meld
+from rummy.melds import (
+    EFF_BIT,
+    VALID_MELDS,
+    Table,
+    canonical_table,
+    check_action,
+    is_valid_meld,
+)
+from rummy.rules import RuleSet
 from rummy.state import GameState
 from rummy.views import PlayerView, view
 
@@ -63,16 +72,76 @@ for _m in _TRIPLES:
 
 
 def could_meld(table: Table, hand: Iterable[int]) -> bool:
-    """False only when no meld action can exist: no joker in the hand or on the table, and
-    no hand card forms a legal triple with two other cards of the hand or the table. (A
-    card added to the table ends in a legal meld of real cards, and a legal group or run
-    holding it holds a legal triple holding it, R4.2, R4.3.) True says nothing."""
+    """False only when no meld action can exist; True says nothing.
+
+    A card added to the table ends in a legal meld, and a legal group or run holding it
+    holds a legal triple holding it (R4.2, R4.3). A table joker keeps its declared card
+    (R5.7) unless the real card it declares is on the table after the action (R5.8), which
+    needs that card in the hand or already on the table; otherwise it counts as its
+    declared card (R4.4). So the answer is False when there is no joker in the hand, no
+    table joker that could be freed, and no hand card forming a legal triple with two
+    other cards of the hand or the table (table jokers as their declared cards)."""
     hand = tuple(hand)
-    if JOKER in hand or any(t >= TABLE_JOKER_BASE for m in table for t in m):
+    if JOKER in hand:
         return True
-    pool = set(hand)
-    pool.update(t for m in table for t in m)
-    return any(a in pool and b in pool for c in set(hand) for a, b in _PARTNERS[c])
+    held = set(hand)
+    pool = set(held)
+    for m in table:
+        for t in m:
+            if t >= TABLE_JOKER_BASE:
+                d = t - TABLE_JOKER_BASE
+                if d in held or any(d in x for x in table):  # R5.8: it could be freed
+                    return True
+                pool.add(d)
+            else:
+                pool.add(t)
+    return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
+
+
+def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+    """For each real card, ``(meld index, the meld without it)`` for each meld that stays
+    legal without it: an end of a sequence of four or more, a card of a group of four
+    (R4.2, R4.3; melds holding a joker are left out)."""
+    out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    for i, m in enumerate(table):
+        if len(m) < 4 or any(t >= TABLE_JOKER_BASE for t in m):
+            continue
+        for k, c in enumerate(m):
+            rest = m[:k] + m[k + 1:]
+            if is_valid_meld(rest):
+                out.setdefault(c, []).append((i, rest))
+    return out
+
+
+def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
+    """True when a cheap construction finds a legal meld action (each checked with
+    :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
+    hand or taken off melds that stay legal without them, as a new meld of three (R5.2,
+    R5.3). False says nothing. The opening variants of R5.5 are not checked."""
+    free = _free_cards(table)
+    if not free:
+        return False
+    held = Counter(hand)
+    for c in held:
+        if c == JOKER:
+            continue
+        for a, b in _PARTNERS[c]:
+            taken = [x for x in (a, b) if not held[x]]
+            if not taken or any(x not in free for x in taken):
+                continue
+            options: list[list[tuple[int, tuple[int, ...]]]] = (
+                [[f] for f in free[taken[0]]] if len(taken) == 1 else
+                [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
+            for changes in options:
+                base = list(table)
+                for i, rest in changes:
+                    base[i] = rest
+                try:
+                    check_action(table, tuple(hand), (*base, (c, a, b)), rules=rules)
+                except RummyError:
+                    continue
+                return True
+    return False
 
 
 def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
@@ -85,11 +154,13 @@ def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
 @functools.lru_cache(maxsize=8192)
 def _fits(meld: tuple[int, ...]) -> tuple[frozenset[int], int | None]:
     """The real cards that extend ``meld`` to a legal meld, and the first declaration
-    (a table joker) with which a joker does (``None``: none)."""
-    real = frozenset(c for c in range(NUM_REAL) if is_valid_meld(meld + (c,)))
-    joker = next((t for t in range(TABLE_JOKER_BASE, TABLE_JOKER_BASE + NUM_REAL)
-                  if is_valid_meld(meld + (t,))), None)
-    return real, joker
+    (a table joker) with which a joker does (``None``: none). The test is
+    :func:`rummy.melds.is_valid_meld`'s, on the meld's effective-card mask."""
+    mm = sum(map(EFF_BIT.__getitem__, meld))
+    n = len(meld) + 1
+    valid = VALID_MELDS.get
+    fits = [c for c in range(NUM_REAL) if valid(mm + (1 << c)) == n]
+    return frozenset(fits), (TABLE_JOKER_BASE + fits[0] if fits else None)
 
 
 def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
@@ -99,30 +170,37 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     index)`` with ``with_index``), most points first (stable: table order, then cards
     ascending). Which cards fit a meld is cached per meld."""
     out: list[tuple[int, Table, int, int]] = []
-    distinct = sorted(set(hand))
+    held = set(hand)
+    joker_held = JOKER in held
+    held.discard(JOKER)
     for i, meld in enumerate(table):
         real, joker = _fits(meld)
-        for c in distinct:
-            if c == JOKER:
-                if joker is None:
-                    continue
-                t = joker
-            elif c in real:
-                t = c
-            else:
-                continue
-            out.append((POINTS[c], table[:i] + (meld + (t,),) + table[i + 1:], c, i))
+        for c in sorted(real & held) if held else ():
+            out.append((POINTS[c], table[:i] + (meld + (c,),) + table[i + 1:], c, i))
+        if joker_held and joker is not None:
+            out.append((POINTS[JOKER], table[:i] + (meld + (joker,),) + table[i + 1:],
+                        JOKER, i))
     out.sort(key=lambda x: -x[0])
     if with_index:
         return [(t, c, i) for _, t, c, i in out]
     return [(t, c) for _, t, c, _ in out]
 
 
+_PHYSICAL = tuple(physical(t) for t in range(TABLE_JOKER_BASE + NUM_REAL))
+
+
 def _added(table: Table, new: Table) -> list[int]:
-    """The physical cards ``new`` holds beyond ``table`` (jokers as ``JOKER``)."""
+    """The physical cards ``new`` holds beyond ``table`` (jokers as ``JOKER``), sorted.
+    Fast when ``new`` keeps the melds of ``table`` in place with cards appended and new
+    melds after them (as the basic bot's and the lay-off candidates' tables do)."""
+    n = len(table)
+    if len(new) >= n and all(new[i][:len(m)] == m for i, m in enumerate(table)):
+        out = [c for i, m in enumerate(table) for c in new[i][len(m):]]
+        out += [c for m in new[n:] for c in m]
+        return sorted(map(_PHYSICAL.__getitem__, out))
     from collections import Counter
-    left = Counter(physical(t) for m in new for t in m)
-    left.subtract(physical(t) for m in table for t in m)
+    left = Counter(map(_PHYSICAL.__getitem__, (t for m in new for t in m)))
+    left.subtract(map(_PHYSICAL.__getitem__, (t for m in table for t in m)))
     return sorted(left.elements())
 
 
@@ -166,28 +244,41 @@ class Candidates:
         cheap: list[Table] = []
         seen: set[object] = set()
         room = slots - SOLVER_SLOTS
+        table0 = tuple(v.table)
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        gen: list[tuple[Table, tuple[int, ...], object]] = []
         basic = BasicBot.plan(v)
-        basic_key = canonical_table(basic) if basic is not None else None
+        # the basic play can equal a single triple or lay-off only when it adds 3 or 1
+        # cards: its added cards (and canonical form) are computed only then, or for R5.5
+        dup_added: tuple[int, ...] | None = None
+        basic_key: Table | None = None
+        gen: list[tuple[Table, tuple[int, ...] | None, object]] = []
         if basic is not None:
-            gen.append((basic, tuple(_added(v.table, basic)), basic_key))
-        gen += [(tuple(v.table) + (m,), m, m) for m in triples(v.hand)]
+            n_added = sum(map(len, basic)) - sum(map(len, table0))
+            basic_added = (tuple(_added(table0, basic))
+                           if self.restricted or n_added in (1, 3) else None)
+            if n_added in (1, 3):
+                dup_added = basic_added
+            gen.append((basic, basic_added, basic))
+        gen += [(table0 + (m,), m, m) for m in triples(v.hand)]
         if room > len(gen):
-            gen += [(t, (c,), (v.table[i], c)) for t, c, i in
-                    layoffs(tuple(v.table), v.hand, with_index=True)]
+            gen += [(t, (c,), (table0[i], c)) for t, c, i in
+                    layoffs(table0, v.hand, with_index=True)]
         for table, added, key in gen:
             if len(cheap) == room:
                 break
-            if key in seen or (cheap and basic is not None and key is not basic_key
-                               and len(table) == len(basic)
-                               and canonical_table(table) == basic_key):
-                continue  # the basic play made only this triple or lay-off
+            if key in seen:
+                continue
+            if dup_added is not None and key is not basic and added == dup_added:
+                if basic_key is None:
+                    basic_key = canonical_table(basic)  # type: ignore[arg-type]
+                if canonical_table(table) == basic_key:
+                    continue  # the basic play made only this triple or lay-off
             if self.restricted:
                 try:
-                    check_opening(state, Meld(self.seat, table), tuple(sorted(added)))
+                    check_opening(state, Meld(self.seat, table),
+                                  tuple(sorted(added or ())))
                 except RummyError:
                     continue
             if rules.restricts_melds:  # built for the default meld rules: §11 variants
@@ -201,7 +292,8 @@ class Candidates:
         if not cheap and not could_meld(v.table, v.hand):
             self.has_play = False  # proven without the solver
         elif self.restricted or not cheap:
-            self.has_play = self.play(0) is not None
+            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
+                or self.play(0) is not None
         else:
             self.has_play = True
 

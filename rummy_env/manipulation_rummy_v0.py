@@ -46,6 +46,13 @@ Meld slots, from the acting seat's view only (I3):
 ``info["candidates"]`` (for the acting agent) lists each slot's new table in the R1.4
 notation, computed only when read.
 
+**Edit actions** (``actions="edits"``, ``Discrete(N_EDIT_ACTIONS)``): instead of the meld
+slots, a meld is built on a working table one edit at a time (play a hand card onto a
+meld or into a new one, split a meld, take a card out, join two melds, reset) and sent by
+``FINISH``, which the mask allows only when the engine accepts the working table (R5 via
+``check_action``, R5.5's variants via ``check_opening``); ``obs["edit"]`` holds the
+working table. Indices 0–3 keep their meanings. See :mod:`rummy_env._edit`.
+
 **Observation** a dict (shapes and dtypes are fixed for a given player count):
 
 - ``"observation"``: ``float32[179]`` (:data:`OBS_SIZE`), all from
@@ -110,15 +117,23 @@ from pettingzoo.utils import wrappers
 
 from rummy.bots import make_bot
 from rummy.bots.base import Bot
-from rummy.cards import JOKER, TABLE_JOKER_BASE, decks_for, new_deck, physical
+from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, decks_for, new_deck, physical
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
 from rummy.decide import step
 from rummy.events import Event, GameEnded, Melded, RoundScored
 from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
-from rummy.views import PlayerView, view
+from rummy.views import PlayerView, legal_action_kinds, view
 from rummy_env._candidates import Candidates, layoffs, triples
+from rummy_env._edit import (
+    EDIT_OBS_SIZE,
+    FINISH,
+    MAX_EDITS,
+    N_EDIT_ACTIONS,
+    Editor,
+    describe,
+)
 
 MELD_SLOTS = 16  #: K, the number of meld candidate actions
 N_FIXED = 4  #: draw, pass, knock, end_turn
@@ -135,6 +150,7 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
+_POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -164,33 +180,53 @@ def scales(players: int, rules: RuleSet) -> np.ndarray:
     return sc
 
 
+def _table_counts(table: Table) -> np.ndarray:
+    """``float32[104]``: the count of each real card 0..51 on the table, then of jokers
+    declared as each card 0..51 (observation slice 53:157)."""
+    cards = [t for m in table for t in m]
+    if not cards:
+        return np.zeros(104, dtype=np.float32)
+    counts = np.bincount(cards, minlength=TABLE_JOKER_BASE + 52)
+    out = np.empty(104, dtype=np.float32)
+    out[:52] = counts[:52]  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
+    out[52:] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
+    return out
+
+
+def _vector(seat: int, players: int, hand: tuple[int, ...], table_counts: np.ndarray,
+            hand_sizes: Sequence[int], stock_size: int, phase: str, draws: int,
+            totals: Sequence[int], opened: Sequence[bool], final_turns: bool) -> np.ndarray:
+    """The observation vector from the fields a seat may see (I3; layout in the module
+    docstring)."""
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    if hand:
+        obs[:53] = np.bincount(hand, minlength=53)
+    else:
+        obs[:53] = 0.0
+    obs[53:157] = table_counts
+    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+    for k in range(players):
+        s = (seat + k) % players
+        tail[k] = hand_sizes[s]
+        tail[10 + k] = totals[s]
+        tail[15 + k] = float(opened[s])
+    tail[5] = stock_size
+    if phase in _PHASES:
+        tail[6 + _PHASES.index(phase)] = 1.0
+    tail[9] = draws
+    tail[20] = float(final_turns)
+    tail[21] = sum(map(_POINTS.__getitem__, hand))
+    obs[157:] = tail
+    return obs
+
+
 def observation_vector(v: PlayerView) -> np.ndarray:
     """The ``float32[OBS_SIZE]`` observation of a seat's view (layout in the module
     docstring), not normalised."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    if v.hand:
-        obs[:53] = np.bincount(v.hand, minlength=53)
-    cards = [t for m in v.table for t in m]
-    if cards:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
-        counts = np.bincount(cards, minlength=TABLE_JOKER_BASE + 52)
-        obs[53:105] = counts[:52]
-        obs[105:157] = counts[TABLE_JOKER_BASE:TABLE_JOKER_BASE + 52]
     seat = v.seat if v.seat is not None else 0
-    tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
-    n = v.players
-    for k in range(n):
-        s = (seat + k) % n
-        tail[k] = v.hand_sizes[s]
-        tail[10 + k] = v.totals[s]
-        tail[15 + k] = float(v.opened[s])
-    tail[5] = v.stock_size
-    if v.phase in _PHASES:
-        tail[6 + _PHASES.index(v.phase)] = 1.0
-    tail[9] = v.draws
-    tail[20] = float(v.final_turns_left is not None)
-    tail[21] = v.hand_points
-    obs[157:] = tail
-    return obs
+    return _vector(seat, v.players, v.hand, _table_counts(v.table), v.hand_sizes,
+                   v.stock_size, v.phase, v.draws, v.totals, v.opened,
+                   v.final_turns_left is not None)
 
 
 def state_vector(s: GameState) -> np.ndarray:
@@ -281,11 +317,16 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         auto_forced: play every decision with a single legal action inside ``step``.
         normalize: divide the observation by the scales of the module docstring.
         history: add the last ``history`` commands as ``obs["history"]`` (0: no key).
+        actions: ``"slots"`` (default: ``Discrete(N_ACTIONS)``, a meld is one of the meld
+            slots) or ``"edits"`` (``Discrete(N_EDIT_ACTIONS)``, a meld is built edit by
+            edit on a working table and sent by ``FINISH``; :mod:`rummy_env._edit`,
+            docs/rl.md "Edit actions"); ``obs["edit"]`` then holds the working table.
+        max_edits: edits per meld phase in the ``"edits"`` mode.
 
     Raises:
         ValueError: a player count outside 2..5, a rule set that does not fit it, an
-            unknown render mode, an opponent seat out of range, every seat an opponent, or
-            a negative ``history``.
+            unknown render mode, an opponent seat out of range, every seat an opponent, a
+            negative ``history``, an unknown ``actions`` mode or ``max_edits`` below 1.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["human", "ansi"],
@@ -294,8 +335,17 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def __init__(self, players: int = 2, rules: RuleSet | None = None,
                  render_mode: str | None = None, max_steps: int = 50_000, *,
                  opponents: Mapping[int, str | Bot] | None = None, auto_forced: bool = False,
-                 normalize: bool = False, history: int = 0) -> None:
+                 normalize: bool = False, history: int = 0, actions: str = "slots",
+                 max_edits: int = MAX_EDITS) -> None:
         super().__init__()
+        if actions not in ("slots", "edits"):
+            raise ValueError(f"actions must be 'slots' or 'edits', got {actions!r}")
+        if max_edits < 1:
+            raise ValueError(f"max_edits must be >= 1, got {max_edits}")
+        self.actions = actions
+        self.max_edits = max_edits
+        self.n_actions = N_ACTIONS if actions == "slots" else N_EDIT_ACTIONS
+        self._editor: Editor | None = None
         self.rules = rules or RuleSet()
         self.rules.check_players(players)
         if render_mode is not None and render_mode not in ("human", "ansi"):
@@ -319,18 +369,26 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._scale = scales(players, self.rules)
         self.possible_agents = [f"player_{i}" for i in range(players)
                                 if i not in self.opponents]
+        self._seat_of = {f"player_{i}": i for i in range(players)}
+        self._table_key: Table | None = None
+        self._table_obs = np.zeros(104, dtype=np.float32)
         obs_spaces: dict[str, spaces.Space[Any]] = {
             "observation": spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
                                       dtype=np.float32),
-            "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
+            "action_mask": spaces.Box(low=0, high=1, shape=(self.n_actions,),
+                                      dtype=np.int8),
         }
+        if actions == "edits":
+            obs_spaces["edit"] = spaces.Box(low=0.0, high=np.inf, shape=(EDIT_OBS_SIZE,),
+                                            dtype=np.float32)
         if history:
             obs_spaces["history"] = spaces.Box(low=0.0, high=np.inf,
                                                shape=(history * HISTORY_FEATURES,),
                                                dtype=np.float32)
         obs_space = spaces.Dict(obs_spaces)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.n_actions)
+                              for a in self.possible_agents}
         self.state_space = spaces.Box(low=0.0, high=np.inf, shape=(STATE_SIZE,),
                                       dtype=np.float32)
         self._state: GameState | None = None
@@ -348,7 +406,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
-        """``Discrete(N_ACTIONS)``."""
+        """``Discrete(N_ACTIONS)`` (``Discrete(N_EDIT_ACTIONS)`` with ``actions="edits"``)."""
         return self.action_spaces[agent]
 
     # ---------------------------------------------------------------- game plumbing
@@ -374,29 +432,55 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state;
         all 0 once the game is over)."""
         if self._mask is None:
-            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+            mask = np.zeros(self.n_actions, dtype=np.int8)
             phase = self.state_.phase
             if phase == DRAW:
                 mask[DRAW_ACTION] = 1
             elif phase == KNOCK_OR_END:
                 mask[KNOCK_ACTION] = 1
                 mask[END_TURN_ACTION] = 1
+            elif phase == MELD_OR_PASS and self.actions == "edits":
+                editor = self.editor()
+                assert editor is not None
+                editor.mask_into(mask)
             elif phase == MELD_OR_PASS:
                 mask[PASS_ACTION] = 1
                 cands = self.candidates()
                 assert cands is not None
                 for slot in cands.legal_slots():
                     mask[N_FIXED + slot] = 1
+            if self.rules.knock_timing == "start" and phase in (DRAW, MELD_OR_PASS) and \
+                    "knock" in legal_action_kinds(self.state_):
+                mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
             self._mask = mask
         return self._mask
 
+    def editor(self) -> Editor | None:
+        """The working table of the seat to act in the ``"edits"`` mode (built on first
+        use, kept for the phase), or ``None`` outside a ``meld_or_pass`` phase or in the
+        slot mode."""
+        s = self.state_
+        if s.phase != MELD_OR_PASS or self.actions != "edits":
+            return None
+        if self._editor is None or self._editor.state is not s:
+            self._editor = Editor(s, self.max_edits)
+        return self._editor
+
     def command_of(self, action: int) -> Command:
-        """The command that ``action`` stands for, for the seat to act.
+        """The command that ``action`` stands for, for the seat to act (with
+        ``actions="edits"``: ``FINISH`` is the working table's meld; an edit is no command).
 
         Raises:
-            ValueError: :data:`EXACT_ACTION`, an index out of range, or an empty slot.
+            ValueError: :data:`EXACT_ACTION`, an index out of range, or an empty slot; in
+                the edit mode an edit, or ``FINISH`` while the engine would refuse it.
         """
         seat = self.state_.turn
+        if self.actions == "edits" and action >= N_FIXED:
+            editor = self.editor()
+            cmd = editor.command() if editor is not None and action == FINISH else None
+            if cmd is None:
+                raise ValueError(f"action {action} ({describe(action)}) is no command now")
+            return cmd
         if action == DRAW_ACTION:
             return Draw(seat)
         if action == PASS_ACTION:
@@ -422,11 +506,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         Raises:
             ValueError: not a seat command, or another seat's.
         """
-        if isinstance(command, CreateGame) or type(command) not in _KIND:
-            raise ValueError(f"not a seat command: {command!r}")
-        if command.seat != self.state_.turn:
-            raise ValueError(f"seat {command.seat} is not the seat to act "
-                             f"({self.state_.turn})")
+        self._check_command(command)
+        if isinstance(command, Meld) and self.actions == "edits":
+            raise ValueError("in the edit mode a meld is a sequence of edits and FINISH, not "
+                             "one action: play it with step_command")
         if isinstance(command, Meld):
             cands = self.candidates()
             slot = cands.slot_of(command.table) if cands is not None else None
@@ -434,9 +517,17 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         return {Draw: DRAW_ACTION, Pass: PASS_ACTION, Knock: KNOCK_ACTION,
                 EndTurn: END_TURN_ACTION}[type(command)]
 
+    def _check_command(self, command: Command) -> None:
+        if isinstance(command, CreateGame) or type(command) not in _KIND:
+            raise ValueError(f"not a seat command: {command!r}")
+        if command.seat != self.state_.turn:
+            raise ValueError(f"seat {command.seat} is not the seat to act "
+                             f"({self.state_.turn})")
+
     def _apply(self, cmd: Command) -> list[Event]:
         self._state, events = step(self.state_, cmd)
         self._cands = None
+        self._editor = None
         self._mask = None
         self._steps += 1
         added: tuple[int, ...] = ()
@@ -465,11 +556,11 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _rewards_of(self, events: list[Event]) -> dict[str, float]:
         out = dict.fromkeys(self.possible_agents, 0.0)
         for e in events:
-            if isinstance(e, RoundScored):
+            if type(e) is RoundScored:
                 for i, pts in enumerate(e.scores):
                     if i not in self.opponents:
                         out[f"player_{i}"] += pts / self.rules.target_score
-            elif isinstance(e, GameEnded):
+            elif type(e) is GameEnded:
                 for w in e.winners:
                     if w not in self.opponents:
                         out[f"player_{w}"] += 1.0 / len(e.winners)
@@ -529,22 +620,34 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _set_infos(self) -> None:
         for a in self.agents:
             self.infos[a] = {}
-        if self.agents and self.state_.phase == MELD_OR_PASS:
+        if self.agents and self.state_.phase == MELD_OR_PASS and self.actions == "slots":
             cands = self.candidates()
             assert cands is not None
             self.infos[self.agent_selection] = {"candidates": _LazyTables(cands)}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation: its view (I3) as a vector, its action mask and, with
-        ``history``, the public history (module docstring)."""
-        seat = int(agent.split("_")[1])
+        ``history``, the public history (module docstring). Built from the fields that
+        :func:`rummy.views.view` gives the seat (equal to
+        ``observation_vector(view(state, seat))``), the table's part cached per table."""
+        seat = self._seat_of[agent]
         s = self.state_
-        obs = observation_vector(view(s, seat))
+        if s.table is not self._table_key:
+            self._table_key = s.table
+            self._table_obs = _table_counts(s.table)
+        hands = s.hands
+        obs = _vector(seat, s.players, hands[seat], self._table_obs, tuple(map(len, hands)),
+                      len(s.deck) - s.stock_pos, s.phase, s.draws, s.totals, s.opened,
+                      s.final_turns_left is not None)
         if self.normalize:
             obs /= self._scale
-        acting = s.phase != GAME_OVER and s.turn == seat
-        mask = self.legal_mask().copy() if acting else np.zeros(N_ACTIONS, dtype=np.int8)
+        acting = s.turn == seat and s.phase != GAME_OVER
+        mask = self.legal_mask().copy() if acting else np.zeros(self.n_actions, dtype=np.int8)
         out = {"observation": obs, "action_mask": mask}
+        if self.actions == "edits":
+            editor = self.editor() if acting else None
+            out["edit"] = (editor.observation() if editor is not None
+                           else np.zeros(EDIT_OBS_SIZE, dtype=np.float32))
         if self.history_len:
             out["history"] = self.history_tensor(seat, self.history_len)
         return out
@@ -580,10 +683,19 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self._was_dead_step(action)
             return
         mask = self.legal_mask()
-        if action is None or not 0 <= int(action) < N_ACTIONS or not mask[int(action)]:
+        if action is None or not 0 <= int(action) < self.n_actions or not mask[int(action)]:
             raise ValueError(f"action {action!r} is not legal for {agent} now; legal: "
                              f"{np.flatnonzero(mask).tolist()} (see action_mask)")
-        self._play(self.command_of(int(action)))
+        a = int(action)
+        if self.actions == "edits" and a > FINISH:  # an edit: no command, no event
+            editor = self.editor()
+            assert editor is not None
+            editor.apply(a)
+            self._mask = None
+            self.rewards = dict.fromkeys(self.possible_agents, 0.0)
+            self._cumulative_rewards[agent] = 0.0
+            return
+        self._play(self.command_of(a))
 
     def step_command(self, command: Command) -> None:
         """Play a seat command of the agent to act (any legal meld, not only the slots';
@@ -597,7 +709,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             raise ValueError(f"{agent} is done: step(None) it instead")
-        self.action_of(command)  # checks kind and seat
+        self._check_command(command)
         self._play(command)
 
     def _play(self, cmd: Command) -> None:
@@ -636,6 +748,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         other = self.clone()
         other._state = determinize(v, cards, seed)
         other._cands = None
+        other._editor = None
         other._mask = None
         return other
 
@@ -701,6 +814,7 @@ def commands_of_events(events: Sequence[Event]) -> list[Command]:
     return out
 
 
-__all__ = ["env", "raw_env", "commands_of_events", "meld_candidates", "observation_vector",
+__all__ = ["env", "raw_env", "commands_of_events", "N_EDIT_ACTIONS", "EDIT_OBS_SIZE", "FINISH",
+           "meld_candidates", "observation_vector",
            "state_vector", "scales", "MELD_SLOTS", "N_ACTIONS", "N_FIXED", "EXACT_ACTION",
            "OBS_SIZE", "STATE_SIZE", "HISTORY_FEATURES", "KINDS"]

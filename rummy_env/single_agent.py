@@ -24,7 +24,8 @@ from gymnasium import spaces
 from rummy.bots.base import Bot
 from rummy.decide import default_command
 from rummy.rules import RuleSet
-from rummy_env.manipulation_rummy_v0 import N_ACTIONS, OBS_SIZE, raw_env
+from rummy_env._edit import EDIT_OBS_SIZE, MAX_EDITS
+from rummy_env.manipulation_rummy_v0 import OBS_SIZE, raw_env
 
 
 class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
@@ -32,7 +33,9 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     :func:`single_agent` for the arguments).
 
     Observation: ``float32[OBS_SIZE]`` (the AEC environment's ``"observation"``,
-    normalised by default). Action: ``Discrete(N_ACTIONS)``. ``info["action_mask"]`` and
+    normalised by default; with ``actions="edits"`` followed by ``"edit"``, the working
+    table: ``float32[OBS_SIZE + EDIT_OBS_SIZE]``). Action: ``Discrete(N_ACTIONS)``
+    (``Discrete(N_EDIT_ACTIONS)`` with ``actions="edits"``). ``info["action_mask"]`` and
     :meth:`action_masks` give the legal actions. Reward: the seat's rewards since its last
     decision (round scores over the target score, +1/k for a shared win, docs/rl.md).
     ``terminated`` when the game ends, ``truncated`` at ``max_steps`` commands.
@@ -43,7 +46,8 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def __init__(self, seat: int = 0, opponents: Mapping[int, str | Bot] | None = None,
                  players: int | None = None, rules: RuleSet | None = None, *,
                  normalize: bool = True, auto_forced: bool = True, illegal: str = "default",
-                 max_steps: int = 50_000, render_mode: str | None = None) -> None:
+                 max_steps: int = 50_000, render_mode: str | None = None,
+                 actions: str = "slots", max_edits: int = MAX_EDITS) -> None:
         if illegal not in ("default", "raise"):
             raise ValueError(f"illegal must be 'default' or 'raise', got {illegal!r}")
         if opponents is None:
@@ -60,17 +64,21 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_mode = render_mode
         self.aec = raw_env(players=n, rules=rules, max_steps=max_steps, opponents=opponents,
                            auto_forced=auto_forced, normalize=normalize,
-                           render_mode="ansi" if render_mode else None)
-        self.observation_space = spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
+                           render_mode="ansi" if render_mode else None, actions=actions,
+                           max_edits=max_edits)
+        self.edits = actions == "edits"
+        size = OBS_SIZE + (EDIT_OBS_SIZE if self.edits else 0)
+        self.observation_space = spaces.Box(low=0.0, high=np.inf, shape=(size,),
                                             dtype=np.float32)
-        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.action_space = spaces.Discrete(self.aec.n_actions)
 
     def _obs(self) -> tuple[np.ndarray, dict[str, Any]]:
         o = self.aec.observe(self.agent)
-        return o["observation"], {"action_mask": o["action_mask"]}
+        obs = np.concatenate((o["observation"], o["edit"])) if self.edits else o["observation"]
+        return obs, {"action_mask": o["action_mask"]}
 
     def action_masks(self) -> np.ndarray:
-        """``bool[N_ACTIONS]``: the legal actions now (sb3-contrib's MaskablePPO reads
+        """``bool[n_actions]``: the legal actions now (sb3-contrib's MaskablePPO reads
         this); all False once the game is over."""
         return np.asarray(self.aec.observe(self.agent)["action_mask"], dtype=bool)
 
@@ -106,7 +114,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         """
         a = int(action)
         mask = self.aec.legal_mask()
-        illegal = not (0 <= a < N_ACTIONS and mask[a])
+        illegal = not (0 <= a < self.aec.n_actions and mask[a])
         if illegal and self.illegal == "raise":
             raise ValueError(f"action {a} is not legal now; legal: "
                              f"{np.flatnonzero(mask).tolist()}")
@@ -140,7 +148,8 @@ def single_agent(seat: int = 0, opponents: Mapping[int, str | Bot] | None = None
         rules: the rule set (§11), default rules if ``None``.
         **kwargs: ``normalize`` (default True), ``auto_forced`` (default True: the learner
             is asked only when it has a choice), ``illegal`` (``"default"`` or ``"raise"``),
-            ``max_steps``, ``render_mode`` (``None`` or ``"ansi"``).
+            ``max_steps``, ``render_mode`` (``None`` or ``"ansi"``), ``actions``
+            (``"slots"`` or ``"edits"``, docs/rl.md) and ``max_edits``.
 
     Raises:
         ValueError: the seat is an opponent's or out of range, opponents missing for a

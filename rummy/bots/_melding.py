@@ -6,6 +6,7 @@ These helpers only build *candidate* new tables; the engine validates every meld
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from rummy.cards import JOKER, TABLE_JOKER_BASE, hand_points
@@ -76,13 +77,25 @@ def joker_melds(left: list[int]) -> list[MeldCards]:
     return out
 
 
+@functools.lru_cache(maxsize=65536)
+def _fit_bits(mask: int, size: int) -> int:
+    """The real cards ``d`` (as bits) for which a meld of effective-card mask ``mask`` and
+    ``size - 1`` cards plus ``d`` is a legal meld of ``size`` cards (R4.2, R4.3)."""
+    valid = VALID_MELDS.get
+    bits = 0
+    for d in range(52):
+        if valid(mask + (1 << d)) == size:
+            bits |= 1 << d
+    return bits
+
+
 def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> bool:
     """Add single hand cards to the ends or gaps of ``melds`` while any fits (R5.3).
 
     Mutates ``melds`` and ``left``; returns True if any card was laid off. A hand joker is
-    laid off declared as the first card that keeps the meld legal (R5.6).
+    laid off declared as the first card that keeps the meld legal (R5.6). Which cards fit
+    a meld is cached per meld mask.
     """
-    valid = VALID_MELDS.get
     changed = False
     progress = True
     masks = [sum(map(EFF_BIT.__getitem__, meld)) for meld in melds]
@@ -90,19 +103,17 @@ def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> 
         progress = False
         for i, meld in enumerate(melds):
             mm = masks[i]
-            n = len(meld) + 1
+            fits = _fit_bits(mm, len(meld) + 1)
+            if not fits:
+                continue
             for c in left:
                 if c == JOKER:
                     if not jokers:
                         continue
-                    for d in range(52):
-                        if valid(mm + (1 << d)) == n:
-                            melds[i] = meld + (TABLE_JOKER_BASE + d,)
-                            masks[i] = mm + (1 << d)
-                            break
-                    else:
-                        continue
-                elif valid(mm + (1 << c)) == n:
+                    d = (fits & -fits).bit_length() - 1  # the first declaration that fits
+                    melds[i] = meld + (TABLE_JOKER_BASE + d,)
+                    masks[i] = mm + (1 << d)
+                elif fits >> c & 1:
                     melds[i] = meld + (c,)
                     masks[i] = mm + (1 << c)
                 else:

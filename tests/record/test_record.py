@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rummy.bots import make_bot
+from rummy.cards import format_card
 from rummy.commands import CreateGame
 from rummy.decide import step
 from rummy.errors import NotationError
-from rummy.events import dumps, loads
+from rummy.events import GameStarted, Melded, RoundStarted, dumps, loads
 from rummy.record import FORMAT, from_record, to_record
 from rummy.rules import RuleSet
 from rummy.simulate import play_game
@@ -268,3 +271,136 @@ def test_a_refused_header_is_reported_on_its_own_line(tmp_path: Path) -> None:
     n = next(i for i, line in enumerate(lines, 1) if line.startswith("[Players"))
     with pytest.raises(NotationError, match=f"line {n}: a game has 2 to 5 players"):
         from_record(text.replace('[Players "3"]', '[Players "7"]'))
+
+
+# ------------------------------------------------------------ records written by hand
+
+#: a game dealt elsewhere, written by hand: no seed, no derived line, only the headers the
+#: game needs, the deck and the moves (a game in progress: round 1, four turns)
+DECK = ("Deck TS TH 8S 3D 7D JC 2S 7H 2H 9H JS QD 3H QC QS * AS 6C 2D 4H 7C AC 9D 5S KS "
+        "9C 8H QH 3C KC 4C 6D 6H 4S 7S JD 4D 8D 5C 2C TC AD 9S TD 3S KD KH 5D JH 8C AH 6S 5H")
+HAND_WRITTEN = f"""
+[Format "{FORMAT}"]
+[Players "2"]
+[Dealer "0"]
+
+{DECK}
+1. S1 draw pass draw meld +[QS JS TS]   # cards of a meld in any order (R4.5)
+2. S0 draw meld +[*QS QD QC]
+3. S1 draw pass draw meld +[2S 2H 2D]
+4. S0 draw meld +[9H 9D 9C]
+"""
+
+
+def _minimal(text: str) -> str:
+    """``text`` as a tool that deals its own games might write it: no Seed (nor Salt), no
+    Round, Hand, Scored, Shown or Game over line, draws without their card, knocks without
+    their points, no stock-empty."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith(("[Seed", "[Salt", "[Commitment", "Round ", "Hand ", "Scored",
+                            "Shown", "Game over")):
+            continue
+        if re.match(r"^\d+\. S\d ", line):
+            line = re.sub(r" draw \*?[2-9TJQKA]?[SHDC]?(?= |$)", " draw", line)
+            line = re.sub(r" knock \d+", " knock", line).replace(" stock-empty", "")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_a_hand_written_record_with_only_the_deck_and_the_moves_replays() -> None:
+    events = from_record(HAND_WRITTEN)
+    start = events[0]
+    assert isinstance(start, GameStarted)
+    assert start.seed is None and start.dealer == 0 and start.names == ("seat0", "seat1")
+    deal = events[1]
+    assert isinstance(deal, RoundStarted) and format_card(deal.deck[0]) == "TS"
+    assert sum(isinstance(e, Melded) for e in events) == 4
+    text = to_record(events)  # the writer fills in every derived line, and no Seed
+    assert "[Seed" not in text and "Hand S1 AS 2S 8S TS JS QS 2H 3H 2D 7D" in text
+    assert "1. S1 draw 7C pass draw AC meld +[TS JS QS] end" in text
+    assert from_record(text) == events
+
+
+@pytest.mark.parametrize("seed, bots", [(3, ("basic", "random")),
+                                        (5, ("greedy", "basic", "random"))])
+def test_a_dealt_record_of_a_whole_game_replays(seed: int, bots: tuple[str, ...]) -> None:
+    events = list(play_game(list(bots), seed, record=True).events)
+    dealt = [replace(events[0], seed=None, salt=None, commitment=""), *events[1:]]
+    assert from_record(_minimal(to_record(events))) == dealt
+    text = to_record(dealt)
+    assert from_record(text) == dealt and to_record(from_record(text)) == text
+
+
+def test_a_seeded_record_may_leave_out_every_derived_line(record_text: str) -> None:
+    minimal = _minimal(record_text).replace('[Dealer', '[Seed "3"]\n[Dealer')
+    assert "Hand " not in minimal and "Deck " in minimal
+    no_deck = "\n".join(x for x in minimal.splitlines() if not x.startswith("Deck "))
+    assert from_record(minimal) == from_record(no_deck) == from_record(record_text)
+
+
+@pytest.mark.parametrize("edit, start, rule", [
+    (lambda t: re.sub(r"(?m)^(Hand S0 \S+ )(\S+)", r"\1KC", t, count=1), "Hand S0", "R2.2"),
+    (lambda t: t.replace("Round 2 dealer S1", "Round 2 dealer S0"), "Round 2", "R2.1"),
+    (lambda t: re.sub(r"(?m)^(Scored round 1: [^;]*; points )(\d+)", r"\g<1>99", t,
+                      count=1), "Scored round 1", "R1.5"),
+    (lambda t: re.sub(r"(?m)^(Scored .*; totals )(\d+)", r"\g<1>1\2", t, count=1),
+     "Scored round 1", "R9.1"),
+    (lambda t: re.sub(r"winners S(\d)$", lambda m: f"winners S{1 - int(m.group(1))}", t),
+     "Game over", "R9.4"),
+    (lambda t: re.sub(r"(?m)^(1\. S\d draw )(\S+)", r"\1*", t, count=1), "1. S", "R2.2"),
+    (lambda t: re.sub(r"(?m)^(Shown S0 )(\S+)", r"\1KC", t, count=1), "Shown", "R7.1"),
+    (lambda t: t.replace('[Dealer "0"]', '[Dealer "1"]'), "[Dealer", "R2.1"),
+])
+def test_a_wrong_derived_line_is_refused_naming_the_line_and_rule(
+        record_text: str, edit, start: str, rule: str) -> None:
+    dealt = record_text.replace('[Seed "3"]\n', "")
+    for text in (record_text, dealt) if start != "[Dealer" else (record_text,):
+        bad = edit(text)  # in a dealt record the Dealer header deals: it is no derived line
+        assert bad != text
+        with pytest.raises(NotationError) as info:
+            from_record(bad)
+        assert info.value.message.startswith(f"line {_line_of(bad, start)}: ")
+        assert info.value.rule == rule, info.value.message
+
+
+def test_a_knock_with_wrong_points_is_refused() -> None:
+    text = next(t for seed in range(40) if " knock " in (t := to_record(list(
+        play_game(["greedy", "basic"], seed, RuleSet(knock_threshold=10), record=True).events))))
+    line = next(x for x in text.splitlines() if " knock " in x)
+    bad = text.replace(line, re.sub(r"knock \d+", "knock 77", line))
+    with pytest.raises(NotationError, match="knock 77: the hand is worth") as info:
+        from_record(bad)
+    assert info.value.rule == "R1.5"
+
+
+def test_dealt_record_refusals() -> None:
+    lines = HAND_WRITTEN.strip().splitlines()
+    short = HAND_WRITTEN.replace(" 5H\n", "\n", 1)
+    with pytest.raises(NotationError, match=r"line 6: the deck of round 1 is not a whole "
+                       r"deck for 2 players \(53 cards, R1\.2\): 52 cards, missing 5H"):
+        from_record(short)
+    with pytest.raises(NotationError, match="line 2: missing header .Dealer") as info:
+        from_record("\n".join(x for x in lines if not x.startswith("[Dealer")))
+    assert info.value.rule == "R2.1"
+    with pytest.raises(NotationError, match="a Salt commits to a seed"):
+        from_record(HAND_WRITTEN.replace("[Dealer", '[Salt "00"]\n[Commitment "x"]\n[Dealer'))
+    with pytest.raises(NotationError, match="unknown header 'Sed'"):
+        from_record(HAND_WRITTEN.replace("[Dealer", '[Sed "1"]\n[Dealer'))
+    # a whole game without its last Deck line: the last round cannot be dealt (the Deck
+    # lines deal the rounds in order)
+    events = list(play_game(["basic", "random"], 3, record=True).events)
+    text = _minimal(to_record(events))
+    decks = [i for i, x in enumerate(text.splitlines(), 1) if x.startswith("Deck ")]
+    cut = "\n".join(x for i, x in enumerate(text.splitlines(), 1) if i != decks[-1])
+    with pytest.raises(NotationError, match=f"line {decks[-1]}: round {len(decks)} has no "
+                       "Deck line before its first turn") as info:
+        from_record(cut)
+    assert info.value.rule == "R2.2"
+
+
+def test_golden_logs_round_trip_as_text_unchanged() -> None:
+    for path in sorted(glob.glob(str(ROOT / "tests/golden/*.jsonl"))):
+        events = [loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        text = to_record(events)
+        assert to_record(from_record(text)) == text

@@ -136,3 +136,68 @@ def test_auto_forced_game_is_the_same_game() -> None:
         a.step(action)
         b.step(action)
     assert a.state_.result == b.state_.result
+
+
+def _lay_off_reference(melds, left, *, jokers=True):
+    """rummy.bots._melding.lay_off as first written (a dict look-up per card and meld)."""
+    from rummy.cards import JOKER, TABLE_JOKER_BASE
+    from rummy.melds import EFF_BIT, VALID_MELDS
+    valid = VALID_MELDS.get
+    changed, progress = False, True
+    masks = [sum(map(EFF_BIT.__getitem__, meld)) for meld in melds]
+    while progress and left:
+        progress = False
+        for i, meld in enumerate(melds):
+            mm, n = masks[i], len(meld) + 1
+            for c in left:
+                if c == JOKER:
+                    if not jokers:
+                        continue
+                    for d in range(52):
+                        if valid(mm + (1 << d)) == n:
+                            melds[i], masks[i] = meld + (TABLE_JOKER_BASE + d,), mm + (1 << d)
+                            break
+                    else:
+                        continue
+                elif valid(mm + (1 << c)) == n:
+                    melds[i], masks[i] = meld + (c,), mm + (1 << c)
+                else:
+                    continue
+                left.remove(c)
+                progress = changed = True
+                break
+    return changed
+
+
+def test_cached_lay_off_equals_the_reference() -> None:
+    """The lay-off of the basic bot (and the basic slot) reads which cards fit a meld
+    from a cache; it lays off exactly what the first version did."""
+    from rummy.bots._melding import lay_off
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(2, RuleSet(), seed=seed, limit=80):
+            s = env.state_
+            for jokers in (True, False):
+                a, b = list(s.table), list(s.table)
+                la, lb = list(s.hands[s.turn]) + [52], list(s.hands[s.turn]) + [52]
+                assert lay_off(a, la, jokers=jokers) == \
+                    _lay_off_reference(b, lb, jokers=jokers)
+                assert (a, la) == (b, lb)
+                checked += 1
+    assert checked > 100
+
+
+def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
+    """play_exists (a hand card with free table cards) is True only where the solver finds
+    a play; could_meld False only where it finds none."""
+    proved = 0
+    for seed in range(4):
+        for env in _meld_states(2, RuleSet(), seed=seed, limit=120):
+            s = env.state_
+            planned = plan_play(view(s, s.turn))
+            if _candidates.play_exists(s.table, s.hands[s.turn], s.rules):
+                assert planned is not None
+                proved += 1
+            if not _candidates.could_meld(s.table, s.hands[s.turn]):
+                assert planned is None
+    assert proved > 0

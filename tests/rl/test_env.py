@@ -172,3 +172,27 @@ def test_every_masked_action_is_legal_under_the_option_variants(greedy: bool) ->
     env.reset(seed=11)
     _play_out(env, np.random.default_rng(11), greedy=greedy)
     assert not env.agents and isinstance(env.unwrapped.state_.result, GameEnded)
+
+
+@pytest.mark.parametrize("actions", ["slots", "edits"])
+def test_knock_at_the_start_of_a_turn_is_in_the_mask(actions: str) -> None:
+    """Under the §11 variant knock_timing="start" a knock is legal before the first draw
+    (R6.1 as the variant words it): the mask offers it exactly when the engine allows it."""
+    from rummy.views import legal_action_kinds
+    rules = RuleSet(knock_timing="start", knock_threshold=60, target_score=40)
+    env = rummy_v0.raw_env(players=2, rules=rules, actions=actions, max_edits=4)
+    rng = np.random.default_rng(0)
+    knocks = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        while env.agents:
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            mask = obs["action_mask"]
+            assert bool(mask[rummy_v0.KNOCK_ACTION]) == \
+                ("knock" in legal_action_kinds(env.state_))
+            knocks += int(mask[rummy_v0.KNOCK_ACTION])
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+    assert knocks > 0
