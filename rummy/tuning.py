@@ -179,6 +179,9 @@ def parse_objective(text: str) -> tuple[Clause, ...]:
             end, or the same figure as a goal twice; the message quotes the clause.
     """
     clauses: list[Clause] = []
+    if not text.strip():
+        raise ObjectiveError("--objective is empty: give at least one clause, e.g. "
+                             "'rounds_per_game in [6, 9]; minimise stock_rounds'")
     parts = text.split(";")
     if len(parts) > 1 and not parts[-1].strip():
         parts = parts[:-1]  # a trailing ";"

@@ -872,6 +872,9 @@ def add_parsers(subparsers: Any) -> None:
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_sweep))
 
+    from rummy_worker.tune import add_tune_parser
+    add_tune_parser(bsub, _connection_options, _limit_options, _guarded)
+
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
     p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
     p.add_argument("--wait", action="store_true", help="show a progress bar until done")
