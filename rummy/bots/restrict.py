@@ -23,10 +23,11 @@ sends only legal commands (the engine checks them as any other, R5):
     ``strategic`` does, :mod:`rummy.bots.strategic`).
 
 When the bot's meld action breaks ``no-rearrange`` or ``no-joker-free``, the restricted bot
-sends instead the best of a few plays that keep its switches (:func:`restricted_play`: the
-solver's best play with no joker moved, when rearranging is allowed; the solver's best new
-melds from the hand then single-card lay-offs; the lay-offs first; the ``basic`` bot's
-plan), by points added (R1.5); when none is legal, it passes (R3.2). The choice is
+sends instead the best of a few plays that keep its switches (:func:`restricted_play`: when
+rearranging is allowed, the solver's best play keeping in the hand the real cards that
+would free a table joker, and its best play with every table joker locked in place; the
+solver's best new melds from the hand then single-card lay-offs; the lay-offs first; the
+``basic`` bot's plan), by points added (R1.5); when none is legal, it passes (R3.2). The choice is
 deterministic. There is no "never draw an extra card" switch: after a pass the next draw is
 due (R3.2, R3.6), so a bot that cannot meld must draw again.
 """
@@ -192,7 +193,16 @@ def restricted_play(view: PlayerView, r: Restrictions) -> Table | None:
 
     table = tuple(view.table)
     candidates: list[Table] = []
-    if not r.no_rearrange:  # the solver's best play with every table joker locked in place
+    if not r.no_rearrange:
+        # the solver's best play keeping in the hand the real cards of the table jokers'
+        # declarations (all, then each), and with every table joker locked in place
+        real = sorted({c - TABLE_JOKER_BASE for m in table for c in m
+                       if c >= TABLE_JOKER_BASE} & set(view.hand))
+        keeps = [tuple(real)] + [(c,) for c in real] if real else []
+        for keep in keeps:
+            planned = plan_play(view, keep=keep)
+            if planned is not None:
+                candidates.append(planned[0])
         locked = view._replace(rules=dataclasses.replace(view.rules, joker_moves="locked"))
         planned = plan_play(locked)
         if planned is not None:
