@@ -72,8 +72,8 @@ figures (unit):
 
 A candidate meets a bound when its estimate does ("met"), surely when its whole 95% interval
 does ("sure"). The best setting is chosen among the re-evaluated candidates that meet every
-bound, by the first goal (without a goal: by the safest margin); the Pareto front trades the
-goals off (with one goal: the goal against the margin to the nearest bound). Docs: README,
+bound, by the goals in order (ties: the safest margin); the Pareto front trades the goals
+off (with one goal: the goal against the margin to the nearest bound). Docs: README,
 "Tuning the rules"."""
 
 
@@ -170,17 +170,16 @@ class Tuner:
         return values, viol
 
     def rank_key(self, cand: Candidate) -> tuple[float, ...]:
-        """Sort key, best first: meets every bound, then the first goal (or the margin)."""
+        """Sort key, best first: meets every bound (else the smaller violation), then the
+        goals in order (lexicographic, so the best is on the Pareto front), then the margin
+        to the nearest bound."""
         figs = self.figures_of(cand)
-        feasible = all(violation(c, figs[c.figure]) == 0 for c in self.bounds)
         viol = sum(violation(c, figs[c.figure]) for c in self.bounds)
-        if self.goals:
-            g = self.goals[0]
+        goals = []
+        for g in self.goals:
             e = figs[g.figure]
-            goal = -math.inf if e is None else g.direction * e[0]
-        else:
-            goal = self.margin(figs)
-        return (0.0 if feasible else 1.0, viol, -goal)
+            goals.append(math.inf if e is None else -g.direction * e[0])
+        return (0.0 if viol == 0 else 1.0, viol, *goals, -self.margin(figs))
 
     def margin(self, figs: dict[str, Any]) -> float:
         """The smallest :func:`rummy.tuning.slack` over the bounds (``inf`` without one)."""
