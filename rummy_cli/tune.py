@@ -215,12 +215,14 @@ class Tuner:
         a block that has started is finished."""
         import optuna
         from optuna.samplers import TPESampler
+        from optuna.study import StudyDirection
         from optuna.trial import TrialState
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-        directions = (["maximize" if g.direction > 0 else "minimize" for g in self.goals]
-                      or ["minimize"])
+        directions = ([StudyDirection.MAXIMIZE if g.direction > 0 else
+                       StudyDirection.MINIMIZE for g in self.goals]
+                      or [StudyDirection.MINIMIZE])
         sampler = TPESampler(seed=self.seed,
                              n_startup_trials=min(8, max(2, self._size() // 2)))
         study = optuna.create_study(directions=directions, sampler=sampler)
