@@ -133,3 +133,34 @@ def test_no_wait_knocks_whenever_allowed() -> None:
     assert r.winners
     melds, knocks = _melds_and_knocks(["strategic!no-wait", "greedy"], 9)
     assert knocks and all(p <= 5 for _, p in knocks)
+
+
+@pytest.mark.slow
+def test_restricted_bots_in_tournament_sweep_and_bot_check() -> None:
+    """Every command that takes bots takes a restricted one (simulate, batch submit and
+    batch ab on the workers: tests/workers/test_tune_workers.py)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), str(root / "services"), str(root / "workers")])}
+
+    def rummy(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rummy", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=900, check=False)
+
+    out = rummy("tournament", "--bots", "greedy,basic!knock-at-0", "--games", "1",
+                "--players", "2")
+    assert out.returncode == 0, out.stderr
+    assert "basic!knock-at-0" in out.stdout
+    out = rummy("sweep", "--rules", "knock_threshold=5,10", "--bots",
+                "greedy!no-rearrange,basic", "--players", "2", "--games", "2", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert "greedy!no-rearrange win" in out.stdout
+    out = rummy("bot", "check", "greedy!no-joker-free", "--games", "1")
+    assert out.returncode == 0 and "keeps the contract" in out.stdout, out.stdout + out.stderr
+    out = rummy("simulate", "--bots", "greedy!no-melds", "--games", "1")
+    assert out.returncode == 2 and "unknown restriction 'no-melds'" in out.stderr
