@@ -71,9 +71,11 @@ figures (unit):
 """ + "\n".join(f"  {k} ({u}): {d}" for k, (u, d) in FIGURES.items()) + """
 
 A candidate meets a bound when its estimate does ("met"), surely when its whole 95% interval
-does ("sure"). The best setting is chosen among the re-evaluated candidates that meet every
-bound, by the goals in order (ties: the safest margin); the Pareto front trades the goals
-off (with one goal: the goal against the margin to the nearest bound). Docs: README,
+does ("sure"). The top candidates re-evaluated are those on the Pareto front first. The
+best setting is chosen among the re-evaluated candidates that meet every bound, by the
+goals in order (ties: the safest margin); the Pareto front of every candidate that meets
+every bound trades the goals off (with one goal: the goal against the margin to the
+nearest bound). Docs: README,
 "Tuning the rules"."""
 
 
@@ -98,6 +100,7 @@ class Candidate:
     trials: list[int] = field(default_factory=list)
     invalid: str = ""
     reevaluated: bool = False
+    cached: tuple[int, dict[str, Any]] | None = None  #: (blocks, figures) last computed
 
     @property
     def games(self) -> int:
@@ -154,7 +157,9 @@ class Tuner:
     def figures_of(self, cand: Candidate) -> dict[str, Any]:
         """The candidate's figures (:func:`rummy.tuning.figures`) of its merged games."""
         assert cand.agg is not None
-        return figures(BalanceReport.of(cand.agg), self.names())
+        if cand.cached is None or cand.cached[0] != cand.blocks:  # new games: recompute
+            cand.cached = (cand.blocks, figures(BalanceReport.of(cand.agg), self.names()))
+        return cand.cached[1]
 
     def score(self, cand: Candidate) -> tuple[list[float], list[float]]:
         """``(values, violations)`` for Optuna: the goals' figures (or, without a goal, the
@@ -266,9 +271,7 @@ class Tuner:
                 for i, v in enumerate(viol):
                     trial.set_constraint(f"bound {i}", v)
             study.tell(trial, values if len(values) > 1 else values[0])
-        best = sorted((c for c in self.candidates.values() if c.agg is not None),
-                      key=self.rank_key)[:self.top]
-        for cand in best:  # noisy evaluation: more paired blocks for the best ones
+        for cand in self.leaders()[:self.top]:  # noisy evaluation: more paired blocks for the best ones
             cand.reevaluated = True
             while cand.games < self.final_games and self._fits(self.budget_games) and \
                     self._left(t0):
@@ -277,14 +280,23 @@ class Tuner:
         if not self.stopped_by:
             self.stopped_by = "every top candidate re-evaluated"
 
+    def leaders(self) -> list[Candidate]:
+        """The played candidates, best first: those on the Pareto front of the ones that
+        meet every bound (:meth:`front`), then the rest, each group by :meth:`rank_key`."""
+        ranked = sorted((c for c in self.candidates.values() if c.agg is not None),
+                        key=self.rank_key)
+        feasible = [c for c in ranked if self.entry(c)["meets_all"]]
+        on_front = {id(c) for c in self.front(feasible)[1]}
+        return [c for c in ranked if id(c) in on_front] + \
+            [c for c in ranked if id(c) not in on_front]
+
     def _search_limit(self) -> int | None:
         """The games the search may use: the budget less what re-evaluating the current
         top candidates to ``final_games`` would take (at least ``top`` blocks' worth of
         each, as later candidates may need it)."""
         if self.budget_games is None:
             return None
-        top = sorted((c for c in self.candidates.values() if c.agg is not None),
-                     key=self.rank_key)[:self.top]
+        top = self.leaders()[:self.top]
         need = sum(max(0, self.final_games - c.games) for c in top)
         need += (self.top - len(top)) * max(0, self.final_games - self.games)
         return self.budget_games - need
@@ -319,10 +331,9 @@ class Tuner:
         ``seconds``."""
         played = [c for c in self.candidates.values() if c.agg is not None]
         ranked = sorted(played, key=self.rank_key)
-        pool = [c for c in ranked if c.reevaluated]
-        feasible = [c for c in pool if self.entry(c)["meets_all"]] or \
-            [c for c in ranked if self.entry(c)["meets_all"]]
-        best = feasible[0] if feasible else None
+        feasible = [c for c in ranked if self.entry(c)["meets_all"]]
+        pool = [c for c in feasible if c.reevaluated] or feasible
+        best = pool[0] if pool else None
         axes, front = self.front(feasible)
         return {
             "tune_version": TUNE_VERSION,
@@ -344,8 +355,9 @@ class Tuner:
         }
 
     def front(self, feasible: list[Candidate]) -> tuple[list[str], list[Candidate]]:
-        """The Pareto front of the candidates that meet every bound: over the goals, or,
-        with one goal or none, over the goal and the margin to the nearest bound."""
+        """The Pareto front of ``feasible`` (the candidates that meet every bound, however
+        many games each has; the document gives each its games): over the goals, or, with
+        one goal or none, over the goal and the margin to the nearest bound."""
         axes = [f"{'maximise' if g.direction > 0 else 'minimise'} {g.figure}"
                 for g in self.goals]
         use_margin = len(self.goals) < 2 and bool(self.bounds)
