@@ -536,6 +536,34 @@ def print_document(doc: dict[str, Any]) -> None:
             f"{b['clause']}: {b['status']}" for b in best["bounds"]), highlight=False)
 
 
+def front_chart(doc: dict[str, Any]) -> str:
+    """The Pareto front as an inline SVG chart (matplotlib, :meth:`Charts.front`): every
+    candidate that meets the bounds on the front's two axes with its 95% intervals (the
+    goals, or the goal and the margin), or ``""`` when the front has fewer than two axes or
+    matplotlib is missing (the page says so)."""
+    from rummy_cli.charts import Charts, matplotlib_missing, missing_note
+
+    axes = doc["front_axes"]
+    if len(axes) < 2:
+        return ""
+    missing = matplotlib_missing()
+    if missing:
+        return missing_note(missing)
+
+    def coord(e: dict[str, Any], axis: str) -> Any:
+        if axis.startswith("maximise margin"):
+            return None if e["margin"] is None else (e["margin"], None, None)
+        f = e["figures"][axis.split(" ", 1)[1]]
+        return None if f is None else (f["value"], f["low"], f["high"])
+
+    on = [e["rules"] for e in doc["front"]]
+    pts = [(_label(e["rules"]), coord(e, axes[0]), coord(e, axes[1]), e["rules"] in on)
+           for e in doc["candidates"] if e["meets_all"]]
+    return ("<div class=plots>" + Charts().front(
+        pts, "Pareto front of the candidates that meet every bound (95% CI)",
+        axes[0], axes[1]) + "</div>")
+
+
 def render_html(doc: dict[str, Any]) -> str:
     """One self-contained, valid HTML page: the objective, the best setting, the Pareto
     front and every candidate, each figure with its 95% interval."""
@@ -561,6 +589,7 @@ def render_html(doc: dict[str, Any]) -> str:
 
     best = doc["best"]
     title = f"rummy tune: {doc['trials']} trials, {doc['games_played']} games"
+    chart = front_chart(doc)
     if best is None:
         answer = "<p id=best>No candidate meets every bound of the objective.</p>"
     else:
@@ -584,7 +613,7 @@ def render_html(doc: dict[str, Any]) -> str:
         f"up to {doc['final_games']} games; stopped by {html.escape(doc['stopped_by'])}. "
         "Intervals are 95% (the balance report's); a bound is <em>met</em> when the "
         "estimate meets it and <em>sure</em> when the whole interval does.</p>"
-        + answer + table(doc["front"], f"Pareto front ({axes})", best)
+        + answer + chart + table(doc["front"], f"Pareto front ({axes})", best)
         + table(doc["candidates"], "Every candidate, best first", best)
         + "</body></html>\n")
 

@@ -172,6 +172,7 @@ def test_finds_the_planted_optimum_within_its_budget(tmp_path: Path) -> None:
     assert "best: target_score=150, knock_threshold=20" in out.stdout
     page = (tmp_path / "t.html").read_text()
     assert "Best setting: <strong>target_score=150, knock_threshold=20</strong>" in page
+    assert page.count("<svg ") == 1  # the front chart: knock share against the margin
     assert duplicate_ids(page) == {}
     if _vnu_jar() is not None:
         assert vnu_errors(tmp_path / "t.html") == []
