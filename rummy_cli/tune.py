@@ -71,12 +71,12 @@ figures (unit):
 """ + "\n".join(f"  {k} ({u}): {d}" for k, (u, d) in FIGURES.items()) + """
 
 A candidate meets a bound when its estimate does ("met"), surely when its whole 95% interval
-does ("sure"). The top candidates re-evaluated are those on the Pareto front first. The
-best setting is chosen among the re-evaluated candidates that meet every bound, by the
-goals in order (ties: the safest margin); the Pareto front of every candidate that meets
-every bound trades the goals off (with one goal: the goal against the margin to the
-nearest bound). Docs: README,
-"Tuning the rules"."""
+does ("sure"). The leaders (those on the Pareto front first) are re-evaluated until the
+top ones all have --final-games games, as estimates settle (racing). The best setting is
+chosen among the re-evaluated candidates that meet every bound, by the goals in order
+(ties: the safest margin); the Pareto front of every candidate that meets every bound
+trades the goals off (with one goal: the goal against the margin to the nearest bound).
+Docs: README, "Tuning the rules"."""
 
 
 class Evaluator(Protocol):
@@ -217,7 +217,9 @@ class Tuner:
         """Search, then re-evaluate the top candidates, within the budget: the search
         goes on while the games left cover one more block and the re-evaluation of the
         current top candidates (and, with ``--budget-seconds``, for its share of the time);
-        a block that has started is finished."""
+        then the leaders (:meth:`leaders`) get more blocks until the top ``top`` of them all
+        have ``final_games`` games: a candidate that led on a lucky block and fell back is
+        replaced by the next (racing). A block that has started is finished."""
         import optuna
         from optuna.samplers import TPESampler
         from optuna.study import StudyDirection
@@ -271,12 +273,19 @@ class Tuner:
                 for i, v in enumerate(viol):
                     trial.set_constraint(f"bound {i}", v)
             study.tell(trial, values if len(values) > 1 else values[0])
-        for cand in self.leaders()[:self.top]:  # noisy evaluation: more paired blocks for the best ones
+        while True:  # noisy evaluation: more paired blocks for the leaders, until the top
+            # ones (which may change as estimates settle) all have final_games games
+            top = self.leaders()[:self.top]
+            for c in top:
+                if c.games >= self.final_games:
+                    c.reevaluated = True
+            pending = [c for c in top if c.games < self.final_games]
+            if not pending or not self._fits(self.budget_games) or not self._left(t0):
+                break
+            cand = pending[0]
             cand.reevaluated = True
-            while cand.games < self.final_games and self._fits(self.budget_games) and \
-                    self._left(t0):
-                show(f"re-evaluating: {_label(cand.params)} ({cand.games} games)")
-                self._play(cand, evaluate, advance)
+            show(f"re-evaluating: {_label(cand.params)} ({cand.games} games)")
+            self._play(cand, evaluate, advance)
         if not self.stopped_by:
             self.stopped_by = "every top candidate re-evaluated"
 
