@@ -518,7 +518,7 @@ def print_document(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 160)  # a file: no wrapping
     best = doc["best"]
     console.print(f"[bold]rummy tune[/bold]: {doc['trials']} trials, {doc['games_played']} "
                   f"games, stopped by {doc['stopped_by']}; objective: "
@@ -529,12 +529,12 @@ def print_document(doc: dict[str, Any]) -> None:
     if not rows:
         return
     names = list(rows[0]["figures"])
-    table = Table(title="Pareto front (" + "; ".join(doc["front_axes"]) + ")" if
-                  doc["front_axes"] else "Best setting")
+    table = Table(title=("Pareto front (" + "; ".join(doc["front_axes"]) + ")" if
+                         doc["front_axes"] else "Best setting") + ", values [95% CI]")
     table.add_column("rules", overflow="fold")
     table.add_column("games", justify="right")
     for n in names:
-        table.add_column(f"{n} ({_unit(n)}) [95% CI]", justify="right", overflow="fold")
+        table.add_column(f"{n} ({_unit(n)})", justify="right", overflow="fold")
     for e in rows:
         mark = " (best)" if best is not None and e["rules"] == best["rules"] else ""
         table.add_row(_label(e["rules"]) + mark, str(e["games"]),
