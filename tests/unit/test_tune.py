@@ -176,3 +176,56 @@ def test_finds_the_planted_optimum_within_its_budget(tmp_path: Path) -> None:
     assert duplicate_ids(page) == {}
     if _vnu_jar() is not None:
         assert vnu_errors(tmp_path / "t.html") == []
+
+
+def _fake_evaluator():
+    """Blocks of 4 games of target_score 50/150 (played once, then reused: fast)."""
+    from rummy.rules import RuleSet as RS
+
+    cache: dict[tuple, object] = {}
+    played: list[tuple] = []
+
+    def evaluate(rules, seed, games, advance):
+        key = (tuple(sorted(rules.items())), seed, games)
+        if key not in cache:
+            cache[key] = run_games(["greedy", "basic"], seed, 0, games, RS(**rules))
+        played.append(key)
+        advance(games)
+        return cache[key]
+
+    return evaluate, played
+
+
+def _tuner(**kw):
+    from rummy_cli.tune import Tuner
+
+    args = dict(space=parse_space("target_score=50|150"),
+                objective=parse_objective("rounds_per_game in [3,6]; maximise knock_rounds"),
+                bots=("greedy", "basic"), players=2, seed=1, games=4, final_games=8, top=1,
+                budget_games=None, budget_seconds=None)
+    args.update(kw)
+    return Tuner(**args)
+
+
+def test_budgets_stop_the_search() -> None:
+    """--trials, --budget-games and --budget-seconds each stop the search; the games
+    budget is never passed."""
+    evaluate, played = _fake_evaluator()
+    t = _tuner(trials=3, budget_games=10_000)
+    t.run(evaluate, lambda s: None, lambda k: None)
+    assert t.stopped_by == "trials"
+    assert sum(len(c.trials) for c in t.candidates.values()) == 3
+    doc = t.document(0.0)
+    assert doc["best"]["games"] >= 8  # re-evaluated to --final-games
+    evaluate, played = _fake_evaluator()
+    t = _tuner(budget_games=30)
+    t.run(evaluate, lambda s: None, lambda k: None)
+    assert t.stopped_by == "games budget" and t.used <= 30 and len(played) == t.used // 4
+    evaluate, _ = _fake_evaluator()
+    t = _tuner(budget_seconds=0.5, trials=0)
+    t.run(evaluate, lambda s: None, lambda k: None)
+    assert t.stopped_by == "time budget"
+    # a space of two settings: the sampler asks for them again, and every repeat adds a
+    # block on the next seeds (paired: block k of every candidate has the same seeds)
+    seeds = {k[1] for k in played}
+    assert block_seed(1, 0) in seeds and block_seed(1, 1) in seeds
