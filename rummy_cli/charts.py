@@ -170,7 +170,7 @@ class Charts:
         """A scatter of candidates ``(label, x, y, on_front)``, each coordinate a
         :data:`Point` with its 95% interval as an error bar; the members of the Pareto
         front are drawn in colour, joined and labelled, the others in grey."""
-        fig = self._figure(6.4, 4.0)
+        fig = self._figure(7.2, 4.2)
         ax = fig.add_subplot()
         front = []
         for label, x, y, on in points:
@@ -190,9 +190,9 @@ class Charts:
         if len(front) > 1:
             ax.plot([f[0] for f in front], [f[1] for f in front], color=PALETTE[0],
                     linewidth=1, linestyle="--", zorder=1)
-        for fx, fy, label in front:
-            ax.annotate(label, (fx, fy), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7)
+        for k, (fx, fy, label) in enumerate(front):  # alternate sides: fewer overlaps
+            ax.annotate(label, (fx, fy), textcoords="offset points",
+                        xytext=(5, 5) if k % 2 == 0 else (5, -11), fontsize=7)
         self._style(ax, title, xlabel, ylabel)
         ax.grid(axis="x", color="#e5e5e5")
         return self._svg(fig, title)

@@ -566,10 +566,16 @@ def front_chart(doc: dict[str, Any]) -> str:
         return None if f is None else (f["value"], f["low"], f["high"])
 
     on = [e["rules"] for e in doc["front"]]
-    pts = [(_label(e["rules"]), coord(e, axes[0]), coord(e, axes[1]), e["rules"] in on)
+    names = [p.split("=", 1)[0] for p in doc["space"]]
+
+    def short(rules: dict[str, Any]) -> str:
+        return "/".join(str(rules[n]).lower() if isinstance(rules[n], bool) else
+                        str(rules[n]) for n in names)
+
+    pts = [(short(e["rules"]), coord(e, axes[0]), coord(e, axes[1]), e["rules"] in on)
            for e in doc["candidates"] if e["meets_all"]]
     return ("<div class=plots>" + Charts().front(
-        pts, "Pareto front of the candidates that meet every bound (95% CI)",
+        pts, "Pareto front (95% CI); points: " + "/".join(names),
         axes[0], axes[1]) + "</div>")
 
 
