@@ -14,7 +14,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast,rl,ratings,report]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast,rl,ratings,report,tune]"
 	@touch $(STAMP)
 
 setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code

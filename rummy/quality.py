@@ -99,7 +99,7 @@ def sample_every(bots: Sequence[str]) -> int:
     2 × :data:`SAMPLE_EVERY` × ⌈seats / solver seats⌉ with some, and
     :data:`SAMPLE_EVERY_NO_SOLVER` with none; deterministic, so a batch's report does not
     depend on timing (measured costs: docs/metrics.md)."""
-    solver = sum(1 for b in bots if b in SOLVER_BOTS)
+    solver = sum(1 for b in bots if b.split("!")[0] in SOLVER_BOTS)  # restricted too
     if not solver:
         return SAMPLE_EVERY_NO_SOLVER
     if solver == len(bots):

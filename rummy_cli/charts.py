@@ -166,6 +166,40 @@ class Charts:
         ax.grid(axis="x", color="#e5e5e5")
         return self._svg(fig, title)
 
+    # -- tune report ------------------------------------------------------------------
+
+    def front(self, points: Sequence[tuple[str, Point, Point, bool]], title: str,
+              xlabel: str, ylabel: str) -> str:
+        """A scatter of candidates ``(label, x, y, on_front)``, each coordinate a
+        :data:`Point` with its 95% interval as an error bar; the members of the Pareto
+        front are drawn in colour, joined and labelled, the others in grey."""
+        fig = self._figure(7.2, 4.2)
+        ax = fig.add_subplot()
+        front = []
+        for label, x, y, on in points:
+            if x is None or y is None:
+                continue
+            xerr = None if x[1] is None or x[2] is None else \
+                [[max(0.0, x[0] - x[1])], [max(0.0, x[2] - x[0])]]
+            yerr = None if y[1] is None or y[2] is None else \
+                [[max(0.0, y[0] - y[1])], [max(0.0, y[2] - y[0])]]
+            ax.errorbar([x[0]], [y[0]], xerr=xerr, yerr=yerr, fmt="o",
+                        color=PALETTE[0] if on else "#bbbbbb",
+                        ecolor=PALETTE[0] if on else "#dddddd", capsize=3,
+                        markersize=6 if on else 4, zorder=3 if on else 2)
+            if on:
+                front.append((x[0], y[0], label))
+        front.sort()
+        if len(front) > 1:
+            ax.plot([f[0] for f in front], [f[1] for f in front], color=PALETTE[0],
+                    linewidth=1, linestyle="--", zorder=1)
+        for k, (fx, fy, label) in enumerate(front):  # alternate sides: fewer overlaps
+            ax.annotate(label, (fx, fy), textcoords="offset points",
+                        xytext=(5, 5) if k % 2 == 0 else (5, -11), fontsize=7)
+        self._style(ax, title, xlabel, ylabel)
+        ax.grid(axis="x", color="#e5e5e5")
+        return self._svg(fig, title)
+
     # -- sweep report -----------------------------------------------------------------
 
     def sweep(self, values: Sequence[str], variable: str, series: Mapping[str, Sequence[Point]],

@@ -389,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from rummy_cli.sweep import add_sweep_parser
     add_sweep_parser(sub)
+    from rummy_cli.tune import add_tune_parser
+    add_tune_parser(sub)
 
     from rummy_cli.replay import EPILOG_REPLAY, add_page_options
     p = sub.add_parser("replay", help="rebuild a game from its event log, verifying every event",

@@ -2,7 +2,8 @@
 
 ``make_bot(name, seed)`` builds one for a seat; the registry ``BOTS`` maps names to classes.
 Testers' own bots are named ``package.module:Class`` or registered by an installed package
-under the entry point group ``rummy.bots`` (docs/bots.md); :func:`check_bot` accepts all three.
+under the entry point group ``rummy.bots`` (docs/bots.md); :func:`check_bot` accepts all three,
+each with restrictions after ``!`` (``greedy!no-rearrange``, :mod:`rummy.bots.restrict`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from rummy.bots.base import Bot, BotBase
 from rummy.bots.basic import BasicBot
 from rummy.bots.random_bot import RandomBot
+from rummy.bots.restrict import SEP, parse_restrictions, restricted_class, split_name
 
 BOTS: dict[str, type[BotBase]] = {
     "random": RandomBot,
@@ -48,6 +50,7 @@ except ImportError:  # pragma: no cover
 ENTRY_POINT_GROUP = "rummy.bots"
 
 _LOADED: dict[str, type[Any]] = {}  # resolved external bots, by the name they were given
+_RESTRICTED: dict[str, type[Any]] = {}  # restricted bot classes, by their full name
 
 
 def _entry_points() -> dict[str, Any]:
@@ -132,12 +135,22 @@ def check_bot(name: object, *, imports: bool = True) -> str:
             external ones already imported (by the operator's configuration), so that no
             remote name makes the process import a module.
 
+    A name may carry restrictions after ``!`` (``greedy!no-rearrange!knock-at-0``,
+    :mod:`rummy.bots.restrict`): the bot before the first ``!`` is checked as above, and
+    each restriction must be known.
+
     Raises:
         ValueError: ``unknown bot 'name'; known bots: basic, greedy, ...`` (sorted), or
-            ``cannot import bot ... from package 'pkg': ...``, or a class without ``act``.
+            ``cannot import bot ... from package 'pkg': ...``, or a class without ``act``,
+            or an unknown or repeated restriction (naming the known ones).
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
+    if SEP in name:  # restricted play: BOT!RESTRICTION[!...]
+        base, items = split_name(name)
+        parse_restrictions(items, where=name)
+        check_bot(base, imports=imports)
+        return name
     if name not in BOTS and name not in _LOADED:
         if not imports:
             raise ValueError(f"unknown bot {name!r}; known bots: "
@@ -152,7 +165,16 @@ def bot_class(name: str) -> type[Any]:
     Raises:
         ValueError: as :func:`check_bot`.
     """
-    return BOTS[name] if name in BOTS else _resolve(check_bot(name))
+    if name in BOTS:
+        return BOTS[name]
+    if SEP in name:
+        if name not in _RESTRICTED:
+            check_bot(name)
+            base, items = split_name(name)
+            _RESTRICTED[name] = restricted_class(bot_class(base), parse_restrictions(items),
+                                                 name)
+        return _RESTRICTED[name]
+    return _resolve(check_bot(name))
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:

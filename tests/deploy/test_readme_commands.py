@@ -123,6 +123,19 @@ COMMANDS: dict[str, str] = {
     "--html sweep.html": "parse",
     "rummy sweep": "help",
     "rummy batch sweep": "help",
+    # tuning the rules, restricted play
+    "rummy tune --space 'knock_threshold=0..20,hand_size=7..13,joker_moves=free|locked' "
+    "--objective 'seat_fairness_p>=0.05; rounds_per_game in [4,6]; minimise stock_rounds; "
+    "maximise decision_share' --games 30 --final-games 120 --budget-games 1500 --seed 7 "
+    "--json tune.json --html tune.html": "parse",
+    "rummy batch tune --space 'knock_threshold=0..20,hand_size=7..13' --objective "
+    "'rounds_per_game in [6,9]; minimise stock_rounds' --budget-seconds 3600 "
+    "--html tune.html": "parse",
+    "rummy batch restrict greedy --restrictions no-rearrange,no-joker-free,knock-at-0 "
+    "--players 2 --games 200 --seed 7 --local": "parse",
+    "rummy tune": "help",
+    "rummy tune --help": "help",
+    "rummy batch tune": "help",
     "rummy record export out/game-000003.jsonl -o game3.txt": "run",
     "rummy record import game3.txt -o game3.jsonl": "run",
     "rummy serve --redis-url 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000'": "parse",

@@ -45,6 +45,8 @@ def test_bot_names() -> None:
     ["batch", "submit", "--games", "10"],
     ["play"],
     ["tournament", "--games", "1"],
+    ["tune", "--space", "knock_threshold=0..2", "--objective", "minimise stock_rounds",
+     "--budget-games", "10"],
 ])
 def test_an_empty_bot_list_or_name_is_an_error(
         command: list[str], bots: str, says: str, capsys: pytest.CaptureFixture[str]) -> None:

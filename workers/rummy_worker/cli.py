@@ -1,4 +1,5 @@
-"""``rummy worker`` and ``rummy batch submit|ab|sweep|status|report|replay-game|resume|list``.
+"""``rummy worker`` and ``rummy batch submit|ab|sweep|status|report|replay-game|resume|list``
+(``tune`` and ``restrict``: :mod:`rummy_worker.tune`, :mod:`rummy_worker.restrict`).
 
 Registered by ``rummy_cli.main`` through :func:`add_parsers` (lazily: this module imports nothing
 heavier than argparse at import time; Celery, Redis and Prometheus are imported inside the
@@ -864,6 +865,11 @@ def add_parsers(subparsers: Any) -> None:
     _limit_options(p)
     _connection_options(p)
     p.set_defaults(func=_guarded(cmd_sweep))
+
+    from rummy_worker.tune import add_tune_parser
+    add_tune_parser(bsub, _connection_options, _limit_options, _guarded)
+    from rummy_worker.restrict import add_restrict_parser
+    add_restrict_parser(bsub, _connection_options, _limit_options, _guarded)
 
     p = bsub.add_parser("status", help="progress of a batch (--wait: progress bar)")
     p.add_argument("batch_id", metavar="BATCH_ID", help="the batch's id (from `batch submit`)")
