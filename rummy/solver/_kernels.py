@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import config, njit
 
-from rummy.solver.build import build_melds, room
+from rummy.solver.build import build_melds, room, workspace_size
 from rummy.solver.search import (
     _GMAX,
     _GSUM,
@@ -41,6 +41,7 @@ from rummy.solver.search import (
     O_NEED,
     O_THREES,
     groups_short,
+    parked,
     search_tables,
 )
 
@@ -696,3 +697,302 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
 #: the one builder of the new table (:mod:`rummy.solver.build`), compiled from its source
 _build = _jit(build_melds)
 _room = _jit(room)
+
+
+# ------------------------------------------------------------------ one whole position
+# rummy.solver._best_play's loop over the R5.8 choices, compiled, so that a call of the
+# compiled backend crosses from Python into machine code once: the counts of the position,
+# the dead-card pruning, the tables of every search, the searches, the trace and the new
+# table's melds. Same phases in the same order, same pruning, same searches: the tests
+# hold it to the pure backend's plays.
+
+_parked = _jit(parked)
+_workspace = _jit(workspace_size)
+
+#: status codes of :func:`_position` (``res[0]``)
+ST_NONE = 0  # no play (or none within the node budget)
+ST_PLAY = 1  # a play: see _position
+ST_ABORTED = 2  # over the abort budget (Aborted)
+ST_OVERFLOW = 3  # a step with more than MAX_MOVES moves: the pure search instead
+ST_KEEP = 4  # a keep card not in the hand (res[1]: the card)
+ST_LOST = 5  # the trace or the builder did not add up (a solver bug)
+ST_INPUT = 6  # a card out of range or too many copies: the Python check words it
+
+
+@_jit
+def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
+    """:func:`rummy.solver._prune_dead` on bit masks: adds the dead optional copies to
+    ``dead`` and zeroes them in ``opt`` (``partners[c]``: the masks of the other cards of
+    every group of 3-4 and sequence of 3-5 holding ``c``, 0-padded; the fixed point does
+    not depend on the order the cards are visited in)."""
+    absent = 0
+    for c in range(52):
+        if mand[c] == 0 and opt[c] == 0:
+            absent |= 1 << c
+    changed = True
+    while changed:
+        changed = False
+        for c in range(52):
+            if opt[c] and not mand[c]:
+                alive = False
+                for q in range(partners.shape[1]):
+                    pm = partners[c, q]
+                    if pm == 0:
+                        break
+                    x = pm & absent
+                    k = 0
+                    while x:  # bit count
+                        x &= x - 1
+                        k += 1
+                    if k <= wild:
+                        alive = True
+                        break
+                if not alive:
+                    dead[c] += opt[c]
+                    opt[c] = 0
+                    absent |= 1 << c
+                    changed = True
+
+
+@_jit
+def _position(inp: Any, cost: Any, wcost: int, by_hand: int, low: int, limit: int,
+              abort: int, partners: Any, template: Any) -> Any:  # noqa: C901
+    """The best play of one position, as :func:`rummy.solver._best_play` finds it.
+
+    ``inp`` = ``[table cards, hand cards, keep cards, then the cards of each]``;
+    ``cost``/``wcost``: the objective's costs (see search.py); ``by_hand``: §11
+    ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
+    node limit and the abort budget (-1: none); ``template``: FLAT_TEMPLATE.
+
+    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
+    added, the added real cards ascending, each meld's length, the melds' cards]``.
+    """
+    res = np.zeros(16, np.int64)
+    nt = inp[0]
+    nh = inp[1]
+    nk = inp[2]
+    real_table = np.zeros(52, np.int64)
+    before = np.zeros(52, np.int64)
+    hand = np.zeros(53, np.int64)
+    keep = np.zeros(53, np.int64)
+    copies = np.zeros(52, np.int64)
+    jokers = 0
+    for q in range(3, 3 + nt):
+        c = inp[q]
+        if 0 <= c < 52:
+            real_table[c] += 1
+            copies[c] += 1
+        elif 53 <= c < 105:
+            before[c - 53] += 1
+            copies[c - 53] += 1
+            jokers += 1
+        else:
+            res[0] = ST_INPUT
+            return res
+    for q in range(3 + nt, 3 + nt + nh):
+        c = inp[q]
+        if c < 0 or c > 52:
+            res[0] = ST_INPUT
+            return res
+        hand[c] += 1
+        if c < 52:
+            copies[c] += 1
+        else:
+            jokers += 1
+    for q in range(3 + nt + nh, 3 + nt + nh + nk):
+        c = inp[q]
+        if c < 0 or c > 52:
+            res[0] = ST_INPUT
+            return res
+        keep[c] += 1
+    most = 0
+    for c in range(52):
+        if copies[c] > most:
+            most = copies[c]
+    if most + jokers > MAX_COUNT:
+        res[0] = ST_INPUT
+        return res
+    for c in range(53):
+        if hand[c] < keep[c]:
+            res[0] = ST_KEEP
+            res[1] = c
+            return res
+        hand[c] -= keep[c]
+    hand_jokers = hand[52]
+    sum_before = 0
+    all_cost = wcost * hand_jokers
+    for c in range(52):
+        sum_before += before[c]
+        all_cost += cost[c] * hand[c]
+    releasing = np.zeros(52, np.int64)
+    if not by_hand:
+        releasing[:] = real_table
+    # the R5.8 choices (rummy.solver._joker_options): per declared card, how many of its
+    # table jokers are freed, lo..hi; enumerated as its list is, the last card fastest
+    ncs = 0
+    cs = np.zeros(52, np.int64)
+    los = np.zeros(52, np.int64)
+    his = np.zeros(52, np.int64)
+    for c in range(52):
+        if before[c]:
+            cs[ncs] = c
+            b = before[c]
+            los[ncs] = min(b, releasing[c])
+            his[ncs] = min(b, releasing[c] + hand[c])
+            ncs += 1
+    digit = los.copy()
+    phase_a = sum_before > 0 or hand_jokers > 0
+    best_left = all_cost
+    found = False
+    exceeded = 0
+    used = 0
+    best_out = np.zeros((56, 6), np.int64)
+    best_mand = np.zeros(52, np.int64)
+    best_kept = np.zeros(52, np.int64)
+    best_end = 0
+    mand = np.zeros(52, np.int64)
+    opt = np.zeros(52, np.int64)
+    dead = np.zeros(52, np.int64)
+    freed = np.zeros(52, np.int64)
+    first = True
+    done = False
+    while not done:
+        if first and phase_a:
+            fill = 0
+            freed[:] = 0
+        else:
+            fill = 1
+            freed[:] = 0
+            for k in range(ncs):
+                freed[cs[k]] = digit[k]
+            # next choice (odometer, the last card fastest)
+            k = ncs - 1
+            while k >= 0:
+                if digit[k] < his[k]:
+                    digit[k] += 1
+                    break
+                digit[k] = los[k]
+                k -= 1
+            if k < 0:
+                done = True
+        first = False
+        if best_left == 0:
+            break  # every hand card is played: nothing can be better
+        wm = 0
+        for c in range(52):
+            wm += freed[c]
+        if fill and hand_jokers == 0 and wm == 0 and phase_a:
+            continue  # no wildcard: the same search as phase A
+        top = 0
+        for c in range(52):
+            mand[c] = real_table[c] + before[c] - freed[c]
+            opt[c] = hand[c]
+            forced = freed[c] - releasing[c]
+            if forced > 0:
+                mand[c] += forced
+                opt[c] -= forced
+            dead[c] = 0
+            if mand[c] > top:
+                top = mand[c]
+            if opt[c] > top:
+                top = opt[c]
+        wild = wm + hand_jokers if fill else 0
+        _prune(mand, opt, wild, partners, dead)
+        dead_cost = 0
+        for c in range(52):
+            dead_cost += cost[c] * dead[c]
+        if dead_cost >= best_left:
+            continue
+        # lower bounds: with only w wildcards left, more hand cards are dead
+        deads = np.zeros(wild * 52, np.int64)
+        for w in range(wild):
+            opt_w = opt.copy()
+            _prune(mand, opt_w, w, partners, deads[w * 52:(w + 1) * 52])
+            for c in range(52):
+                deads[w * 52 + c] *= cost[c]
+        if abort >= 0 and used >= abort:
+            res[0] = ST_ABORTED
+            return res
+        if top > MAX_COUNT or wm > MAX_COUNT or hand_jokers > MAX_COUNT:
+            res[0] = ST_INPUT
+            return res
+        flat = template.copy()
+        lower = np.zeros(wild * 4 * 19, np.int64)
+        suits = _tables(mand, opt, cost, wild, fill, deads, wild, flat, lower, low)
+        cnt = np.zeros(12, np.int64)
+        cnt[3] = limit
+        cnt[4] = wcost
+        cnt[8] = 1 if suits >= 2 else 0
+        cnt[10] = abort - used if abort >= 0 else -1
+        out = np.zeros((56, 6), np.int64)
+        st = (wm << _WM) | (hand_jokers << _WO)
+        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out)
+        if cnt[11]:
+            res[0] = ST_ABORTED
+            return res
+        if cnt[2]:
+            res[0] = ST_OVERFLOW
+            return res
+        used += cnt[0]
+        if cnt[1]:
+            exceeded = 1
+        if v + dead_cost < best_left:
+            if cnt[7]:
+                res[0] = ST_LOST
+                return res
+            best_left = v + dead_cost
+            found = True
+            best_out[:] = out
+            best_mand[:] = mand
+            for c in range(52):
+                best_kept[c] = before[c] - freed[c]
+            best_end = cnt[6]
+    res[1] = exceeded
+    res[2] = used
+    if not found:
+        res[0] = ST_NONE
+        return res
+    rows = best_out.reshape(-1)
+    n = _room(rows, best_mand)
+    melds = np.empty(n, np.int64)
+    lens = np.empty(n, np.int64)
+    count = _build(rows, best_mand, best_kept, n, np.zeros(_workspace(n), np.int64),
+                   melds, lens)
+    if count < 0:
+        res[0] = ST_LOST
+        return res
+    total = 0
+    for k in range(count):
+        total += lens[k]
+    new_real = np.zeros(52, np.int64)
+    table_jokers = 0
+    for q in range(total):
+        c = melds[q]
+        if c < 52:
+            new_real[c] += 1
+        else:
+            table_jokers += 1
+    n_added = 0
+    for c in range(52):
+        if new_real[c] > real_table[c]:
+            n_added += new_real[c] - real_table[c]
+    full = np.empty(7 + n_added + count + total, np.int64)
+    full[0] = ST_PLAY
+    full[1] = exceeded
+    full[2] = used
+    full[3] = count
+    full[4] = _parked(best_end)
+    full[5] = table_jokers - sum_before
+    full[6] = n_added
+    q = 7
+    for c in range(52):
+        for _ in range(new_real[c] - real_table[c]):
+            full[q] = c
+            q += 1
+    for k in range(count):
+        full[q] = lens[k]
+        q += 1
+    for k in range(total):
+        full[q] = melds[k]
+        q += 1
+    return full
