@@ -228,7 +228,11 @@ def solve(
     table_t = [tuple(m) for m in table]
     hand_t = tuple(hand)
     keep_t = tuple(keep)
-    _check_cards(table_t, hand_t, keep_t)
+    if backend == "pure" or not compiled.usable() \
+            or not _plain_ints(table_t, hand_t, keep_t):
+        _check_cards(table_t, hand_t, keep_t)
+    # else the compiled search checks the ranges and copies of _check_cards itself and
+    # calls it to word the error
     if backend == "compiled" and not compiled.usable():
         raise ValueError("backend 'compiled' needs numba, installed and enabled "
                          "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
@@ -260,8 +264,9 @@ def _solve_checked(table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
                          compiled.solve_position, by_hand, ace_high)
         except (compiled.Overflow, OSError):
             # a step with more moves than the compiled buffer, or numba could not write
-            # its cache: the reference search gives the same answer
-            pass
+            # its cache: the reference search gives the same answer (on checked cards:
+            # solve leaves the ranges and copies to the compiled search)
+            _check_cards(table_t, hand_t, keep_t)
     return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand, ace_high)
 
 
@@ -335,6 +340,20 @@ def _legal_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
     except IllegalMoveError:
         return False
     return True
+
+
+_INT_ONLY = frozenset((int,))
+
+
+def _plain_ints(table: list[tuple[int, ...]], hand: tuple[int, ...],
+                keep: tuple[int, ...]) -> bool:
+    """True when every card is a plain ``int`` (not a bool, float, string, ...): the
+    type part of :func:`_check_cards`, fast; the compiled search checks the rest."""
+    types = set(map(type, hand))
+    types.update(map(type, keep))
+    for m in table:
+        types.update(map(type, m))
+    return types <= _INT_ONLY
 
 
 def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],

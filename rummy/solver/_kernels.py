@@ -663,8 +663,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     inf = zero + INF
     buf = np.empty((56, MAX_MOVES, 8), np.int64)
     fr = np.empty((8, 128), np.int64)
-    mem = np.zeros((1 << 12, 2), np.int64)
-    rmem = np.zeros((1 << 10, 2), np.int64)
+    mem = np.zeros((1 << 9, 2), np.int64)  # both grow when half full
+    rmem = np.zeros((1 << 8, 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
@@ -741,10 +741,10 @@ def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
                         break
                     x = pm & absent
                     k = 0
-                    while x:  # bit count
+                    while x and k <= wild:  # bit count, up to wild + 1
                         x &= x - 1
                         k += 1
-                    if k <= wild:
+                    if k <= wild and not x:
                         alive = True
                         break
                 if not alive:
@@ -754,19 +754,37 @@ def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
                     changed = True
 
 
+#: offsets in the constant array of :func:`_position` (built by rummy.solver.compiled)
+K_COSTS = 0  #: four cost vectors of 52: (points, cards) x (line, mirror image)
+K_PARTNERS = 4 * 52  #: the partner masks, 52 rows of K_WIDTH (0-padded)
+K_WIDTH = 16
+K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
+#: fields of the head of ``inp``: table, hand and keep card counts, the cost vector
+#: (0..3), the wildcard cost, joker_release="hand", ace low only, node limit, abort
+I_CARDS = 9
+
+
 @_jit
-def _position(inp: Any, cost: Any, wcost: int, by_hand: int, low: int, limit: int,
-              abort: int, partners: Any, template: Any) -> Any:  # noqa: C901
+def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
-    ``inp`` = ``[table cards, hand cards, keep cards, then the cards of each]``;
-    ``cost``/``wcost``: the objective's costs (see search.py); ``by_hand``: §11
+    ``inp`` = ``[table cards, hand cards, keep cards, cost vector, wildcard cost,
+    by_hand, low, limit, abort]`` (``I_CARDS`` fields) then the cards of the table, of
+    the hand and of ``keep``: the costs of the objective (see search.py), ``by_hand``: §11
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
-    node limit and the abort budget (-1: none); ``template``: FLAT_TEMPLATE.
+    node limit and the abort budget (-1: none). ``K``: the constants (``K_*`` offsets).
 
     Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
     added, the added real cards ascending, each meld's length, the melds' cards]``.
     """
+    cost = K[K_COSTS + 52 * inp[3]:K_COSTS + 52 * inp[3] + 52]
+    wcost = inp[4]
+    by_hand = inp[5]
+    low = inp[6]
+    limit = inp[7]
+    abort = inp[8]
+    partners = K[K_PARTNERS:K_TEMPLATE].reshape(52, K_WIDTH)
+    template = K[K_TEMPLATE:]
     res = np.zeros(16, np.int64)
     nt = inp[0]
     nh = inp[1]
@@ -777,7 +795,7 @@ def _position(inp: Any, cost: Any, wcost: int, by_hand: int, low: int, limit: in
     keep = np.zeros(53, np.int64)
     copies = np.zeros(52, np.int64)
     jokers = 0
-    for q in range(3, 3 + nt):
+    for q in range(I_CARDS, I_CARDS + nt):
         c = inp[q]
         if 0 <= c < 52:
             real_table[c] += 1
@@ -789,7 +807,7 @@ def _position(inp: Any, cost: Any, wcost: int, by_hand: int, low: int, limit: in
         else:
             res[0] = ST_INPUT
             return res
-    for q in range(3 + nt, 3 + nt + nh):
+    for q in range(I_CARDS + nt, I_CARDS + nt + nh):
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT
@@ -799,7 +817,7 @@ def _position(inp: Any, cost: Any, wcost: int, by_hand: int, low: int, limit: in
             copies[c] += 1
         else:
             jokers += 1
-    for q in range(3 + nt + nh, 3 + nt + nh + nk):
+    for q in range(I_CARDS + nt + nh, I_CARDS + nt + nh + nk):
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT

@@ -68,26 +68,28 @@ class Overflow(Exception):
     game inputs); the caller falls back to the pure search."""
 
 
-def _constants() -> dict[str, Any]:
-    """The kernels' read-only arrays, made once: the card costs of each objective and
-    orientation, the wildcard costs, the partner masks of the dead-card pruning and the
+def _constants() -> Any:
+    """The kernels' read-only array (``_kernels.K_*`` offsets), made once: the card costs
+    of each objective and orientation, the partner masks of the dead-card pruning and the
     search's flat table template."""
     if "c" not in _LOADED:
         from rummy import solver  # the package imports this module: import it late
-        np = kernels().np
-        costs = {}
-        wcosts = {}
-        for objective, (cost, wcost) in solver._COSTS.items():
-            costs[objective, False] = np.array(cost, dtype=np.int64)
-            costs[objective, True] = np.array([cost[solver._MIRROR[c]] for c in range(52)],
-                                              dtype=np.int64)
-            wcosts[objective] = wcost
-        partners = np.zeros((52, max(map(len, solver._PARTNER_MASKS))), dtype=np.int64)
-        for c, masks in enumerate(solver._PARTNER_MASKS):
-            partners[c, :len(masks)] = masks
-        _LOADED["c"] = {"costs": costs, "wcosts": wcosts, "partners": partners,
-                        "template": kernels()._FLAT_TEMPLATE}
+        k = kernels()
+        masks = solver._PARTNER_MASKS
+        const = []
+        for objective in ("points", "cards"):
+            cost = solver._COSTS[objective][0]
+            const += cost
+            const += [cost[solver._MIRROR[c]] for c in range(52)]
+        for row in masks:
+            const += list(row) + [0] * (k.K_WIDTH - len(row))
+        const += list(k._FLAT_TEMPLATE)
+        _LOADED["c"] = k.np.array(const, dtype=k.np.int64)
     return _LOADED["c"]
+
+
+#: index of the cost vectors in the constants, by objective; wildcard cost by objective
+_COST_ROW = {"points": 0, "cards": 2}
 
 
 def solve_position(cards: list[int], objective: str, mirror: bool, by_hand: bool,
@@ -112,14 +114,13 @@ def solve_position(cards: list[int], objective: str, mirror: bool, by_hand: bool
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
         Aborted: more states than ``abort``.
     """
+    from rummy.solver import _COSTS  # the package imports this module: import it late
     k = kernels()
-    np = k.np
-    const = _constants()
-    limit = -1 if node_limit is None else min(node_limit, 1 << 62)
-    stop = -1 if abort is None else min(abort, 1 << 62)
-    res = k._position(np.array(cards, dtype=np.int64), const["costs"][objective, mirror],
-                      const["wcosts"][objective], 1 if by_hand else 0, 0 if ace_high else 1,
-                      limit, stop, const["partners"], const["template"])
+    head = [cards[0], cards[1], cards[2], _COST_ROW[objective] + (1 if mirror else 0),
+            _COSTS[objective][1], 1 if by_hand else 0, 0 if ace_high else 1,
+            -1 if node_limit is None else min(node_limit, 1 << 62),
+            -1 if abort is None else min(abort, 1 << 62)]
+    res = k._position(k.np.array(head + cards[3:], dtype=k.np.int64), _constants())
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
