@@ -93,8 +93,8 @@ def _close_tally(ns: int, gs: int, gm: int, T: Any) -> int:
 
 
 @_jit
-def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
-    """Write every move of step ``i`` from ``st`` into ``buf[i]`` as rows
+def _moves(i: int, st: int, P: Any, buf: Any, relax: int, row0: int) -> int:  # noqa: C901
+    """Write every move of step ``i`` from ``st`` into ``buf[row0:]`` as rows
     ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
     Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
     the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
@@ -136,16 +136,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                     nw = base - (j << _WM)
                 else:
                     nw = base - (wm << _WM) - ((j - wm) << _WO)
-                if n_out == MAX_MOVES:
+                if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                     return -1
-                buf[i, n_out, 0] = 0
-                buf[i, n_out, 1] = nw | ((b + t) << (sh + 6))
-                buf[i, n_out, 2] = 0
-                buf[i, n_out, 3] = rr if relax else 0
-                buf[i, n_out, 4] = j
-                buf[i, n_out, 5] = t
-                buf[i, n_out, 6] = 0
-                buf[i, n_out, 7] = 0
+                buf[row0 + n_out, 0] = 0
+                buf[row0 + n_out, 1] = nw | ((b + t) << (sh + 6))
+                buf[row0 + n_out, 2] = 0
+                buf[row0 + n_out, 3] = rr if relax else 0
+                buf[row0 + n_out, 4] = j
+                buf[row0 + n_out, 5] = t
+                buf[row0 + n_out, 6] = 0
+                buf[row0 + n_out, 7] = 0
                 n_out += 1
         return n_out
     m = T[6 * i + 0]
@@ -208,16 +208,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                             continue
                         ns = base | (gs << _GSUM) | (gm << _GMAX)
                     ns |= (nb | (a << 3) | (lng << 6)) << sh
-                    if n_out == MAX_MOVES:
+                    if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                         return -1
-                    buf[i, n_out, 0] = dc
-                    buf[i, n_out, 1] = ns
-                    buf[i, n_out, 2] = ou
-                    buf[i, n_out, 3] = 0
-                    buf[i, n_out, 4] = 0
-                    buf[i, n_out, 5] = t
-                    buf[i, n_out, 6] = nb
-                    buf[i, n_out, 7] = g
+                    buf[row0 + n_out, 0] = dc
+                    buf[row0 + n_out, 1] = ns
+                    buf[row0 + n_out, 2] = ou
+                    buf[row0 + n_out, 3] = 0
+                    buf[row0 + n_out, 4] = 0
+                    buf[row0 + n_out, 5] = t
+                    buf[row0 + n_out, 6] = nb
+                    buf[row0 + n_out, 7] = g
                     n_out += 1
         return n_out
     for t in range(s):  # Search.options: the short runs of the suits done here
@@ -285,16 +285,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                                 continue
                             ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
                         ns |= (nb | (a << 3) | (lng << 6)) << sh
-                        if n_out == MAX_MOVES:
+                        if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                             return -1
-                        buf[i, n_out, 0] = dc
-                        buf[i, n_out, 1] = ns
-                        buf[i, n_out, 2] = ou
-                        buf[i, n_out, 3] = h
-                        buf[i, n_out, 4] = j
-                        buf[i, n_out, 5] = t
-                        buf[i, n_out, 6] = nb
-                        buf[i, n_out, 7] = g
+                        buf[row0 + n_out, 0] = dc
+                        buf[row0 + n_out, 1] = ns
+                        buf[row0 + n_out, 2] = ou
+                        buf[row0 + n_out, 3] = h
+                        buf[row0 + n_out, 4] = j
+                        buf[row0 + n_out, 5] = t
+                        buf[row0 + n_out, 6] = nb
+                        buf[row0 + n_out, 7] = g
                         n_out += 1
     return n_out
 
@@ -386,7 +386,7 @@ def _grown(mem: Any) -> Any:
 
 @_jit
 def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
-           cnt: Any, relax0: int, fr: Any) -> tuple[int, Any, Any]:  # noqa: C901
+           cnt: Any, relax0: int, fr: Any, base0: int) -> tuple[int, Any, Any]:  # noqa: C901
     """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
     instead of recursion (numba caches non-recursive functions safely). The relaxed
     search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
@@ -394,7 +394,9 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     expanding its moves, 2 a state of the relaxed search. ``mem``/``rmem`` are the two
     memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
     overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
-    has relaxed search, relaxed memo entries]``."""
+    has relaxed search, relaxed memo entries]``. The moves of the frames lie one after
+    the other in ``buf`` from row ``base0`` (the frames of one chain of steps, at most
+    ``MAX_MOVES`` rows each: the rows touched stay few and close together)."""
     T = P[0]
     lower = P[1]
     has_lower = lower.shape[0]
@@ -402,7 +404,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     limit = cnt[3]
     abort = cnt[10]
     has_relaxed = cnt[8]
-    f_i = fr[0]  # the explicit stack (fr: 8 x 128, allocated once per run)
+    f_i = fr[0]  # the explicit stack (fr: 9 x 128, allocated once per run)
     f_st = fr[1]
     f_beta = fr[2]
     f_best = fr[3]
@@ -410,6 +412,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     f_k = fr[5]
     f_n = fr[6]
     f_mode = fr[7]
+    f_base = fr[8]  # the frame's first row in buf
     sp = 0
     ret = 0
     descend = True
@@ -474,6 +477,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             return INF, mem, rmem
                         f_mode[sp] = 0
                         f_n[sp] = 0
+                        f_base[sp] = f_base[sp - 1] + f_n[sp - 1] if sp else base0
                         sp += 1
                         st &= _NO_RES
                         relax = 1
@@ -497,7 +501,8 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             cnt[2] = 1
                             return INF, mem, rmem
                     if expand:
-                        n = _moves(i, st, P, buf, relax)
+                        fb = f_base[sp - 1] + f_n[sp - 1] if sp else base0
+                        n = _moves(i, st, P, buf, relax, fb)
                         if n < 0:
                             cnt[2] = 1
                             return INF, mem, rmem
@@ -506,6 +511,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             return INF, mem, rmem
                         f_mode[sp] = 2 if relax else 1
                         f_n[sp] = n
+                        f_base[sp] = fb
                         sp += 1
         if sp == 0:
             return ret, mem, rmem
@@ -534,7 +540,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                 sp -= 1
                 relax = 1 if sp and f_mode[sp - 1] == 2 else 0
                 continue
-            n = _moves(ti, f_st[t], P, buf, relax)  # relax is 0 here
+            n = _moves(ti, f_st[t], P, buf, relax, f_base[t])  # relax is 0 here
             if n < 0:
                 cnt[2] = 1
                 return INF, mem, rmem
@@ -543,10 +549,10 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
             f_k[t] = -1
             mode = 1
             # fall through: start on the moves (no child has returned yet)
-        fi = f_i[t]
+        fb = f_base[t]
         k = f_k[t]
         if k >= 0:  # child k returned ret
-            v = buf[fi, k, 0] + ret
+            v = buf[fb + k, 0] + ret
             if v < f_best[t]:
                 f_best[t] = v
                 if v < f_bound[t]:
@@ -556,15 +562,15 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         k += 1
         bound = f_bound[t]
         n = f_n[t]
-        while k < n and buf[fi, k, 0] >= bound:
-            if buf[fi, k, 0] < f_best[t]:
-                f_best[t] = buf[fi, k, 0]  # fail-soft: a pruned move costs at least this
+        while k < n and buf[fb + k, 0] >= bound:
+            if buf[fb + k, 0] < f_best[t]:
+                f_best[t] = buf[fb + k, 0]  # fail-soft: a pruned move costs at least this
             k += 1
         if k < n:
             f_k[t] = k
             i = f_i[t] + 1
-            st = buf[fi, k, 1]
-            beta = bound - buf[fi, k, 0]
+            st = buf[fb + k, 1]
+            beta = bound - buf[fb + k, 0]
             relax = 1 if mode == 2 else 0
             descend = True
             continue
@@ -604,25 +610,25 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
             i = j
         if i == 56:
             break
-        n = _moves(i, st, P, buf, relax)
+        n = _moves(i, st, P, buf, relax, 0)
         if n < 0:
             return -2, mem, rmem
         found = False
         h = out[i - 52, 1] if relax and i >= 52 else -1
         for rnd in range(2 if h >= 0 else 1):
             for k in range(n):
-                if h >= 0 and (buf[i, k, 3] == h) != (rnd == 0):
+                if h >= 0 and (buf[k, 3] == h) != (rnd == 0):
                     continue  # the relaxed trace tries ending with the kept aces first
-                dc = buf[i, k, 0]
-                ns = buf[i, k, 1]
+                dc = buf[k, 0]
+                ns = buf[k, 1]
                 if dc <= target:
                     sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
-                                            buf, cnt, relax, fr)
+                                            buf, cnt, relax, fr, n)
                     if cnt[2]:
                         return -2, mem, rmem
                     if dc + sub == target:
                         for q in range(6):
-                            out[i, q] = buf[i, k, 2 + q]
+                            out[i, q] = buf[k, 2 + q]
                         target -= dc
                         st = ns
                         found = True
@@ -640,12 +646,12 @@ def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt
     """Solve from the initial state ``st`` with bound ``beta`` and, when the value is below
     it, trace an optimal solution into ``out``. Returns ``(value, end, mem, rmem)``, ``end``
     the end state, or -1 (trace lost), -2 (move overflow), -3 (value not below ``beta``)."""
-    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax, fr)
+    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax, fr, zero)
     if cnt[2]:
         return value, -2, mem, rmem
     if value >= beta:
         return value, -3, mem, rmem
-    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax, fr)
+    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax, fr, zero)
     end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, relax, fr)
     return value, end, mem, rmem
 
@@ -661,8 +667,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     zero = cnt[0] * 0
     one = zero + 1
     inf = zero + INF
-    buf = np.empty((56, MAX_MOVES, 8), np.int64)
-    fr = np.empty((8, 128), np.int64)
+    buf = np.empty((56 * MAX_MOVES, 8), np.int64)  # the moves of the frames, in turn
+    fr = np.empty((9, 128), np.int64)
     mem = np.zeros((1 << 9, 2), np.int64)  # both grow when half full
     rmem = np.zeros((1 << 8, 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
@@ -678,7 +684,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
             cnt[6] = end
             return value
         if value + 1 < beta:  # Search.solve_root: the tight bound first
-            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero, fr)
+            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero, fr,
+                                      zero)
             if cnt[2]:
                 return tight
             if tight <= value:
