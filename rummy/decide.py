@@ -351,7 +351,7 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
     auto = _automatic(s)
     while auto is not None:
         events.append(auto)
-        s = evolve(s, auto)
+        s = _HANDLERS[type(auto)](s, auto)  # the engine's own event classes
         auto = _automatic(s)
     return s, events
 

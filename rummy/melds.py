@@ -18,7 +18,6 @@ correct reference with the same contract, used by the tests on random positions.
 
 from __future__ import annotations
 
-from bisect import insort
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
@@ -436,8 +435,9 @@ def _check_action(
             raise
     else:
         check_table_value(new_table, jokers=False)
-    n_new = sum(map(len, new_table))
     n_old = sum(map(len, table))
+    n_new = n_old + sum(map(len, changed)) - sum(map(len, gone)) if matched \
+        else sum(map(len, new_table))
     if n_new > n_old + len(hand) or n_new >= 128 or n_old >= 128:
         added_t = check_action_slow(table, hand, new_table, rules=rules)  # 8-bit fields
         return added_t, None, None
