@@ -669,8 +669,11 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     inf = zero + INF
     buf = np.empty((56 * MAX_MOVES, 8), np.int64)  # the moves of the frames, in turn
     fr = np.empty((9, 128), np.int64)
-    mem = np.zeros((1 << 9, 2), np.int64)  # both grow when half full
-    rmem = np.zeros((1 << 8, 2), np.int64)
+    # both memos grow when half full; a search with wildcards (dead-card bounds per
+    # wildcard left) meets thousands of states, one without mostly a few dozen
+    big = P[1].shape[0] > 0
+    mem = np.zeros((1 << (13 if big else 9), 2), np.int64)
+    rmem = np.zeros((1 << (11 if big else 8), 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
