@@ -544,12 +544,14 @@ def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
     with one call into machine code; here only the play is put together (wildcards
     parked, the mirror image undone, melds in display order)."""
     cards = [c for m in table for c in m]
-    head = [len(cards), len(hand), len(keep)]
+    n_table = len(cards)
+    cards += hand
+    cards += keep
     if mirror:
         cards = [_mirrored(c) for c in cards]
         hand = tuple(_mirrored(c) for c in hand)
         keep = tuple(_mirrored(c) for c in keep)
-    res = engine(head + cards + list(hand) + list(keep), objective, mirror, by_hand,
+    res = engine(cards, (n_table, len(hand), len(keep)), objective, mirror, by_hand,
                  ace_high, node_limit, abort)
     status = res[0]
     if status != 1:  # not a play: _kernels.ST_NONE, ST_KEEP, ST_LOST or ST_INPUT

@@ -769,43 +769,47 @@ K_COSTS = 0  #: four cost vectors of 52: (points, cards) x (line, mirror image)
 K_PARTNERS = 4 * 52  #: the partner masks, 52 rows of K_WIDTH (0-padded)
 K_WIDTH = 16
 K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
-#: fields of the head of ``inp``: table, hand and keep card counts, the cost vector
+#: fields at the end of ``inp``: table, hand and keep card counts, the cost vector
 #: (0..3), the wildcard cost, joker_release="hand", ace low only, node limit, abort
-I_CARDS = 9
+I_FIELDS = 9
 
 
 @_jit
 def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
-    ``inp`` = ``[table cards, hand cards, keep cards, cost vector, wildcard cost,
-    by_hand, low, limit, abort]`` (``I_CARDS`` fields) then the cards of the table, of
-    the hand and of ``keep``: the costs of the objective (see search.py), ``by_hand``: §11
+    ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
+    fields: ``[table cards, hand cards, keep cards, cost vector, wildcard cost, by_hand,
+    low, limit, abort]``: the costs of the objective (see search.py), ``by_hand``: §11
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
     node limit and the abort budget (-1: none). ``K``: the constants (``K_*`` offsets).
 
     Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
     added, the added real cards ascending, each meld's length, the melds' cards]``.
     """
-    cost = K[K_COSTS + 52 * inp[3]:K_COSTS + 52 * inp[3] + 52]
-    wcost = inp[4]
-    by_hand = inp[5]
-    low = inp[6]
-    limit = inp[7]
-    abort = inp[8]
+    f = inp.shape[0] - I_FIELDS
+    cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
+    wcost = inp[f + 4]
+    by_hand = inp[f + 5]
+    low = inp[f + 6]
+    limit = inp[f + 7]
+    abort = inp[f + 8]
     partners = K[K_PARTNERS:K_TEMPLATE].reshape(52, K_WIDTH)
     template = K[K_TEMPLATE:]
     res = np.zeros(16, np.int64)
-    nt = inp[0]
-    nh = inp[1]
-    nk = inp[2]
+    nt = inp[f]
+    nh = inp[f + 1]
+    nk = inp[f + 2]
+    if f < 0 or nt < 0 or nh < 0 or nk < 0 or nt + nh + nk != f:
+        res[0] = ST_INPUT
+        return res
     real_table = np.zeros(52, np.int64)
     before = np.zeros(52, np.int64)
     hand = np.zeros(53, np.int64)
     keep = np.zeros(53, np.int64)
     copies = np.zeros(52, np.int64)
     jokers = 0
-    for q in range(I_CARDS, I_CARDS + nt):
+    for q in range(nt):
         c = inp[q]
         if 0 <= c < 52:
             real_table[c] += 1
@@ -817,7 +821,7 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         else:
             res[0] = ST_INPUT
             return res
-    for q in range(I_CARDS + nt, I_CARDS + nt + nh):
+    for q in range(nt, nt + nh):
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT
@@ -827,7 +831,7 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
             copies[c] += 1
         else:
             jokers += 1
-    for q in range(I_CARDS + nt + nh, I_CARDS + nt + nh + nk):
+    for q in range(nt + nh, nt + nh + nk):
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT

@@ -92,14 +92,16 @@ def _constants() -> Any:
 _COST_ROW = {"points": 0, "cards": 2}
 
 
-def solve_position(cards: list[int], objective: str, mirror: bool, by_hand: bool,
-                   ace_high: bool, node_limit: int | None, abort: int | None) -> list[int]:
+def solve_position(cards: list[int], counts: tuple[int, int, int], objective: str,
+                   mirror: bool, by_hand: bool, ace_high: bool, node_limit: int | None,
+                   abort: int | None) -> list[int]:
     """The compiled :func:`rummy.solver._best_play`: one call into machine code for the
     whole position (counts, R5.8 choices, dead-card pruning, searches, trace, melds).
 
     Args:
-        cards: ``[len(table cards), len(hand), len(keep)]`` then the table cards, the hand
-            and the keep cards (card indices, mirrored already when ``mirror``).
+        cards: the table cards, then the hand, then the keep cards (card indices, mirrored
+            already when ``mirror``); extended in place with the search's parameters.
+        counts: how many of ``cards`` are table cards, hand cards and keep cards.
         objective: ``"points"`` or ``"cards"``; ``mirror``: the costs of the mirror image.
         by_hand, ace_high: the §11 variants ``joker_release="hand"`` and ``ace_high``.
         node_limit, abort: as :func:`rummy.solver._best_play` (``None``: none).
@@ -116,11 +118,12 @@ def solve_position(cards: list[int], objective: str, mirror: bool, by_hand: bool
     """
     from rummy.solver import _COSTS  # the package imports this module: import it late
     k = kernels()
-    head = [cards[0], cards[1], cards[2], _COST_ROW[objective] + (1 if mirror else 0),
-            _COSTS[objective][1], 1 if by_hand else 0, 0 if ace_high else 1,
-            -1 if node_limit is None else min(node_limit, 1 << 62),
-            -1 if abort is None else min(abort, 1 << 62)]
-    res = k._position(k.np.array(head + cards[3:], dtype=k.np.int64), _constants())
+    cards += counts
+    cards += (_COST_ROW[objective] + (1 if mirror else 0), _COSTS[objective][1],
+              1 if by_hand else 0, 0 if ace_high else 1,
+              -1 if node_limit is None else min(node_limit, 1 << 62),
+              -1 if abort is None else min(abort, 1 << 62))
+    res = k._position(k.np.array(cards, dtype=k.np.int64), _constants())
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
