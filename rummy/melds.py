@@ -385,9 +385,10 @@ def check_and_canonical(table: Table, hand: Sequence[int], new_table: Sequence[S
     added, changed, kept = _check_action(table, hand, new_table, True, rules)
     if changed is None or kept is None:
         return added, canonical_table(new_table, table)
-    kept.extend(map(canonical_meld, changed))
-    kept.sort()
-    return added, tuple(kept)
+    melds: list[MeldCards] = [tuple(m) for m in kept]  # unchanged: canonical already
+    melds.extend(map(canonical_meld, changed))
+    melds.sort()
+    return added, tuple(melds)
 
 
 def _check_action(
@@ -396,7 +397,7 @@ def _check_action(
     new_table: Sequence[Sequence[int]],
     table_is_legal: bool,
     rules: RuleSet | None,
-) -> tuple[tuple[int, ...], list[Sequence[int]] | None, list[Sequence[int]] | None]:
+) -> tuple[tuple[int, ...], Sequence[Sequence[int]] | None, list[Sequence[int]] | None]:
     """:func:`check_action`; also returns the melds of ``new_table`` that do not stand
     unchanged from the legal old table and those that do (both ``None`` unless
     ``table_is_legal`` and the melds could be matched)."""

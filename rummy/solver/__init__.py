@@ -437,7 +437,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     is mapped back); with ``abort``, raises :class:`Aborted` after that many states; with
     ``by_hand``, a table joker is freed only by a real card from the hand (§11
     ``joker_release="hand"``: the table's own copies free none)."""
-    if engine is not Search:
+    if not isinstance(engine, type):  # the compiled whole-position search
         return _compiled_play(table, hand, keep, objective, node_limit, engine, mirror, abort,
                               by_hand, ace_high)
     cost, wcost = _cost_vectors(objective)

@@ -1,17 +1,23 @@
 """The search of :mod:`rummy.solver.search`, compiled with numba (an optional wheel).
 
 Same dynamic programme, same state encoding, same move order, same node counting: for every
-input the compiled search returns exactly the values, traces and ``optimal`` flags of the
-pure :class:`~rummy.solver.search.Search`, which stays the reference (the differential tests
-in ``tests/solver`` compare the two on thousands of positions). Only the speed differs: the
-compiled search expands a state in about 0.3 microseconds instead of about 5.
+input the compiled backend returns exactly the plays and ``optimal`` flags of the pure
+backend (:class:`~rummy.solver.search.Search` driven by :func:`rummy.solver._best_play`),
+which stays the reference (the differential tests in ``tests/solver`` compare the two on
+thousands of positions). Only the speed differs: the compiled search expands a state in
+about 0.2 microseconds instead of about 5.
 
-What is not the search loop exists once and is compiled from its pure source: the tables
-of a search (:func:`rummy.solver.search.search_tables`), the group feasibility test
+:func:`solve_position` enters machine code once per position: the kernel
+``_kernels._position`` runs the loop of :func:`rummy.solver._best_play` over the R5.8
+choices (counts, dead-card pruning, one search per choice, the trace of the best, its
+melds), so a small position costs tens of microseconds rather than the hundred that the
+Python around a compiled search cost. What is not the search loop or that phase loop
+exists once and is compiled from its pure source: the tables of a search
+(:func:`rummy.solver.search.search_tables`), the group feasibility test
 (:func:`rummy.solver.search.groups_short`) and the builder of the new table
-(:func:`rummy.solver.build.build_melds`). Only the search loop itself is written twice
-(the memo and the explicit stack of the kernels differ from the pure recursion), and the
-tests hold the two to the same plays.
+(:func:`rummy.solver.build.build_melds`). The search loop and the phase loop are written
+twice (the memo and the explicit stack of the kernels differ from the pure recursion), and
+the tests hold the two to the same plays.
 
 numba (https://numba.pydata.org) is a JIT compiler for a numeric subset of Python that
 installs from PyPI as a binary wheel; it is the ``fast`` extra of this project. The kernels
@@ -76,7 +82,7 @@ def _constants() -> Any:
         from rummy import solver  # the package imports this module: import it late
         k = kernels()
         masks = solver._PARTNER_MASKS
-        const = []
+        const: list[int] = []
         for objective in ("points", "cards"):
             cost = solver._COSTS[objective][0]
             const += cost
