@@ -26,19 +26,25 @@ Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel] [--rounds 
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from rummy.bots import make_bot
-from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck
-from rummy.commands import CreateGame
-from rummy.decide import step
-from rummy.melds import VALID_MELDS, check_action, check_action_slow
-from rummy.simulate import game_seed, play_game
-from rummy.state import GAME_OVER
-from rummy.views import view
+# this tree's rummy/, not whichever one the environment installed (a worktree's venv may
+# point at another checkout)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rummy.bots import make_bot  # noqa: E402
+from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck  # noqa: E402
+from rummy.commands import CreateGame  # noqa: E402
+from rummy.decide import step  # noqa: E402
+from rummy.melds import VALID_MELDS, check_action, check_action_slow  # noqa: E402
+from rummy.simulate import game_seed, play_game  # noqa: E402
+from rummy.state import GAME_OVER  # noqa: E402
+from rummy.views import view  # noqa: E402
 
 
 def table_of(size: int, rng: random.Random):
@@ -230,26 +236,28 @@ def _os_record(game, rng: random.Random) -> tuple[list[int], int]:
     return actions, n
 
 
-def _interleaved(seconds: float, ours, theirs, slices: int = 10) -> tuple[
-        tuple[float, int, int], tuple[float, int, int]]:
-    """Run ``ours()`` and ``theirs()`` (each returns the units it did) in alternating slices
-    of ``seconds / slices`` each until both have had ``seconds``, so a change of the
-    machine's load hits both alike. Returns ``(rate, units, calls)`` for each."""
-    perf = time.perf_counter
-    acc = [[0.0, 0, 0], [0.0, 0, 0]]
+def _interleaved(seconds: float, ours, theirs, slices: int = 10, *more) -> tuple[
+        tuple[float, int, int], ...]:
+    """Run ``ours()``, ``theirs()`` (and any ``more``; each returns the units it did) in
+    alternating slices of ``seconds / slices`` of **CPU time** each (``process_time``: the
+    other processes of a loaded machine do not count) until each has had ``seconds``, so a
+    change of the machine's load hits all alike. Returns ``(rate, units, calls)`` for each,
+    the rate per CPU-second."""
+    clock = time.process_time
+    fns = (ours, theirs) + more
+    acc = [[0.0, 0, 0] for _ in fns]
     slice_s = seconds / slices
     for _ in range(slices):
-        for a, fn in ((acc[0], ours), (acc[1], theirs)):
-            t0 = perf()
+        for a, fn in zip(acc, fns, strict=True):
+            t0 = clock()
             while True:
                 a[1] += fn()
                 a[2] += 1
-                dt = perf() - t0
+                dt = clock() - t0
                 if dt >= slice_s:
                     a[0] += dt
                     break
-    return ((acc[0][1] / acc[0][0], acc[0][1], acc[0][2]),
-            (acc[1][1] / acc[1][0], acc[1][1], acc[1][2]))
+    return tuple((a[1] / a[0], a[1], a[2]) for a in acc)
 
 
 def _summary(rates: list[float]) -> tuple[float, float]:
@@ -260,7 +268,9 @@ def _summary(rates: list[float]) -> tuple[float, float]:
 
 def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
     print(f"\nengine vs OpenSpiel gin_rummy, {rounds} rounds of ~"
-          f"{seconds:g} s per engine, interleaved in slices within each round; decisions = "
+          f"{seconds:g} CPU-s per engine, interleaved in slices within each round (rates per "
+          f"CPU-second; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}); "
+          "decisions = "
           "commands a seat sends (ours) / player actions (OpenSpiel; chance actions not "
           "counted, their time included)")
     try:
@@ -326,8 +336,18 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
         return len(cmds)
 
     new_state = game.new_initial_state
+    start = new_state()  # cloned for each replay: like for like with our start states
 
-    def replay_os() -> int:
+    def replay_os() -> int:  # from a clone of one start state, as ours
+        actions, _ = os_runs[nxt[1] % len(os_runs)]
+        nxt[1] += 1
+        s = start.clone()
+        apply = s.apply_action
+        for a in actions:
+            apply(a)
+        return len(actions)
+
+    def replay_os_new() -> int:  # each game from new_initial_state()
         actions, _ = os_runs[nxt[1] % len(os_runs)]
         nxt[1] += 1
         s = new_state()
@@ -338,21 +358,29 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
 
     ours_s: list[float] = []
     os_s: list[float] = []
-    print("(b) engine step alone: ours step() per command (recorded commands, no bot); "
-          "OpenSpiel apply_action() per call (recorded actions, chance actions included, "
-          "fresh states)")
-    print(f"{'round':>7} {'ours':>10} {'OpenSpiel':>10} {'ratio':>6}")
+    os_new: list[float] = []
+    print("(b) engine step alone, CPU time: ours step() per command (recorded commands from "
+          "a recorded start state, no bot); OpenSpiel apply_action() per call (recorded "
+          "actions, chance actions included) like for like from a clone() of one start "
+          "state, and from new_initial_state() (its cost inside OpenSpiel's time)")
+    print(f"{'round':>7} {'ours':>10} {'OS clone':>10} {'ratio':>6} {'OS new':>10} {'ratio':>6}")
     for r in range(rounds):
-        a, b = _interleaved(seconds, replay_ours, replay_os)
+        a, b, c = _interleaved(seconds, replay_ours, replay_os, 10, replay_os_new)
         ours_s.append(a[0])
         os_s.append(b[0])
-        print(f"{r + 1:>7} {ours_s[-1]:>10,.0f} {os_s[-1]:>10,.0f} {ours_s[-1] / os_s[-1]:>5.2f}x")
+        os_new.append(c[0])
+        print(f"{r + 1:>7} {ours_s[-1]:>10,.0f} {os_s[-1]:>10,.0f} "
+              f"{ours_s[-1] / os_s[-1]:>5.2f}x {os_new[-1]:>10,.0f} "
+              f"{ours_s[-1] / os_new[-1]:>5.2f}x")
     om, op = _summary(ours_s)
     sm, sp = _summary(os_s)
+    nm, np_ = _summary(os_new)
     ratio_b = om / sm
-    print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_b:>5.2f}x   target >= 1.0x "
-          f"({'met' if ratio_b >= 1.0 else 'NOT met'})")
-    print(f"    p99 {op:>10,.0f} {sp:>10,.0f}   (slowest round)")
+    print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_b:>5.2f}x {nm:>10,.0f} {om / nm:>5.2f}x")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {'':>6} {np_:>10,.0f}   (slowest round)")
+    print(f"  like for like (both from a cloned start state): {ratio_b:.2f}x, target >= 1.0x "
+          f"({'met' if ratio_b >= 1.0 else 'NOT met'}); with OpenSpiel's "
+          f"new_initial_state() in its time: {om / nm:.2f}x")
     print(f"  OpenSpiel counted per decision instead (its chance calls' time included): "
           f"{sm / (os_calls / os_decs):,.0f}/s, ratio {om / (sm * os_decs / os_calls):.2f}x; "
           f"{os_calls / len(os_runs):.1f} apply_action calls per game, "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from operator import itemgetter
 
 from rummy.errors import NotationError
 
@@ -125,7 +126,12 @@ def hand_points(cards: Iterable[int]) -> int:
     Raises:
         IndexError: a card index outside 0..104.
     """
-    return sum(map(_POINTS_BY_INDEX.__getitem__, cards))
+    if type(cards) is tuple and len(cards) > 1:  # a hand: one C call for every card
+        return sum(itemgetter(*cards)(_POINTS_BY_INDEX))
+    return sum(map(_POINTS_GET, cards))
+
+
+_POINTS_GET = _POINTS_BY_INDEX.__getitem__
 
 
 def new_deck(decks: int) -> tuple[int, ...]:

@@ -59,7 +59,7 @@ from rummy.lifecycle import (
     pending_reclaim,
     timeout_events,
 )
-from rummy.melds import Table, canonical_table, check_action
+from rummy.melds import Table, check_and_canonical
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over, score_round
 from rummy.state import (
@@ -132,6 +132,9 @@ def _phase_error(state: GameState, wanted: str) -> IllegalMoveError:
 
 
 def _check_seat(state: GameState | None, seat: object) -> GameState:
+    if state is not None and type(seat) is int and seat == state.turn \
+            and state.phase != GAME_OVER:
+        return state  # the seat to act (a valid seat number) in a running game
     if state is None:
         raise IllegalMoveError("R2", "no game: create the game first")
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.players:
@@ -175,10 +178,9 @@ def _primary(state: GameState | None, cmd: Command) -> list[Event]:
                 raise IllegalMoveError("R3.4", "at most one meld action per turn")
             raise _phase_error(s, "meld")
         hand = s.hands[cmd.seat]
-        added = check_action(s.table, hand, cmd.table, table_is_legal=True,  # I2
-                             rules=s.rules)
+        added, new_table = check_and_canonical(s.table, hand, cmd.table, s.rules)  # I2
         check_opening(s, cmd, added)
-        return [Melded(cmd.seat, added, canonical_table(cmd.table, s.table))]
+        return [Melded(cmd.seat, added, new_table)]
     if isinstance(cmd, Knock):
         s = _check_seat(state, cmd.seat)
         if s.rules.knock_timing == "start":
@@ -360,10 +362,12 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
         handler = _HANDLERS.get(type(e))
         s = handler(s, e) if handler is not None else evolve(s, e)
     assert s is not None
+    if s.phase in STABLE_PHASES:  # the usual case: no automatic event
+        return s, events
     auto = _automatic(s)
     while auto is not None:
         events.append(auto)
-        s = evolve(s, auto)
+        s = _HANDLERS[type(auto)](s, auto)  # the engine's own event classes
         auto = _automatic(s)
     return s, events
 

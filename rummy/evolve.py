@@ -141,7 +141,9 @@ def _melded(s: GameState, e: Melded) -> GameState:
     x[_VERSION] = s.version + 1
     x[_HANDS] = _with_hand(s.hands, e.seat, new_hand)
     x[_TABLE] = e.table
-    x[_OPENED] = s.opened[:e.seat] + (True,) + s.opened[e.seat + 1:]
+    opened = s.opened
+    if not opened[e.seat]:
+        x[_OPENED] = opened[:e.seat] + (True,) + opened[e.seat + 1:]
     if s.control is not None:
         x[_CONTROL] = decided(s, e.seat)
     if not new_hand:  # R6.2: going out ends the round at once

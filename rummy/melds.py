@@ -367,33 +367,81 @@ def check_action(
             (tests/conformance/cases/README.md). Nothing is changed.
         NotationError: an undeclared joker (``JOKER``) in ``new_table`` (R1.4).
     """
-    check_table_value(new_table, jokers=False)
-    n_new = sum(map(len, new_table))
-    n_old = sum(map(len, table))
-    if n_new > n_old + len(hand) or n_new >= 128 or n_old >= 128:
-        return check_action_slow(table, hand, new_table, rules=rules)  # 8-bit fields
+    return _check_action(table, hand, new_table, table_is_legal, rules)[0]
+
+
+def check_and_canonical(table: Table, hand: Sequence[int], new_table: Sequence[Sequence[int]],
+                        rules: RuleSet | None = None) -> tuple[tuple[int, ...], Table]:
+    """The engine's check of a meld action on a legal table (I2): ``check_action(table,
+    hand, new_table, table_is_legal=True, rules=rules)`` and ``canonical_table(new_table,
+    table)`` in one pass (the melds that stand unchanged are matched once, for both).
+
+    Returns:
+        ``(added, canonical new table)``.
+
+    Raises:
+        As :func:`check_action`.
+    """
+    added, changed, kept = _check_action(table, hand, new_table, True, rules)
+    if changed is None or kept is None:
+        return added, canonical_table(new_table, table)
+    melds: list[MeldCards] = [tuple(m) for m in kept]  # unchanged: canonical already
+    melds.extend(map(canonical_meld, changed))
+    melds.sort()
+    return added, tuple(melds)
+
+
+def _check_action(
+    table: Sequence[Sequence[int]],
+    hand: Sequence[int],
+    new_table: Sequence[Sequence[int]],
+    table_is_legal: bool,
+    rules: RuleSet | None,
+) -> tuple[tuple[int, ...], Sequence[Sequence[int]] | None, list[Sequence[int]] | None]:
+    """:func:`check_action`; also returns the melds of ``new_table`` that do not stand
+    unchanged from the legal old table and those that do (both ``None`` unless
+    ``table_is_legal`` and the melds could be matched)."""
     # With a table known to be legal (I2, the engine's), melds that stand unchanged on both
     # tables cancel out of every check (R5.2/R5.4 count cards, R5.8 compares declarations,
-    # and a meld of the legal old table is legal): only the melds that differ are summed.
-    # Otherwise every meld is checked (R5.3), and matching unchanged melds would save
-    # nothing. Unhashable melds (lists) take the full path.
+    # and a meld of the legal old table is legal): only the melds that differ are checked
+    # and summed. Otherwise every meld is checked (R5.3), and matching unchanged melds would
+    # save nothing. Unhashable melds (lists) take the full path.
     changed: Sequence[Sequence[int]] = new_table
     gone: Sequence[Sequence[int]] = table
-    if table_is_legal:
+    kept: list[Sequence[int]] = []
+    matched = False
+    if table_is_legal and isinstance(new_table, (tuple, list)):
         try:
             left: dict[Sequence[int], int] = {}
             for m in table:
                 left[m] = left.get(m, 0) + 1
             changed = []
+            kept = []
             for m in new_table:
                 k = left.get(m)
                 if k:
                     left[m] = k - 1
+                    kept.append(m)
                 else:
                     changed.append(m)
-            gone = [m for m, k in left.items() for _ in range(k)]
+            gone = [m for m, k in left.items() if k for _ in range(k)]
+            matched = True
         except TypeError:
             changed, gone = new_table, table
+    if matched:
+        try:  # an unchanged meld equals a meld of the legal old table: only the rest
+            check_table_value(changed, jokers=False)
+        except NotationError:
+            check_table_value(new_table, jokers=False)  # the error naming the meld's place
+            raise
+    else:
+        check_table_value(new_table, jokers=False)
+    n_old = sum(map(len, table))
+    n_new = n_old + sum(map(len, changed)) - sum(map(len, gone)) if matched \
+        else sum(map(len, new_table))
+    if n_new > n_old + len(hand) or n_new >= 128 or n_old >= 128:
+        added_t = check_action_slow(table, hand, new_table, rules=rules)  # 8-bit fields
+        return added_t, None, None
     get = COMBINED_W.__getitem__
     try:
         sums = [sum(map(get, m)) for m in changed]
@@ -411,11 +459,16 @@ def check_action(
     added = diff - _GUARD
     if not added:
         raise IllegalMoveError("R5.1", "a meld action must add at least one card from the hand")
-    if (sum(map(PHYS_W.__getitem__, hand)) + _GUARD - added) & _GUARD != _GUARD:
-        hand_count = Counter(hand)
-        for c, n in sorted(Counter(unpack(added)).items()):
-            if n > hand_count[c]:
-                raise IllegalMoveError("R5.4", _not_in_hand(c, n, hand_count[c]))
+    added_cards = unpack(added)  # ascending
+    prev = -1
+    for c in added_cards:  # R5.4, the lowest card first
+        if c != prev:
+            prev = c
+            n = added_cards.count(c)
+            if n > 1 or c not in hand:
+                held = hand.count(c)
+                if n > held:
+                    raise IllegalMoveError("R5.4", _not_in_hand(c, n, held))
     ace_high = rules is None or rules.ace_high
     valid = valid_melds(ace_high).get
     for m, sm in zip(changed, sums, strict=True):
@@ -440,7 +493,7 @@ def check_action(
                 if moved > real:
                     raise _release_error(card, by_hand)
             old_j &= ~(_FMASK << (card * _FIELD))
-    return tuple(unpack(added))
+    return tuple(added_cards), (changed if matched else None), (kept if matched else None)
 
 
 def _release_error(card: int, by_hand: bool) -> IllegalMoveError:

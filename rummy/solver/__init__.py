@@ -15,7 +15,7 @@ table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from operator import mul
 from typing import NamedTuple
@@ -231,7 +231,11 @@ def solve(
     table_t = [tuple(m) for m in table]
     hand_t = tuple(hand)
     keep_t = tuple(keep)
-    _check_cards(table_t, hand_t, keep_t)
+    if backend == "pure" or not compiled.usable() \
+            or not _plain_ints(table_t, hand_t, keep_t):
+        _check_cards(table_t, hand_t, keep_t)
+    # else the compiled search checks the ranges and copies of _check_cards itself and
+    # calls it to word the error
     if backend == "compiled" and not compiled.usable():
         raise ValueError("backend 'compiled' needs numba, installed and enabled "
                          "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
@@ -262,11 +266,12 @@ def _solve_checked(table_t: list[tuple[int, ...]], hand_t: tuple[int, ...],
     if backend == "compiled":
         try:
             return _race(table_t, hand_t, keep_t, objective, node_limit,
-                         compiled.CompiledSearch, by_hand, ace_high, bound, nodes)
+                         compiled.solve_position, by_hand, ace_high, bound, nodes)
         except (compiled.Overflow, OSError):
             # a step with more moves than the compiled buffer, or numba could not write
-            # its cache: the reference search gives the same answer
-            pass
+            # its cache: the reference search gives the same answer (on checked cards:
+            # solve leaves the ranges and copies to the compiled search)
+            _check_cards(table_t, hand_t, keep_t)
     return _race(table_t, hand_t, keep_t, objective, node_limit, Search, by_hand, ace_high,
                  bound, nodes)
 
@@ -404,6 +409,20 @@ def _legal_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
     return True
 
 
+_INT_ONLY = frozenset((int,))
+
+
+def _plain_ints(table: list[tuple[int, ...]], hand: tuple[int, ...],
+                keep: tuple[int, ...]) -> bool:
+    """True when every card is a plain ``int`` (not a bool, float, string, ...): the
+    type part of :func:`_check_cards`, fast; the compiled search checks the rest."""
+    types = set(map(type, hand))
+    types.update(map(type, keep))
+    for m in table:
+        types.update(map(type, m))
+    return types <= _INT_ONLY
+
+
 def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
                  keep: tuple[int, ...]) -> None:
     """ValueError unless every card is an index in range (R1.4 encoding, see
@@ -427,6 +446,9 @@ def _check_cards(table: list[tuple[int, ...]], hand: tuple[int, ...],
                          "a real two-deck game has at most 2 copies + 2 jokers)")
 
 
+#: a search class, or the compiled whole-position search (compiled.solve_position)
+_Engine = type[Search] | Callable[..., list[int]]
+
 #: mirror image of the line of a suit: A stays, 2 <-> K, 3 <-> Q, ..., 7 <-> 8. Sequences map
 #: to sequences (A-2-3 <-> Q-K-A), groups to groups: a position and its mirror image have the
 #: same best play, mirrored, when the card costs are mirrored too.
@@ -448,9 +470,8 @@ def _mirrored(c: int) -> int:
 
 def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
           objective: str, node_limit: int | None,
-          engine: type[Search] | type[compiled.CompiledSearch],
-          by_hand: bool = False, ace_high: bool = True, bound: int | None = None,
-          nodes: list[int] | None = None) -> Solution:
+          engine: _Engine, by_hand: bool = False, ace_high: bool = True,
+          bound: int | None = None, nodes: list[int] | None = None) -> Solution:
     """:func:`_best_play` on the position or on its mirror image, whichever finishes first.
 
     The search sweeps the line from the low ace up; on some positions (two freed table
@@ -476,11 +497,11 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
 
 def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
                objective: str, node_limit: int | None,
-               engine: type[Search] | type[compiled.CompiledSearch],
-               mirror: bool = False, abort: int | None = None,
+               engine: _Engine, mirror: bool = False, abort: int | None = None,
                by_hand: bool = False, ace_high: bool = True, bound: int | None = None,
                nodes: list[int] | None = None) -> Solution:
-    """:func:`solve` with the search class ``engine``, on inputs already checked by
+    """:func:`solve` with the search class ``engine`` (or the compiled whole-position
+    search, :func:`rummy.solver.compiled.solve_position`), on inputs already checked by
     :func:`_check_cards`; with ``mirror``, on the mirror image of the position (the play
     is mapped back); with ``abort``, raises :class:`Aborted` after that many states; with
     ``by_hand``, a table joker is freed only by a real card from the hand (§11
@@ -491,6 +512,9 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     cost of the whole hand admits the arrangement that adds no card (a play with empty
     ``cards``: the caller adds cards elsewhere, R5.1). ``nodes``, if given, has the states
     expanded added to its first element."""
+    if not isinstance(engine, type):  # the compiled whole-position search
+        return _compiled_play(table, hand, keep, objective, node_limit, engine, mirror, abort,
+                              by_hand, ace_high, bound, nodes)
     cost, wcost = _cost_vectors(objective)
     if mirror:
         table = [tuple(_mirrored(c) for c in m) for m in table]
@@ -520,7 +544,7 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     best_left = all_hand_cost  # playing nothing (R5.1: not a play)
     if bound is not None:
         best_left = min(bound, all_hand_cost + 1)
-    best: tuple[Search | compiled.CompiledSearch, int, dict[int, int]] | None = None
+    best: tuple[Search, int, dict[int, int]] | None = None
     exceeded = False
     phases: list[tuple[dict[int, int], bool]] = []
     if before or hand_jokers:
@@ -590,6 +614,65 @@ def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[
     return Solution(play, not exceeded)
 
 
+def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
+                   keep: tuple[int, ...], objective: str, node_limit: int | None,
+                   engine: Callable[..., list[int]], mirror: bool, abort: int | None,
+                   by_hand: bool, ace_high: bool, bound: int | None = None,
+                   nodes: list[int] | None = None) -> Solution:
+    """:func:`_best_play` by the compiled whole-position search ``engine``
+    (:func:`rummy.solver.compiled.solve_position`): the same phases, searches and play,
+    with one call into machine code; here only the play is put together (wildcards
+    parked, the mirror image undone, melds in display order)."""
+    cards = [c for m in table for c in m]
+    n_table = len(cards)
+    cards += hand
+    cards += keep
+    if mirror:
+        cards = [_mirrored(c) for c in cards]
+        hand = tuple(_mirrored(c) for c in hand)
+        keep = tuple(_mirrored(c) for c in keep)
+    res = engine(cards, (n_table, len(hand), len(keep)), objective, mirror, by_hand,
+                 ace_high, node_limit, abort, bound)
+    status = res[0]
+    if nodes is not None:
+        nodes[0] += res[2]
+    if status != 1:  # not a play: _kernels.ST_NONE, ST_KEEP, ST_LOST or ST_INPUT
+        if status == 0:
+            return Solution(None, not res[1])
+        if status == 4:
+            c = _mirrored(res[1]) if mirror else res[1]
+            raise ValueError(f"keep card {format_card(c)} is not in the hand "
+                             f"(or kept more often than it is held)")
+        if status == 6:
+            _check_cards(table, hand, keep)
+            raise ValueError("a card out of range or more than 7 copies of one card")
+        raise RuntimeError("the solver's trace does not add up (a solver bug)")
+    count, parked, jokers, n_added = res[3], res[4], res[5], res[6]
+    q = 7 + n_added + count
+    added = res[7:7 + n_added] + [JOKER] * (jokers + parked)
+    new_table: list[MeldCards] = []
+    if parked or 14 in res[7 + n_added:q]:
+        done: list[list[int]] = []
+        for n in res[7 + n_added:q]:
+            done.append(res[q:q + n])
+            q += n
+        new_table = _finish_melds(done, parked, ace_high)
+    else:
+        for n in res[7 + n_added:q]:
+            new_table.append(tuple(res[q:q + n]))
+            q += n
+    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
+        added = [_mirrored(c) for c in added]
+        new_table = [_mirror_meld(m) for m in new_table]
+    # every meld is in display order already, but a 13-card sequence, whose ace the sweep
+    # may put last (R4.5 puts it first)
+    new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
+    optimal = not res[1]
+    play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
+                points=hand_points(added), optimal=optimal)
+    return Solution(play, optimal)
+
+
 def _mirror_meld(m: MeldCards) -> MeldCards:
     """The mirror image of a meld in display order, in display order (R4.5)."""
     out = tuple(_mirrored(c) for c in m)
@@ -597,7 +680,7 @@ def _mirror_meld(m: MeldCards) -> MeldCards:
     return out if a % 13 == b % 13 else out[::-1]
 
 
-def _build_table(search: Search | compiled.CompiledSearch,
+def _build_table(search: Search,
                  steps: list[tuple[int, tuple[int, ...]]], end: int,
                  before: Counter[int], freed: dict[int, int],
                  ace_high: bool = True) -> list[MeldCards]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import config, njit
 
-from rummy.solver.build import build_melds, room
+from rummy.solver.build import build_melds, room, workspace_size
 from rummy.solver.search import (
     _GMAX,
     _GSUM,
@@ -41,6 +41,7 @@ from rummy.solver.search import (
     O_NEED,
     O_THREES,
     groups_short,
+    parked,
     search_tables,
 )
 
@@ -92,8 +93,8 @@ def _close_tally(ns: int, gs: int, gm: int, T: Any) -> int:
 
 
 @_jit
-def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
-    """Write every move of step ``i`` from ``st`` into ``buf[i]`` as rows
+def _moves(i: int, st: int, P: Any, buf: Any, relax: int, row0: int) -> int:  # noqa: C901
+    """Write every move of step ``i`` from ``st`` into ``buf[row0:]`` as rows
     ``(cost, new state, ou, h, j, t, nb, g)``; return the number of rows (-1: overflow).
     Mirrors :meth:`Search.options` (general path; the pure fast path is the same) of
     the search (``relax`` 0) or of its relaxed search (``relax`` 1)."""
@@ -135,16 +136,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                     nw = base - (j << _WM)
                 else:
                     nw = base - (wm << _WM) - ((j - wm) << _WO)
-                if n_out == MAX_MOVES:
+                if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                     return -1
-                buf[i, n_out, 0] = 0
-                buf[i, n_out, 1] = nw | ((b + t) << (sh + 6))
-                buf[i, n_out, 2] = 0
-                buf[i, n_out, 3] = rr if relax else 0
-                buf[i, n_out, 4] = j
-                buf[i, n_out, 5] = t
-                buf[i, n_out, 6] = 0
-                buf[i, n_out, 7] = 0
+                buf[row0 + n_out, 0] = 0
+                buf[row0 + n_out, 1] = nw | ((b + t) << (sh + 6))
+                buf[row0 + n_out, 2] = 0
+                buf[row0 + n_out, 3] = rr if relax else 0
+                buf[row0 + n_out, 4] = j
+                buf[row0 + n_out, 5] = t
+                buf[row0 + n_out, 6] = 0
+                buf[row0 + n_out, 7] = 0
                 n_out += 1
         return n_out
     m = T[6 * i + 0]
@@ -207,16 +208,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                             continue
                         ns = base | (gs << _GSUM) | (gm << _GMAX)
                     ns |= (nb | (a << 3) | (lng << 6)) << sh
-                    if n_out == MAX_MOVES:
+                    if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                         return -1
-                    buf[i, n_out, 0] = dc
-                    buf[i, n_out, 1] = ns
-                    buf[i, n_out, 2] = ou
-                    buf[i, n_out, 3] = 0
-                    buf[i, n_out, 4] = 0
-                    buf[i, n_out, 5] = t
-                    buf[i, n_out, 6] = nb
-                    buf[i, n_out, 7] = g
+                    buf[row0 + n_out, 0] = dc
+                    buf[row0 + n_out, 1] = ns
+                    buf[row0 + n_out, 2] = ou
+                    buf[row0 + n_out, 3] = 0
+                    buf[row0 + n_out, 4] = 0
+                    buf[row0 + n_out, 5] = t
+                    buf[row0 + n_out, 6] = nb
+                    buf[row0 + n_out, 7] = g
                     n_out += 1
         return n_out
     for t in range(s):  # Search.options: the short runs of the suits done here
@@ -284,16 +285,16 @@ def _moves(i: int, st: int, P: Any, buf: Any, relax: int) -> int:  # noqa: C901
                                 continue
                             ns = (jb & _TALLY_CLEAR) | (gs << _GSUM) | (gm << _GMAX)
                         ns |= (nb | (a << 3) | (lng << 6)) << sh
-                        if n_out == MAX_MOVES:
+                        if n_out == MAX_MOVES or row0 + n_out >= buf.shape[0]:
                             return -1
-                        buf[i, n_out, 0] = dc
-                        buf[i, n_out, 1] = ns
-                        buf[i, n_out, 2] = ou
-                        buf[i, n_out, 3] = h
-                        buf[i, n_out, 4] = j
-                        buf[i, n_out, 5] = t
-                        buf[i, n_out, 6] = nb
-                        buf[i, n_out, 7] = g
+                        buf[row0 + n_out, 0] = dc
+                        buf[row0 + n_out, 1] = ns
+                        buf[row0 + n_out, 2] = ou
+                        buf[row0 + n_out, 3] = h
+                        buf[row0 + n_out, 4] = j
+                        buf[row0 + n_out, 5] = t
+                        buf[row0 + n_out, 6] = nb
+                        buf[row0 + n_out, 7] = g
                         n_out += 1
     return n_out
 
@@ -385,7 +386,7 @@ def _grown(mem: Any) -> Any:
 
 @_jit
 def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
-           cnt: Any, relax0: int, fr: Any) -> tuple[int, Any, Any]:  # noqa: C901
+           cnt: Any, relax0: int, fr: Any, base0: int) -> tuple[int, Any, Any]:  # noqa: C901
     """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
     instead of recursion (numba caches non-recursive functions safely). The relaxed
     search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
@@ -393,7 +394,9 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     expanding its moves, 2 a state of the relaxed search. ``mem``/``rmem`` are the two
     memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
     overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
-    has relaxed search, relaxed memo entries]``."""
+    has relaxed search, relaxed memo entries]``. The moves of the frames lie one after
+    the other in ``buf`` from row ``base0`` (the frames of one chain of steps, at most
+    ``MAX_MOVES`` rows each: the rows touched stay few and close together)."""
     T = P[0]
     lower = P[1]
     has_lower = lower.shape[0]
@@ -401,7 +404,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     limit = cnt[3]
     abort = cnt[10]
     has_relaxed = cnt[8]
-    f_i = fr[0]  # the explicit stack (fr: 8 x 128, allocated once per run)
+    f_i = fr[0]  # the explicit stack (fr: 9 x 128, allocated once per run)
     f_st = fr[1]
     f_beta = fr[2]
     f_best = fr[3]
@@ -409,6 +412,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     f_k = fr[5]
     f_n = fr[6]
     f_mode = fr[7]
+    f_base = fr[8]  # the frame's first row in buf
     sp = 0
     ret = 0
     descend = True
@@ -473,6 +477,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             return INF, mem, rmem
                         f_mode[sp] = 0
                         f_n[sp] = 0
+                        f_base[sp] = f_base[sp - 1] + f_n[sp - 1] if sp else base0
                         sp += 1
                         st &= _NO_RES
                         relax = 1
@@ -496,7 +501,8 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             cnt[2] = 1
                             return INF, mem, rmem
                     if expand:
-                        n = _moves(i, st, P, buf, relax)
+                        fb = f_base[sp - 1] + f_n[sp - 1] if sp else base0
+                        n = _moves(i, st, P, buf, relax, fb)
                         if n < 0:
                             cnt[2] = 1
                             return INF, mem, rmem
@@ -505,6 +511,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                             return INF, mem, rmem
                         f_mode[sp] = 2 if relax else 1
                         f_n[sp] = n
+                        f_base[sp] = fb
                         sp += 1
         if sp == 0:
             return ret, mem, rmem
@@ -533,7 +540,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                 sp -= 1
                 relax = 1 if sp and f_mode[sp - 1] == 2 else 0
                 continue
-            n = _moves(ti, f_st[t], P, buf, relax)  # relax is 0 here
+            n = _moves(ti, f_st[t], P, buf, relax, f_base[t])  # relax is 0 here
             if n < 0:
                 cnt[2] = 1
                 return INF, mem, rmem
@@ -542,10 +549,10 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
             f_k[t] = -1
             mode = 1
             # fall through: start on the moves (no child has returned yet)
-        fi = f_i[t]
+        fb = f_base[t]
         k = f_k[t]
         if k >= 0:  # child k returned ret
-            v = buf[fi, k, 0] + ret
+            v = buf[fb + k, 0] + ret
             if v < f_best[t]:
                 f_best[t] = v
                 if v < f_bound[t]:
@@ -555,15 +562,15 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         k += 1
         bound = f_bound[t]
         n = f_n[t]
-        while k < n and buf[fi, k, 0] >= bound:
-            if buf[fi, k, 0] < f_best[t]:
-                f_best[t] = buf[fi, k, 0]  # fail-soft: a pruned move costs at least this
+        while k < n and buf[fb + k, 0] >= bound:
+            if buf[fb + k, 0] < f_best[t]:
+                f_best[t] = buf[fb + k, 0]  # fail-soft: a pruned move costs at least this
             k += 1
         if k < n:
             f_k[t] = k
             i = f_i[t] + 1
-            st = buf[fi, k, 1]
-            beta = bound - buf[fi, k, 0]
+            st = buf[fb + k, 1]
+            beta = bound - buf[fb + k, 0]
             relax = 1 if mode == 2 else 0
             descend = True
             continue
@@ -603,25 +610,25 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
             i = j
         if i == 56:
             break
-        n = _moves(i, st, P, buf, relax)
+        n = _moves(i, st, P, buf, relax, 0)
         if n < 0:
             return -2, mem, rmem
         found = False
         h = out[i - 52, 1] if relax and i >= 52 else -1
         for rnd in range(2 if h >= 0 else 1):
             for k in range(n):
-                if h >= 0 and (buf[i, k, 3] == h) != (rnd == 0):
+                if h >= 0 and (buf[k, 3] == h) != (rnd == 0):
                     continue  # the relaxed trace tries ending with the kept aces first
-                dc = buf[i, k, 0]
-                ns = buf[i, k, 1]
+                dc = buf[k, 0]
+                ns = buf[k, 1]
                 if dc <= target:
                     sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
-                                            buf, cnt, relax, fr)
+                                            buf, cnt, relax, fr, n)
                     if cnt[2]:
                         return -2, mem, rmem
                     if dc + sub == target:
                         for q in range(6):
-                            out[i, q] = buf[i, k, 2 + q]
+                            out[i, q] = buf[k, 2 + q]
                         target -= dc
                         st = ns
                         found = True
@@ -639,12 +646,12 @@ def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt
     """Solve from the initial state ``st`` with bound ``beta`` and, when the value is below
     it, trace an optimal solution into ``out``. Returns ``(value, end, mem, rmem)``, ``end``
     the end state, or -1 (trace lost), -2 (move overflow), -3 (value not below ``beta``)."""
-    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax, fr)
+    value, mem, rmem = _solve(zero, st, beta, P, mem, rmem, buf, cnt, relax, fr, zero)
     if cnt[2]:
         return value, -2, mem, rmem
     if value >= beta:
         return value, -3, mem, rmem
-    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax, fr)
+    target, mem, rmem = _solve(zero, st, inf, P, mem, rmem, buf, cnt, relax, fr, zero)
     end, mem, rmem = _trace(st, target, P, mem, rmem, buf, cnt, out, relax, fr)
     return value, end, mem, rmem
 
@@ -660,10 +667,13 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     zero = cnt[0] * 0
     one = zero + 1
     inf = zero + INF
-    buf = np.empty((56, MAX_MOVES, 8), np.int64)
-    fr = np.empty((8, 128), np.int64)
-    mem = np.zeros((1 << 12, 2), np.int64)
-    rmem = np.zeros((1 << 10, 2), np.int64)
+    buf = np.empty((56 * MAX_MOVES, 8), np.int64)  # the moves of the frames, in turn
+    fr = np.empty((9, 128), np.int64)
+    # both memos grow when half full; a search with wildcards (dead-card bounds per
+    # wildcard left) meets thousands of states, one without mostly a few dozen
+    big = P[1].shape[0] > 0
+    mem = np.zeros((1 << (13 if big else 9), 2), np.int64)
+    rmem = np.zeros((1 << (11 if big else 8), 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
@@ -677,7 +687,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
             cnt[6] = end
             return value
         if value + 1 < beta:  # Search.solve_root: the tight bound first
-            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero, fr)
+            tight, mem, rmem = _solve(zero, st, value + 1, P, mem, rmem, buf, cnt, zero, fr,
+                                      zero)
             if cnt[2]:
                 return tight
             if tight <= value:
@@ -696,3 +707,327 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
 #: the one builder of the new table (:mod:`rummy.solver.build`), compiled from its source
 _build = _jit(build_melds)
 _room = _jit(room)
+
+
+# ------------------------------------------------------------------ one whole position
+# rummy.solver._best_play's loop over the R5.8 choices, compiled, so that a call of the
+# compiled backend crosses from Python into machine code once: the counts of the position,
+# the dead-card pruning, the tables of every search, the searches, the trace and the new
+# table's melds. Same phases in the same order, same pruning, same searches: the tests
+# hold it to the pure backend's plays.
+
+_parked = _jit(parked)
+_workspace = _jit(workspace_size)
+
+#: status codes of :func:`_position` (``res[0]``)
+ST_NONE = 0  # no play (or none within the node budget)
+ST_PLAY = 1  # a play: see _position
+ST_ABORTED = 2  # over the abort budget (Aborted)
+ST_OVERFLOW = 3  # a step with more than MAX_MOVES moves: the pure search instead
+ST_KEEP = 4  # a keep card not in the hand (res[1]: the card)
+ST_LOST = 5  # the trace or the builder did not add up (a solver bug)
+ST_INPUT = 6  # a card out of range or too many copies: the Python check words it
+
+
+@_jit
+def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
+    """:func:`rummy.solver._prune_dead` on bit masks: adds the dead optional copies to
+    ``dead`` and zeroes them in ``opt`` (``partners[c]``: the masks of the other cards of
+    every group of 3-4 and sequence of 3-5 holding ``c``, 0-padded; the fixed point does
+    not depend on the order the cards are visited in)."""
+    absent = 0
+    for c in range(52):
+        if mand[c] == 0 and opt[c] == 0:
+            absent |= 1 << c
+    changed = True
+    while changed:
+        changed = False
+        for c in range(52):
+            if opt[c] and not mand[c]:
+                alive = False
+                for q in range(partners.shape[1]):
+                    pm = partners[c, q]
+                    if pm == 0:
+                        break
+                    x = pm & absent
+                    k = 0
+                    while x and k <= wild:  # bit count, up to wild + 1
+                        x &= x - 1
+                        k += 1
+                    if k <= wild and not x:
+                        alive = True
+                        break
+                if not alive:
+                    dead[c] += opt[c]
+                    opt[c] = 0
+                    absent |= 1 << c
+                    changed = True
+
+
+#: offsets in the constant array of :func:`_position` (built by rummy.solver.compiled)
+K_COSTS = 0  #: four cost vectors of 52: (points, cards) x (line, mirror image)
+K_PARTNERS = 4 * 52  #: the partner masks, 52 rows of K_WIDTH (0-padded)
+K_WIDTH = 16
+K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
+#: fields at the end of ``inp``: table, hand and keep card counts, the cost vector
+#: (0..3), the wildcard cost, joker_release="hand", ace low only, node limit, abort
+I_FIELDS = 10
+
+
+@_jit
+def _position(inp: Any, K: Any) -> Any:  # noqa: C901
+    """The best play of one position, as :func:`rummy.solver._best_play` finds it.
+
+    ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
+    fields: ``[table cards, hand cards, keep cards, cost vector, wildcard cost, by_hand,
+    low, limit, abort, bound]``: the costs of the objective (see search.py), ``by_hand``: §11
+    ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
+    node limit and the abort budget (-1: none); ``bound``: only a play leaving less than
+    it is found (-1: none; see :func:`rummy.solver._best_play`). ``K``: the constants
+    (``K_*`` offsets).
+
+    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
+    added, the added real cards ascending, each meld's length, the melds' cards]``.
+    """
+    f = inp.shape[0] - I_FIELDS
+    cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
+    wcost = inp[f + 4]
+    by_hand = inp[f + 5]
+    low = inp[f + 6]
+    limit = inp[f + 7]
+    abort = inp[f + 8]
+    bound = inp[f + 9]
+    partners = K[K_PARTNERS:K_TEMPLATE].reshape(52, K_WIDTH)
+    template = K[K_TEMPLATE:]
+    res = np.zeros(16, np.int64)
+    nt = inp[f]
+    nh = inp[f + 1]
+    nk = inp[f + 2]
+    if f < 0 or nt < 0 or nh < 0 or nk < 0 or nt + nh + nk != f:
+        res[0] = ST_INPUT
+        return res
+    real_table = np.zeros(52, np.int64)
+    before = np.zeros(52, np.int64)
+    hand = np.zeros(53, np.int64)
+    keep = np.zeros(53, np.int64)
+    copies = np.zeros(52, np.int64)
+    jokers = 0
+    for q in range(nt):
+        c = inp[q]
+        if 0 <= c < 52:
+            real_table[c] += 1
+            copies[c] += 1
+        elif 53 <= c < 105:
+            before[c - 53] += 1
+            copies[c - 53] += 1
+            jokers += 1
+        else:
+            res[0] = ST_INPUT
+            return res
+    for q in range(nt, nt + nh):
+        c = inp[q]
+        if c < 0 or c > 52:
+            res[0] = ST_INPUT
+            return res
+        hand[c] += 1
+        if c < 52:
+            copies[c] += 1
+        else:
+            jokers += 1
+    for q in range(nt + nh, nt + nh + nk):
+        c = inp[q]
+        if c < 0 or c > 52:
+            res[0] = ST_INPUT
+            return res
+        keep[c] += 1
+    most = 0
+    for c in range(52):
+        if copies[c] > most:
+            most = copies[c]
+    if most + jokers > MAX_COUNT:
+        res[0] = ST_INPUT
+        return res
+    for c in range(53):
+        if hand[c] < keep[c]:
+            res[0] = ST_KEEP
+            res[1] = c
+            return res
+        hand[c] -= keep[c]
+    hand_jokers = hand[52]
+    sum_before = 0
+    all_cost = wcost * hand_jokers
+    for c in range(52):
+        sum_before += before[c]
+        all_cost += cost[c] * hand[c]
+    releasing = np.zeros(52, np.int64)
+    if not by_hand:
+        releasing[:] = real_table
+    # the R5.8 choices (rummy.solver._joker_options): per declared card, how many of its
+    # table jokers are freed, lo..hi; enumerated as its list is, the last card fastest
+    ncs = 0
+    cs = np.zeros(52, np.int64)
+    los = np.zeros(52, np.int64)
+    his = np.zeros(52, np.int64)
+    for c in range(52):
+        if before[c]:
+            cs[ncs] = c
+            b = before[c]
+            los[ncs] = min(b, releasing[c])
+            his[ncs] = min(b, releasing[c] + hand[c])
+            ncs += 1
+    digit = los.copy()
+    phase_a = sum_before > 0 or hand_jokers > 0
+    best_left = all_cost if bound < 0 else min(bound, all_cost + 1)
+    found = False
+    exceeded = 0
+    used = 0
+    best_out = np.zeros((56, 6), np.int64)
+    best_mand = np.zeros(52, np.int64)
+    best_kept = np.zeros(52, np.int64)
+    best_end = 0
+    mand = np.zeros(52, np.int64)
+    opt = np.zeros(52, np.int64)
+    dead = np.zeros(52, np.int64)
+    freed = np.zeros(52, np.int64)
+    first = True
+    done = False
+    while not done:
+        if first and phase_a:
+            fill = 0
+            freed[:] = 0
+        else:
+            fill = 1
+            freed[:] = 0
+            for k in range(ncs):
+                freed[cs[k]] = digit[k]
+            # next choice (odometer, the last card fastest)
+            k = ncs - 1
+            while k >= 0:
+                if digit[k] < his[k]:
+                    digit[k] += 1
+                    break
+                digit[k] = los[k]
+                k -= 1
+            if k < 0:
+                done = True
+        first = False
+        if best_left == 0:
+            break  # every hand card is played: nothing can be better
+        wm = 0
+        for c in range(52):
+            wm += freed[c]
+        if fill and hand_jokers == 0 and wm == 0 and phase_a:
+            continue  # no wildcard: the same search as phase A
+        top = 0
+        for c in range(52):
+            mand[c] = real_table[c] + before[c] - freed[c]
+            opt[c] = hand[c]
+            forced = freed[c] - releasing[c]
+            if forced > 0:
+                mand[c] += forced
+                opt[c] -= forced
+            dead[c] = 0
+            if mand[c] > top:
+                top = mand[c]
+            if opt[c] > top:
+                top = opt[c]
+        wild = wm + hand_jokers if fill else 0
+        _prune(mand, opt, wild, partners, dead)
+        dead_cost = 0
+        for c in range(52):
+            dead_cost += cost[c] * dead[c]
+        if dead_cost >= best_left:
+            continue
+        # lower bounds: with only w wildcards left, more hand cards are dead
+        deads = np.zeros(wild * 52, np.int64)
+        for w in range(wild):
+            opt_w = opt.copy()
+            _prune(mand, opt_w, w, partners, deads[w * 52:(w + 1) * 52])
+            for c in range(52):
+                deads[w * 52 + c] *= cost[c]
+        if abort >= 0 and used >= abort:
+            res[0] = ST_ABORTED
+            return res
+        if top > MAX_COUNT or wm > MAX_COUNT or hand_jokers > MAX_COUNT:
+            res[0] = ST_INPUT
+            return res
+        flat = template.copy()
+        lower = np.zeros(wild * 4 * 19, np.int64)
+        suits = _tables(mand, opt, cost, wild, fill, deads, wild, flat, lower, low)
+        cnt = np.zeros(12, np.int64)
+        cnt[3] = limit
+        cnt[4] = wcost
+        cnt[8] = 1 if suits >= 2 else 0
+        cnt[10] = abort - used if abort >= 0 else -1
+        out = np.zeros((56, 6), np.int64)
+        st = (wm << _WM) | (hand_jokers << _WO)
+        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out)
+        if cnt[11]:
+            res[0] = ST_ABORTED
+            return res
+        if cnt[2]:
+            res[0] = ST_OVERFLOW
+            return res
+        used += cnt[0]
+        if cnt[1]:
+            exceeded = 1
+        if v + dead_cost < best_left:
+            if cnt[7]:
+                res[0] = ST_LOST
+                return res
+            best_left = v + dead_cost
+            found = True
+            best_out[:] = out
+            best_mand[:] = mand
+            for c in range(52):
+                best_kept[c] = before[c] - freed[c]
+            best_end = cnt[6]
+    res[1] = exceeded
+    res[2] = used
+    if not found:
+        res[0] = ST_NONE
+        return res
+    rows = best_out.reshape(-1)
+    n = _room(rows, best_mand)
+    melds = np.empty(n, np.int64)
+    lens = np.empty(n, np.int64)
+    count = _build(rows, best_mand, best_kept, n, np.zeros(_workspace(n), np.int64),
+                   melds, lens)
+    if count < 0:
+        res[0] = ST_LOST
+        return res
+    total = 0
+    for k in range(count):
+        total += lens[k]
+    new_real = np.zeros(52, np.int64)
+    table_jokers = 0
+    for q in range(total):
+        c = melds[q]
+        if c < 52:
+            new_real[c] += 1
+        else:
+            table_jokers += 1
+    n_added = 0
+    for c in range(52):
+        if new_real[c] > real_table[c]:
+            n_added += new_real[c] - real_table[c]
+    full = np.empty(7 + n_added + count + total, np.int64)
+    full[0] = ST_PLAY
+    full[1] = exceeded
+    full[2] = used
+    full[3] = count
+    full[4] = _parked(best_end)
+    full[5] = table_jokers - sum_before
+    full[6] = n_added
+    q = 7
+    for c in range(52):
+        for _ in range(new_real[c] - real_table[c]):
+            full[q] = c
+            q += 1
+    for k in range(count):
+        full[q] = lens[k]
+        q += 1
+    for k in range(total):
+        full[q] = melds[k]
+        q += 1
+    return full

@@ -1,17 +1,23 @@
 """The search of :mod:`rummy.solver.search`, compiled with numba (an optional wheel).
 
 Same dynamic programme, same state encoding, same move order, same node counting: for every
-input the compiled search returns exactly the values, traces and ``optimal`` flags of the
-pure :class:`~rummy.solver.search.Search`, which stays the reference (the differential tests
-in ``tests/solver`` compare the two on thousands of positions). Only the speed differs: the
-compiled search expands a state in about 0.3 microseconds instead of about 5.
+input the compiled backend returns exactly the plays and ``optimal`` flags of the pure
+backend (:class:`~rummy.solver.search.Search` driven by :func:`rummy.solver._best_play`),
+which stays the reference (the differential tests in ``tests/solver`` compare the two on
+thousands of positions). Only the speed differs: the compiled search expands a state in
+about 0.2 microseconds instead of about 5.
 
-What is not the search loop exists once and is compiled from its pure source: the tables
-of a search (:func:`rummy.solver.search.search_tables`), the group feasibility test
+:func:`solve_position` enters machine code once per position: the kernel
+``_kernels._position`` runs the loop of :func:`rummy.solver._best_play` over the R5.8
+choices (counts, dead-card pruning, one search per choice, the trace of the best, its
+melds), so a small position costs tens of microseconds rather than the hundred that the
+Python around a compiled search cost. What is not the search loop or that phase loop
+exists once and is compiled from its pure source: the tables of a search
+(:func:`rummy.solver.search.search_tables`), the group feasibility test
 (:func:`rummy.solver.search.groups_short`) and the builder of the new table
-(:func:`rummy.solver.build.build_melds`). Only the search loop itself is written twice
-(the memo and the explicit stack of the kernels differ from the pure recursion), and the
-tests hold the two to the same plays.
+(:func:`rummy.solver.build.build_melds`). The search loop and the phase loop are written
+twice (the memo and the explicit stack of the kernels differ from the pure recursion), and
+the tests hold the two to the same plays.
 
 numba (https://numba.pydata.org) is a JIT compiler for a numeric subset of Python that
 installs from PyPI as a binary wheel; it is the ``fast`` extra of this project. The kernels
@@ -31,11 +37,9 @@ it installs from the registry as a wheel; numba is that wheel, and the code it c
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 from typing import Any
 
-from rummy.solver.build import split_melds, workspace_size
-from rummy.solver.search import INF, LOWER_POS, MAX_COUNT, Aborted, parked
+from rummy.solver.search import Aborted
 
 #: numba (and numpy) are installed; whether they can be used here is :func:`usable`
 AVAILABLE = (importlib.util.find_spec("numba") is not None
@@ -70,108 +74,70 @@ class Overflow(Exception):
     game inputs); the caller falls back to the pure search."""
 
 
-class CompiledSearch:
-    """Drop-in for :class:`~rummy.solver.search.Search` backed by the compiled functions.
+def _constants() -> Any:
+    """The kernels' read-only array (``_kernels.K_*`` offsets), made once: the card costs
+    of each objective and orientation, the partner masks of the dead-card pruning and the
+    search's flat table template."""
+    if "c" not in _LOADED:
+        from rummy import solver  # the package imports this module: import it late
+        k = kernels()
+        masks = solver._PARTNER_MASKS
+        const: list[int] = []
+        for objective in ("points", "cards"):
+            cost = solver._COSTS[objective][0]
+            const += cost
+            const += [cost[solver._MIRROR[c]] for c in range(52)]
+        for row in masks:
+            const += list(row) + [0] * (k.K_WIDTH - len(row))
+        const += list(k._FLAT_TEMPLATE)
+        _LOADED["c"] = k.np.array(const, dtype=k.np.int64)
+    return _LOADED["c"]
 
-    Same constructor arguments; exposes ``mand``, ``nodes``, ``exceeded``,
-    ``solve_root(st, beta)``, ``trace(st)`` and ``parked(st)`` as the pure search does
-    (that is all :func:`rummy.solver.best_play` needs). ``solve_root`` solves and, when the
-    value is below ``beta``, traces at once, so the memo never crosses into Python.
+
+#: index of the cost vectors in the constants, by objective; wildcard cost by objective
+_COST_ROW = {"points": 0, "cards": 2}
+
+
+def solve_position(cards: list[int], counts: tuple[int, int, int], objective: str,
+                   mirror: bool, by_hand: bool, ace_high: bool, node_limit: int | None,
+                   abort: int | None, bound: int | None = None) -> list[int]:
+    """The compiled :func:`rummy.solver._best_play`: one call into machine code for the
+    whole position (counts, R5.8 choices, dead-card pruning, searches, trace, melds).
+
+    Args:
+        cards: the table cards, then the hand, then the keep cards (card indices, mirrored
+            already when ``mirror``); extended in place with the search's parameters.
+        counts: how many of ``cards`` are table cards, hand cards and keep cards.
+        objective: ``"points"`` or ``"cards"``; ``mirror``: the costs of the mirror image.
+        by_hand, ace_high: the §11 variants ``joker_release="hand"`` and ``ace_high``.
+        node_limit, abort, bound: as :func:`rummy.solver._best_play` (``None``: none).
+
+    Returns:
+        ``res`` of ``_kernels._position`` as a list: ``[status, exceeded, nodes, melds,
+        parked wildcards, jokers added before parking, cards added, the added real cards
+        ascending, each meld's length, the melds' cards]`` (status ``ST_*`` of
+        :mod:`rummy.solver._kernels`; only ``ST_PLAY`` has the fields after ``nodes``).
 
     Raises:
-        ValueError: as :class:`Search` (more than ``MAX_COUNT`` copies of a card).
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
-        Aborted: more states than ``abort`` (counted as in :class:`Search`).
+        Aborted: more states than ``abort``.
     """
-
-    def __init__(self, mand: Sequence[int], opt: Sequence[int], cost: Sequence[int],
-                 wcost: int, wild: int, node_limit: int | None, fill: bool = True,
-                 dead_costs: Sequence[Sequence[int]] = (), abort: int | None = None,
-                 ace_high: bool = True) -> None:
-        k = kernels()
-        np = k.np
-        self._k = k
-        if max(mand) > MAX_COUNT or max(opt) > MAX_COUNT:
-            raise ValueError(f"more than {MAX_COUNT} copies of one card in a position")
-        self.mand = tuple(mand)
-        # the tables of Search.__init__, built in one compiled call (same values: the tests
-        # hold the two backends to the same plays)
-        i64 = np.int64
-        n_dead = len(dead_costs)
-        dead = (np.array(dead_costs, dtype=i64).reshape(-1) if n_dead
-                else np.zeros(0, dtype=i64))
-        self._mand = np.array(mand, dtype=i64)
-        flat = k._FLAT_TEMPLATE.copy()
-        lower = np.zeros(n_dead * 4 * LOWER_POS, dtype=i64)
-        # the tables of Search.__init__, by the same builder, compiled (one call)
-        suits = k._tables(self._mand, np.array(opt, dtype=i64), np.array(cost, dtype=i64),
-                          wild, 1 if fill else 0, dead, n_dead, flat, lower,
-                          0 if ace_high else 1)
-        wants_relaxed = suits >= 2  # as Search.wants_relaxed
-        self._params = (flat, lower.reshape(n_dead, 4, LOWER_POS))
-        limit = -1 if node_limit is None else min(node_limit, 1 << 62)
-        self._cnt = np.array([0, 0, 0, limit, wcost,
-                              0, 0, 0, 1 if wants_relaxed else 0, 0,
-                              -1 if abort is None else min(abort, 1 << 62), 0],
-                             dtype=np.int64)
-        self._out = np.zeros((56, 6), dtype=np.int64)
-        self._solved: tuple[int, int] | None = None
-
-    @property
-    def nodes(self) -> int:
-        """States expanded so far (as :attr:`Search.nodes`)."""
-        return int(self._cnt[0])
-
-    @property
-    def exceeded(self) -> bool:
-        """True once ``node_limit`` was reached (as :attr:`Search.exceeded`)."""
-        return bool(self._cnt[1])
-
-    def solve_root(self, st: int, beta: int = INF) -> int:
-        """As :meth:`Search.solve_root`. Runs once. Raises :class:`Overflow`."""
-        if self._solved is not None:
-            raise ValueError("CompiledSearch.solve_root runs once")
-        v = int(self._k._run(st, beta, self._params, self._cnt, self._out))
-        if self._cnt[11]:
-            raise Aborted
-        if self._cnt[2]:
-            raise Overflow
-        self._solved = (st, v if v < beta else INF)
-        return v
-
-    def trace(self, st: int) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
-        """As :meth:`Search.trace` of the state last solved (which must have had a value
-        below its bound). Raises RuntimeError otherwise."""
-        if self._solved is None or self._solved != (st, self._solved[1]) \
-                or self._solved[1] >= INF or self._cnt[7]:
-            raise RuntimeError("trace of an infeasible position")
-        rows = self._out.tolist()
-        return [(i, tuple(rows[i])) for i in range(56)], int(self._cnt[6])
-
-    def parked(self, st: int) -> int:
-        """As :meth:`Search.parked`."""
-        return parked(st)
-
-    def melds(self, steps: Sequence[tuple[int, Sequence[int]]],
-              kept: Sequence[int]) -> list[list[int]]:
-        """As :meth:`Search.melds`, for the last trace (``steps`` is what :meth:`trace`
-        returned; the compiled builder reads the same rows from its buffer): the one
-        builder :func:`rummy.solver.build.build_melds`, compiled.
-
-        Raises:
-            RuntimeError: the trace does not add up (a solver bug).
-        """
-        k = self._k
-        np = k.np
-        rows = self._out.reshape(-1)
-        n = int(k._room(rows, self._mand))
-        out = np.empty(n, np.int64)
-        lens = np.empty(n, np.int64)
-        count = int(k._build(rows, self._mand, np.array(kept, dtype=np.int64), n,
-                             np.zeros(workspace_size(n), np.int64), out, lens))
-        return split_melds(out.tolist(), lens.tolist(), count)
+    from rummy.solver import _COSTS  # the package imports this module: import it late
+    k = kernels()
+    cards += counts
+    cards += (_COST_ROW[objective] + (1 if mirror else 0), _COSTS[objective][1],
+              1 if by_hand else 0, 0 if ace_high else 1,
+              -1 if node_limit is None else min(node_limit, 1 << 62),
+              -1 if abort is None else min(abort, 1 << 62),
+              -1 if bound is None else min(bound, 1 << 62))
+    res = k._position(k.np.array(cards, dtype=k.np.int64), _constants())
+    status = int(res[0])
+    if status == k.ST_ABORTED:
+        raise Aborted
+    if status == k.ST_OVERFLOW:
+        raise Overflow
+    out: list[int] = res.tolist()
+    return out
 
 
-
-
-__all__ = ["AVAILABLE", "CompiledSearch", "Overflow", "kernels", "usable"]
+__all__ = ["AVAILABLE", "Overflow", "kernels", "solve_position", "usable"]

@@ -93,7 +93,7 @@ def test_overflow_falls_back_to_the_pure_search(monkeypatch: pytest.MonkeyPatch)
     table = parse_table("5S 6S 7S")
     hand = parse_cards("8S KD")
     expected = best_play(table, hand, backend="pure")
-    monkeypatch.setattr(compiled, "CompiledSearch", overflow)
+    monkeypatch.setattr(compiled, "solve_position", overflow)
     assert best_play(table, hand) == expected
     assert expected is not None and expected.points == 8
 
@@ -180,6 +180,6 @@ def test_cache_write_error_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     def failing(*args: object, **kwargs: object) -> None:
         raise PermissionError("[Errno 13] Permission denied: '__pycache__/x.nbi'")
 
-    monkeypatch.setattr(compiled, "CompiledSearch", failing)
+    monkeypatch.setattr(compiled, "solve_position", failing)
     table, hand = parse_table("5S 6S 7S"), parse_cards("8S KD")
     assert best_play(table, hand) == best_play(table, hand, backend="pure")
