@@ -21,7 +21,9 @@ The protocol (docs/api.md, "Session"):
 * each ``command`` then gets one ``result`` with its ``tag``, in the order sent; every
   command takes one token of the caller's command rate limit (``RATE_LIMITED`` result past
   it);
-* an event is pushed unless a result already sent on the stream carried it;
+* every event after ``after_version`` reaches the seat once: in the result of the command
+  that appended it, or pushed (events pushed while a command is in flight wait for its
+  result, and are dropped if it carried them);
 * the stream ends when the client half-closes or cancels (the push is stopped, the bounds
   released); a request that does not decode ends it with ``INVALID_ARGUMENT`` /
   ``MALFORMED``.
@@ -89,17 +91,47 @@ def outcome_to_proto(out: Outcome, with_view: bool) -> pb.CommandResult:
 
 
 class _Writer:
-    """One writer at a time on the call (results and pushed events come from two tasks);
-    ``sent``: the highest version a result carried, under which pushes are skipped."""
+    """The call's one writer (results and pushed events come from two tasks).
+
+    While a command is in flight (:meth:`begin` .. :meth:`result`), pushed events are held
+    back; the result then goes out, and after it the held events that it did not carry.
+    So every event reaches the seat once: in a result, or pushed (``sent``: the highest
+    version a result carried)."""
 
     def __init__(self, context: grpc.aio.ServicerContext) -> None:
         self._context = context
         self._lock = asyncio.Lock()
+        self._busy = False
+        self._held: list[Any] = []
         self.sent = 0
 
-    async def write(self, message: pb.SessionResponse) -> None:
+    def begin(self) -> None:
+        """A command is in flight: hold pushed events back."""
+        self._busy = True
+
+    async def result(self, message: pb.SessionResponse, version: int) -> None:
+        """Send a command's result (``version``: the highest it carries; 0 for a refusal),
+        then the events held back meanwhile that it did not carry."""
+        self.sent = max(self.sent, version)
+        held, self._held, self._busy = self._held, [], False
         async with self._lock:
             await self._context.write(message)
+            for t in held:
+                if t.version > self.sent:
+                    await self._context.write(pb.SessionResponse(
+                        event=event_to_proto(t.event, t.version, t.ts)))
+
+    async def push(self, t: Any) -> None:
+        """Push one event (a :class:`~rummy_grpc.model.Timed`) unless a result carried it;
+        held back while a command is in flight."""
+        if t.version <= self.sent:
+            return
+        if self._busy:
+            self._held.append(t)
+            return
+        async with self._lock:
+            await self._context.write(pb.SessionResponse(
+                event=event_to_proto(t.event, t.version, t.ts)))
 
 
 class SessionServicer:
@@ -198,6 +230,8 @@ class SessionServicer:
                        cmd: pb.SessionCommand) -> None:
         t0 = time.perf_counter()
         code = "OK"
+        version = 0
+        writer.begin()
         try:
             kind = KINDS.get(cmd.kind)
             if kind is None:
@@ -217,7 +251,7 @@ class SessionServicer:
             code = _CODE_NAMES.get(error.code, "UNKNOWN")
             message = pb.SessionResponse(result=pb.SessionResult(tag=cmd.tag, error=error))
         else:
-            writer.sent = max(writer.sent, out.version)
+            version = out.version
             message = pb.SessionResponse(result=pb.SessionResult(
                 tag=cmd.tag, result=outcome_to_proto(out, cmd.with_view)))
         finally:
@@ -225,7 +259,7 @@ class SessionServicer:
             metrics.child(metrics.GRPC_SERVER_HANDLING_SECONDS, label).observe(
                 time.perf_counter() - t0)
         metrics.child(metrics.GRPC_SERVER_HANDLED_TOTAL, label, code).inc()
-        await writer.write(message)
+        await writer.result(message, version)
 
     async def _push(self, writer: _Writer, game_id: str, token: str,
                     after_version: int) -> None:
@@ -233,10 +267,7 @@ class SessionServicer:
         stream = self.app.stream(game_id, token, "", after_version)
         try:
             async for t in stream:
-                if t.version <= writer.sent:
-                    continue
-                await writer.write(pb.SessionResponse(
-                    event=event_to_proto(t.event, t.version, t.ts)))
+                await writer.push(t)
         finally:
             await stream.aclose()
 
