@@ -356,8 +356,9 @@ def npm_ci() -> None:
     """Install the pinned boardgame.io into benchmarks/peer (``npm ci``) when missing."""
     if (PEER / "node_modules" / "boardgame.io" / "package.json").exists():
         return
-    if shutil.which("npm") is None:
-        raise SystemExit("bench_peer needs node and npm (apt-get install nodejs npm)")
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        raise SystemExit("bench_peer needs node and npm (apt-get install nodejs npm): "
+                         "skipped")
     subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PEER,
                    check=True)
 
@@ -499,7 +500,12 @@ def main() -> None:
                         help="rows to run (bgio echo chat mem_s red_s mem_u red_u; default all)")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
-    asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    try:  # the clients on libuv, as boardgame.io's Node clients are: more load per core
+        import uvloop
+        uvloop.run(main_async(args))
+    except ImportError:
+        asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

@@ -38,10 +38,12 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_store.base import StoredEvent
 
 from rummy_grpc import metrics
 from rummy_grpc.aborts import abort
@@ -50,6 +52,7 @@ from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
 from rummy_grpc.errors import BadRequest, ServiceError, UndecodableRequest, map_error
 from rummy_grpc.limits import client_key
 from rummy_grpc.model import Outcome
+from rummy_grpc.reads import redact_for
 
 log = logging.getLogger("rummy_grpc")
 
@@ -96,13 +99,17 @@ class _Writer:
     While a command is in flight (:meth:`begin` .. :meth:`result`), pushed events are held
     back; the result then goes out, and after it the held events that it did not carry.
     So every event reaches the seat once: in a result, or pushed (``sent``: the highest
-    version a result carried)."""
+    version a result carried). Pushed events come as stored records and are decoded and
+    redacted (``show``) only when they are sent: the seat's own events, which its results
+    carry, cost no decoding."""
 
-    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+    def __init__(self, context: grpc.aio.ServicerContext,
+                 show: Callable[[StoredEvent], pb.Event]) -> None:
         self._context = context
+        self._show = show
         self._lock = asyncio.Lock()
         self._busy = False
-        self._held: list[Any] = []
+        self._held: list[StoredEvent] = []
         self.sent = 0
 
     def begin(self) -> None:
@@ -116,22 +123,20 @@ class _Writer:
         held, self._held, self._busy = self._held, [], False
         async with self._lock:
             await self._context.write(message)
-            for t in held:
-                if t.version > self.sent:
-                    await self._context.write(pb.SessionResponse(
-                        event=event_to_proto(t.event, t.version, t.ts)))
+            for se in held:
+                if se.version > self.sent:
+                    await self._context.write(pb.SessionResponse(event=self._show(se)))
 
-    async def push(self, t: Any) -> None:
-        """Push one event (a :class:`~rummy_grpc.model.Timed`) unless a result carried it;
-        held back while a command is in flight."""
-        if t.version <= self.sent:
+    async def push(self, se: StoredEvent) -> None:
+        """Push one event unless a result carried it; held back while a command is in
+        flight."""
+        if se.version <= self.sent:
             return
         if self._busy:
-            self._held.append(t)
+            self._held.append(se)
             return
         async with self._lock:
-            await self._context.write(pb.SessionResponse(
-                event=event_to_proto(t.event, t.version, t.ts)))
+            await self._context.write(pb.SessionResponse(event=self._show(se)))
 
 
 class SessionServicer:
@@ -157,15 +162,15 @@ class SessionServicer:
         game_id, token = opened.game_id, opened.token
         client = client_key(token, context.peer(), who.key)
         try:  # the game found and the token checked before the stream counts
-            await self._check_open(game_id, token, opened.after_version)
+            meta, seat = await self._check_open(game_id, token, opened.after_version)
             self.streams.acquire(game_id, client)
         except Exception as exc:  # noqa: BLE001 - mapped like the unary calls
             await abort(context, exc)
-        writer = _Writer(context)
+        writer = _Writer(context, self._shower(meta, seat))
         failed: list[BaseException] = []
         main = asyncio.current_task()
         pusher = asyncio.get_running_loop().create_task(
-            self._push(writer, game_id, token, opened.after_version))
+            self._push(writer, game_id, opened.after_version))
 
         def stop_on_failure(task: asyncio.Task[None]) -> None:
             # the push failed (store gone, stream rewound): end the call with its status
@@ -198,14 +203,27 @@ class SessionServicer:
         if failed:
             await abort(context, failed[0])
 
-    async def _check_open(self, game_id: str, token: str, after_version: int) -> None:
-        """Raise what the unary calls would for this game, seat token and version."""
+    async def _check_open(self, game_id: str, token: str,
+                          after_version: int) -> tuple[dict[str, Any], int]:
+        """The game's meta and the token's seat; raises what the unary calls would for
+        this game, seat token and version."""
         meta = await self.app.repo.meta(game_id)
-        authenticate(meta, token, seat_required=True)
+        seat = authenticate(meta, token, seat_required=True).seat
+        assert seat is not None
         state, _ = await self.app.repo.load(game_id)
         if not 0 <= after_version <= state.version:
             raise BadRequest(f"after_version must be 0..{state.version} (the game's "
                              f"version), got {after_version}")
+        return meta, seat
+
+    def _shower(self, meta: dict[str, Any], seat: int) -> Callable[[StoredEvent], pb.Event]:
+        """A stored event as ``seat`` may see it (I3), in its proto form."""
+        to_event = self.app.repo.mapper.to_event
+
+        def show(se: StoredEvent) -> pb.Event:
+            return event_to_proto(redact_for(meta, seat, to_event(se)), se.version, se.ts)
+
+        return show
 
     async def _admit_session(self, context: grpc.aio.ServicerContext) -> Any:
         try:
@@ -261,15 +279,19 @@ class SessionServicer:
         metrics.child(metrics.GRPC_SERVER_HANDLED_TOTAL, label, code).inc()
         await writer.result(message, version)
 
-    async def _push(self, writer: _Writer, game_id: str, token: str,
-                    after_version: int) -> None:
-        """Push the game's events to the seat, skipping those a result carried."""
-        stream = self.app.stream(game_id, token, "", after_version)
+    async def _push(self, writer: _Writer, game_id: str, after_version: int) -> None:
+        """Push the game's events after ``after_version`` to the seat (catch-up, then live,
+        :meth:`rummy_store.base.EventStore.subscribe`), skipping those a result carried;
+        ends after ``GameEnded``."""
+        sub = self.app.store.subscribe(game_id, after_version)
         try:
-            async for t in stream:
-                await writer.push(t)
+            async for se in sub:
+                await writer.push(se)
+                if se.type == "GameEnded":
+                    return
         finally:
-            await stream.aclose()
+            with contextlib.suppress(Exception):
+                await sub.aclose()
 
 
 __all__ = ["KINDS", "METHOD", "SessionServicer", "outcome_to_proto", "session_error"]
