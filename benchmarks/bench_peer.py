@@ -29,8 +29,9 @@ CPU-second** (utime + stime of the server's process tree from ``/proc/<pid>/stat
 window, divided into the moves completed in it) and its ratio to boardgame.io's; then move
 latency p50/p99 at 100 paced games (exponential think time, mean ``--think`` s, before each
 move) from the acting client: command sent -> its result (boardgame.io: move sent -> the
-acting seat's update that contains it). Clients are cold for the first second of each
-window's game set (``--warmup``, not counted) and warm after.
+acting seat's update that contains it). Set-up is not timed: every client's first move must
+have come back (its games created and joined, its connections open) before a second of
+warm-up (not counted) and the measured window.
 
 Usage: python benchmarks/bench_peer.py [--quick] [--rounds N] [--seconds S] [--think S]
          [--redis-url URL]
@@ -179,8 +180,10 @@ class Window:
         self.moves = 0
         self.latencies: list[float] = []
         self.errors: list[str] = []
+        self.playing: set[int] = set()  # clients whose first move came back
 
-    def done(self, t0: float) -> None:
+    def done(self, t0: float, client: int = -1) -> None:
+        self.playing.add(client)
         if self.counting:
             self.moves += 1
             self.latencies.append(time.perf_counter() - t0)
@@ -201,7 +204,7 @@ async def think(rng: random.Random, mean: float) -> None:
 
 
 async def session_seat(stub: Any, gid: str, token: str, seat: int, tracker: Tracker,
-                       win: Window, rng: random.Random, mean: float) -> None:
+                       win: Window, rng: random.Random, mean: float, client: int) -> None:
     """One seat on its own Session stream until the game is over or the window stops."""
     call = stub.Session()
     await call.write(pb.SessionRequest(open=pb.SessionOpen(
@@ -230,7 +233,7 @@ async def session_seat(stub: Any, gid: str, token: str, seat: int, tracker: Trac
                     for ev in msg.result.result.events:
                         tracker.see(ev)
                     break
-                win.done(sent_at)
+                win.done(sent_at, client)
                 moves += 1
             else:
                 msg = await call.read()
@@ -241,18 +244,19 @@ async def session_seat(stub: Any, gid: str, token: str, seat: int, tracker: Trac
         call.cancel()
 
 
-async def session_games(stub: Any, win: Window, seed: int, mean: float) -> None:
+async def session_games(stub: Any, win: Window, seed: int, mean: float,
+                        client: int) -> None:
     rng = random.Random(seed)
     while not win.stopped:
         gid, tokens, tracker = await new_game(stub)
         mirror = Tracker(0, 0, 0)
         mirror.__dict__.update(tracker.__dict__)
         await asyncio.gather(
-            session_seat(stub, gid, tokens[0], 0, tracker, win, rng, mean),
-            session_seat(stub, gid, tokens[1], 1, mirror, win, rng, mean))
+            session_seat(stub, gid, tokens[0], 0, tracker, win, rng, mean, client),
+            session_seat(stub, gid, tokens[1], 1, mirror, win, rng, mean, client))
 
 
-async def unary_games(stub: Any, win: Window, seed: int, mean: float) -> None:
+async def unary_games(stub: Any, win: Window, seed: int, mean: float, client: int) -> None:
     """One client plays both seats with the unary calls (nothing is pushed)."""
     rng = random.Random(seed)
     calls = {DRAW: (stub.Draw, pb.DrawRequest), MELD_OR_PASS: (stub.Pass, pb.PassRequest),
@@ -272,23 +276,25 @@ async def unary_games(stub: Any, win: Window, seed: int, mean: float) -> None:
             t0 = time.perf_counter()
             res = await method(request(game_id=gid, token=tokens[t.turn], options=pb.CommandOptions(
                 expected_version=t.version, omit_view=True)))
-            win.done(t0)
+            win.done(t0, client)
             moves += 1
             for ev in res.result.events:
                 t.see(ev)
 
 
-async def echo_unary(channel: grpc.aio.Channel, win: Window, seed: int, mean: float) -> None:
+async def echo_unary(channel: grpc.aio.Channel, win: Window, seed: int, mean: float,
+                     client: int) -> None:
     rng = random.Random(seed)
     call = channel.unary_unary("/bench.Echo/Echo")
     while not win.stopped:
         await think(rng, mean)
         t0 = time.perf_counter()
         await call(b"c" * 80)
-        win.done(t0)
+        win.done(t0, client)
 
 
-async def echo_stream(channel: grpc.aio.Channel, win: Window, seed: int, mean: float) -> None:
+async def echo_stream(channel: grpc.aio.Channel, win: Window, seed: int, mean: float,
+                      client: int) -> None:
     rng = random.Random(seed)
     call = channel.stream_stream("/bench.Echo/Chat")()
     try:
@@ -297,7 +303,7 @@ async def echo_stream(channel: grpc.aio.Channel, win: Window, seed: int, mean: f
             t0 = time.perf_counter()
             await call.write(b"c" * 80)
             await call.read()
-            win.done(t0)
+            win.done(t0, client)
     finally:
         call.cancel()
 
@@ -312,11 +318,16 @@ async def run_python(kind: str, port: int, pid: int, games: int, warmup: float,
     for i in range(games):
         ch = channels[i % CHANNELS]
         if play is not None:
-            coro = play(pb_grpc.GameServiceStub(ch), win, seed * 1000 + i, mean)
+            coro = play(pb_grpc.GameServiceStub(ch), win, seed * 1000 + i, mean, i)
         else:
             coro = (echo_unary if kind == "echo" else echo_stream)(ch, win, seed * 1000 + i,
-                                                                 mean)
+                                                                 mean, i)
         tasks.append(asyncio.create_task(coro))
+    setup_until = time.monotonic() + 120  # every client playing before the clock runs
+    while len(win.playing) < games and time.monotonic() < setup_until:
+        if any(t.done() for t in tasks):
+            break
+        await asyncio.sleep(0.02)
     await asyncio.sleep(warmup)
     failed = [t for t in tasks if t.done() and t.exception() is not None]
     if failed:
@@ -346,7 +357,9 @@ def run_bgio(port: int, pid: int, games: int, warmup: float, seconds: float, mea
     out = subprocess.run(
         ["node", str(PEER / "load.js"), str(port), str(pid), str(games), str(warmup),
          str(seconds), str(mean), str(seed)], cwd=PEER, capture_output=True, text=True,
-        timeout=warmup + seconds + 120, check=True)
+        timeout=warmup + seconds + 180)
+    if out.returncode:
+        raise SystemExit(f"load.js failed ({out.returncode}): {out.stderr.strip()[-2000:]}")
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return {"moves": data["moves"], "seconds": data["seconds"],
             "cpu": data["cpu_ticks"] / CLK_TCK, "latencies": data["latencies"]}
@@ -382,9 +395,10 @@ def start(cmd: list[str], env: dict[str, str] | None = None,
     return proc, int(port_file.read_text())
 
 
-def rummy_server(store: list[str], prefix: str, tmp: Path,
-                 name: str) -> tuple[subprocess.Popen[str], int]:
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
+def rummy_server(store: list[str], prefix: str, tmp: Path, name: str,
+                 root: Path = ROOT) -> tuple[subprocess.Popen[str], int]:
+    """``rummy serve`` from the source tree ``root`` (default: this one)."""
+    env = dict(os.environ, PYTHONPATH=f"{root}{os.pathsep}{root / 'services'}",
                RUMMY_LOG_LEVEL="WARNING")
     port_file = tmp / f"port-{name}"
     return start([sys.executable, "-m", "rummy_grpc", "serve", *store, "--prefix", prefix,
@@ -410,6 +424,10 @@ async def main_async(args: argparse.Namespace) -> None:
             mem, mem_port = rummy_server(["--store", "memory"], prefix, tmp, "mem")
             red, red_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp, "red")
             procs += [bgio, echo, mem, red]
+            if args.baseline:  # another checkout of the project (e.g. before a change)
+                base, base_port = rummy_server(["--store", "memory"], prefix, tmp, "base",
+                                               Path(args.baseline).resolve())
+                procs.append(base)
             rows = {
                 "bgio": ("boardgame.io 0.50.2", None, bgio_port, bgio.pid),
                 "echo": ("grpc.aio echo, unary", "echo", echo_port, echo.pid),
@@ -419,6 +437,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 "mem_u": ("rummy memory, unary", "unary", mem_port, mem.pid),
                 "red_u": ("rummy Redis, unary", "unary", red_port, red.pid),
             }
+            if args.baseline:
+                rows["base_u"] = ("baseline memory, unary", "unary", base_port, base.pid)
             order = [r for r in rows if r in args.only] if args.only else list(rows)
             print(f"boardgame.io against rummy serve, 1 process each; {rounds} interleaved "
                   f"round(s) of {warmup:.0f} s warm-up + {seconds:.0f} s per row; median of "
@@ -498,6 +518,9 @@ def main() -> None:
                         help="mean think time of the paced level, seconds (default 0.25)")
     parser.add_argument("--only", nargs="*", default=[],
                         help="rows to run (bgio echo chat mem_s red_s mem_u red_u; default all)")
+    parser.add_argument("--baseline", default="",
+                        help="also serve from this source tree (memory store, unary row "
+                        "base_u): a change measured against the code before it, same run")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()

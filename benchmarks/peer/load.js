@@ -3,7 +3,8 @@
 // it is its turn (closed loop), or after an exponential think time (paced). A game is
 // created and joined through the lobby API (credentials checked on every move); when it
 // ends, the two seats start another one.
-// Prints one JSON line: moves completed in the window, its length, the server's CPU ticks
+// Every game's first move must have come back before the warm-up starts (set-up is not
+// timed). Prints one JSON line: moves completed in the window, its length, the server's CPU ticks
 // (utime + stime of /proc/<pid>/stat) over it, and each move's latency in seconds (from the
 // move sent to the acting seat's update that contains it).
 // Usage: node load.js PORT SERVER_PID GAMES WARMUP_S SECONDS THINK_S SEED
@@ -30,19 +31,31 @@ function uniform() { // xorshift32: a seeded think time, as the Python clients h
 }
 
 async function post(url, body) {
-  const res = await fetch(url, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return res.json();
+  // a kept-alive connection the server closed meanwhile (its 5 s idle timeout) resets the
+  // next request on it: try again on a new one
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+      return await res.json();
+    } catch (e) {
+      if (attempt >= 5) throw e;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
 
+let ready = 0; // games whose first move came back: set up, connected, playing
 let counting = false;
 let stopped = false;
 let moves = 0;
 const latencies = [];
 
 async function playGames() {
+  let first = true;
   while (!stopped) {
     const { matchID } = await post(`${base}/create`, { numPlayers: 2 });
     const seats = [];
@@ -73,6 +86,7 @@ async function playGames() {
           if (sentState >= 0 && state._stateID > sentState) {
             if (counting) { moves += 1; latencies.push((performance.now() - sentAt) / 1000); }
             sentState = -1;
+            if (first) { first = false; ready += 1; }
           }
           if (state.ctx.gameover) { resolve(clients); return; }
           if (state.ctx.currentPlayer !== playerID || state._stateID === acted) return;
@@ -91,6 +105,11 @@ async function playGames() {
 
 async function main() {
   for (let i = 0; i < games; i++) playGames().catch((e) => { console.error(e); process.exit(1); });
+  const setupUntil = performance.now() + 120000; // every game playing before the clock runs
+  while (ready < games && performance.now() < setupUntil) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  if (ready < games) { console.error(`only ${ready} of ${games} games started`); process.exit(1); }
   await new Promise((r) => setTimeout(r, warmup * 1000));
   const t0 = performance.now();
   const c0 = cpuTicks();
