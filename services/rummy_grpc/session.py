@@ -139,6 +139,14 @@ class _Writer:
             await self._context.write(pb.SessionResponse(event=self._show(se)))
 
 
+def _gone(context: grpc.aio.ServicerContext) -> bool:
+    """Whether the call ended on the client's side (cancelled, deadline, connection)."""
+    try:
+        return bool(context.cancelled() or context.done())
+    except Exception:  # noqa: BLE001 - a context without them: not known to be gone
+        return False
+
+
 class SessionServicer:
     """The ``Session`` method, mixed into :class:`rummy_grpc.servicer.GameServicer` (it
     uses its ``app``, ``streams`` and ``gate``)."""
@@ -200,6 +208,13 @@ class SessionServicer:
             with contextlib.suppress(BaseException):
                 await pusher
             self.streams.release(game_id, client)
+        if failed and _gone(context):
+            # a reply or a push written as the client left (cancel, deadline, closed
+            # connection): nothing is wrong with the server; counted, not logged at ERROR
+            metrics.child(metrics.REPLIES_UNDELIVERED_TOTAL, METHOD).inc()
+            log.debug("session on %s: the client had gone (%s)", game_id,
+                      type(failed[0]).__name__)
+            return
         if failed:
             await abort(context, failed[0])
 
@@ -238,7 +253,8 @@ class SessionServicer:
         if raw is grpc.aio.EOF:
             return None
         try:
-            return pb.SessionRequest.FromString(raw)
+            request: pb.SessionRequest = pb.SessionRequest.FromString(raw)
+            return request
         except Exception as exc:  # noqa: BLE001 - DecodeError, or anything a parser raises
             error = UndecodableRequest(METHOD, len(raw), str(exc) or type(exc).__name__)
         log.debug("refused an undecodable request: %s", error)
