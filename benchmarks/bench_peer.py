@@ -17,6 +17,8 @@ Measured against it, interleaved and repeated in the same run (median of the rou
   events pushed to it: the socket.io pattern);
 * **rummy unary**: the same servers, one client per game calling ``Draw`` / ``Pass`` /
   ``EndTurn`` for both seats (``expected_version``, ``omit_view``), nothing pushed;
+* **rummy session, uv**: the same sessions on ``rummy serve --uvloop`` (libuv's event loop,
+  as boardgame.io's Node server has);
 * **echo**: a bare ``grpc.aio`` server answering a unary call, and a bidirectional stream
   echoing each message: what gRPC on asyncio costs per call, the floor of any Python design.
 
@@ -396,7 +398,7 @@ def start(cmd: list[str], env: dict[str, str] | None = None,
 
 
 def rummy_server(store: list[str], prefix: str, tmp: Path, name: str,
-                 root: Path = ROOT) -> tuple[subprocess.Popen[str], int]:
+                 root: Path = ROOT, *extra: str) -> tuple[subprocess.Popen[str], int]:
     """``rummy serve`` from the source tree ``root`` (default: this one)."""
     env = dict(os.environ, PYTHONPATH=f"{root}{os.pathsep}{root / 'services'}",
                RUMMY_LOG_LEVEL="WARNING")
@@ -405,7 +407,7 @@ def rummy_server(store: list[str], prefix: str, tmp: Path, name: str,
                   "--host", "127.0.0.1", "--port", "0", "--port-file", str(port_file),
                   # the limit is on (its cost counted) at a rate no client here reaches
                   "--rate-commands", "1000000", "--rate-burst", "1000000",
-                  "--rate-create", "0"], env, port_file)
+                  "--rate-create", "0", *extra], env, port_file)
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -423,7 +425,12 @@ async def main_async(args: argparse.Namespace) -> None:
             echo, echo_port = start([sys.executable, "-c", ECHO_SERVER])
             mem, mem_port = rummy_server(["--store", "memory"], prefix, tmp, "mem")
             red, red_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp, "red")
-            procs += [bgio, echo, mem, red]
+            # the same on libuv (rummy serve --uvloop), as Node's server runs
+            mem_uv, mem_uv_port = rummy_server(["--store", "memory"], prefix, tmp, "mem-uv",
+                                               ROOT, "--uvloop")
+            red_uv, red_uv_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp,
+                                               "red-uv", ROOT, "--uvloop")
+            procs += [bgio, echo, mem, red, mem_uv, red_uv]
             if args.baseline:  # another checkout of the project (e.g. before a change)
                 base, base_port = rummy_server(["--store", "memory"], prefix, tmp, "base",
                                                Path(args.baseline).resolve())
@@ -434,6 +441,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 "chat": ("grpc.aio echo, stream", "chat", echo_port, echo.pid),
                 "mem_s": ("rummy memory, session", "session", mem_port, mem.pid),
                 "red_s": ("rummy Redis, session", "session", red_port, red.pid),
+                "mem_s_uv": ("rummy memory, session, uv", "session", mem_uv_port,
+                             mem_uv.pid),
+                "red_s_uv": ("rummy Redis, session, uv", "session", red_uv_port, red_uv.pid),
                 "mem_u": ("rummy memory, unary", "unary", mem_port, mem.pid),
                 "red_u": ("rummy Redis, unary", "unary", red_port, red.pid),
             }
@@ -517,7 +527,8 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=0.25,
                         help="mean think time of the paced level, seconds (default 0.25)")
     parser.add_argument("--only", nargs="*", default=[],
-                        help="rows to run (bgio echo chat mem_s red_s mem_u red_u; default all)")
+                        help="rows to run (bgio echo chat mem_s red_s mem_s_uv red_s_uv mem_u "
+                        "red_u base_u; default all)")
     parser.add_argument("--baseline", default="",
                         help="also serve from this source tree (memory store, unary row "
                         "base_u): a change measured against the code before it, same run")
