@@ -93,6 +93,12 @@ def outcome_to_proto(out: Outcome, with_view: bool) -> pb.CommandResult:
     return result
 
 
+class ClientGone(Exception):
+    """A write on the call failed: the client cancelled, its deadline passed or its
+    connection closed (grpcio reports it as a failed batch, before the call's
+    ``cancelled()`` may say so)."""
+
+
 class _Writer:
     """The call's one writer (results and pushed events come from two tasks).
 
@@ -122,10 +128,10 @@ class _Writer:
         self.sent = max(self.sent, version)
         held, self._held, self._busy = self._held, [], False
         async with self._lock:
-            await self._context.write(message)
+            await self._write(message)
             for se in held:
                 if se.version > self.sent:
-                    await self._context.write(pb.SessionResponse(event=self._show(se)))
+                    await self._write(pb.SessionResponse(event=self._show(se)))
 
     async def push(self, se: StoredEvent) -> None:
         """Push one event unless a result carried it; held back while a command is in
@@ -136,7 +142,15 @@ class _Writer:
             self._held.append(se)
             return
         async with self._lock:
-            await self._context.write(pb.SessionResponse(event=self._show(se)))
+            await self._write(pb.SessionResponse(event=self._show(se)))
+
+    async def _write(self, message: pb.SessionResponse) -> None:
+        try:
+            await self._context.write(message)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the call cannot send any more
+            raise ClientGone(type(exc).__name__) from exc
 
 
 def _gone(context: grpc.aio.ServicerContext) -> bool:
@@ -208,7 +222,7 @@ class SessionServicer:
             with contextlib.suppress(BaseException):
                 await pusher
             self.streams.release(game_id, client)
-        if failed and _gone(context):
+        if failed and (isinstance(failed[0], ClientGone) or _gone(context)):
             # a reply or a push written as the client left (cancel, deadline, closed
             # connection): nothing is wrong with the server; counted, not logged at ERROR
             metrics.child(metrics.REPLIES_UNDELIVERED_TOTAL, METHOD).inc()
@@ -310,4 +324,4 @@ class SessionServicer:
                 await sub.aclose()
 
 
-__all__ = ["KINDS", "METHOD", "SessionServicer", "outcome_to_proto", "session_error"]
+__all__ = ["ClientGone", "KINDS", "METHOD", "SessionServicer", "outcome_to_proto", "session_error"]

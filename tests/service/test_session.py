@@ -204,6 +204,7 @@ async def test_commands_take_the_callers_rate_limit(store):
         assert limited.error.reason == "RATE_LIMITED"
         assert limited.error.code == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
         assert limited.error.retry_delay > 0
+        assert await store.version(gid) == v.version + 1  # the refused pass appended nothing
         call.cancel()
 
 
