@@ -61,13 +61,18 @@ lint: setup  ## ruff, mypy (strict on the core) and the import contract
 audit: setup  ## pip-audit every version in constraints.txt (fails on a known vulnerability)
 	$(PY) .ci/audit.py
 
-bench: setup  ## print the benchmark figures (see benchmarks/); installs the bench extra (OpenSpiel) and h2load
+bench: setup  ## print the benchmark figures (see benchmarks/); installs the bench extra (OpenSpiel), h2load, and boardgame.io (npm ci) for bench_peer
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[bench]"
 	@command -v h2load >/dev/null 2>&1 || { apt-get install -y -qq nghttp2-client >/dev/null 2>&1 \
 	  || (apt-get update -qq && apt-get install -y -qq nghttp2-client) >/dev/null 2>&1 \
 	  || echo "h2load (Debian's nghttp2-client) could not be installed: its rows are skipped"; }
 	$(PY) benchmarks/bench_engine.py
-	@for b in benchmarks/bench_solver.py benchmarks/bench_env.py benchmarks/bench_service.py benchmarks/bench_storage.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
+	@command -v npm >/dev/null 2>&1 || { apt-get install -y -qq nodejs npm >/dev/null 2>&1 \
+	  || (apt-get update -qq && apt-get install -y -qq nodejs npm) >/dev/null 2>&1 \
+	  || echo "node/npm could not be installed: bench_peer (boardgame.io) is skipped"; }
+	@if command -v npm >/dev/null 2>&1 && [ ! -d benchmarks/peer/node_modules ]; then \
+	  (cd benchmarks/peer && npm ci --no-audit --no-fund --loglevel=error); fi
+	@for b in benchmarks/bench_solver.py benchmarks/bench_env.py benchmarks/bench_service.py benchmarks/bench_peer.py benchmarks/bench_storage.py benchmarks/bench_workers.py benchmarks/bench_cluster.py; do \
 	  if [ -f $$b ]; then $(PY) $$b; fi; done
 
 golden: setup  ## regenerate the golden playthroughs in tests/golden/

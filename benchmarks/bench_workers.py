@@ -83,6 +83,80 @@ def _run_batch(store, spec, queue: str, timeout: float = 1800.0) -> float:
         time.sleep(0.02)
 
 
+WRITES = frozenset(
+    "SET SETEX SETNX PSETEX HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT INCR INCRBY DECR DEL "
+    "UNLINK EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LREM "
+    "LTRIM LSET LMOVE BLMOVE RPOPLPUSH BRPOPLPUSH BRPOP BLPOP SADD SREM SPOP SMOVE ZADD ZREM "
+    "ZINCRBY ZPOPMIN ZPOPMAX ZREMRANGEBYSCORE XADD XDEL XTRIM XACK PUBLISH EVAL EVALSHA FCALL "
+    "GETDEL GETEX GETSET MSET RENAME COPY".split())
+"""Redis commands counted as writes by :func:`count_commands` (a Lua script counts as one
+write: it runs atomically, and what it does inside is shown on its own lines too, under
+the script's name, so inner commands are counted apart as ``lua:<command>``)."""
+
+
+def count_commands(store, client, redis_url: str, bots: tuple[str, ...], chunks: int,
+                   chunk: int) -> None:
+    """Run one batch of ``chunks`` chunks of ``chunk`` games on a 1-process worker while
+    Redis MONITOR records every command on this run's keys and connections; print the
+    commands per chunk by name, writes and reads (broker and state alike)."""
+    import collections
+    import threading
+
+    import redis
+
+    counts: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    mine = client.client_info()["addr"]  # this script's connection: submit, status polls
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def monitor() -> None:
+        mon = redis.Redis.from_url(redis_url, decode_responses=True)
+        with mon.monitor() as m:
+            ready.set()
+            for cmd in m.listen():
+                if stop.is_set():
+                    break
+                text = cmd.get("command", "")
+                if TAG not in text:
+                    continue  # other tenants of this Redis
+                name = text.split(" ", 1)[0].upper()
+                if f"{cmd.get('client_address')}:{cmd.get('client_port')}" == mine:
+                    own[name] += 1
+                    continue
+                counts[f"lua:{name}" if cmd.get("client_type") == "lua" else name] += 1
+        mon.close()
+
+    queue = f"{TAG}-count"
+    w = Worker(queue, 1, Path(tempfile.mkdtemp(prefix="bench-count-")) / "w.log")
+    thread = threading.Thread(target=monitor, daemon=True)
+    try:
+        from rummy_worker.batches import BatchSpec
+        _run_batch(store, BatchSpec(games=2, bots=bots, seed=99, chunk_size=1), queue, 120)
+        thread.start()
+        ready.wait(10)
+        t0 = time.perf_counter()
+        secs = _run_batch(store, BatchSpec(games=chunks * chunk, bots=bots, seed=2024,
+                                           chunk_size=chunk), queue)
+        time.sleep(1.0)  # the last acknowledgements
+        stop.set()
+        client.set(f"{TAG}:monitor-stop", "1")  # one more command wakes the monitor
+        thread.join(10)
+    finally:
+        w.stop()
+    total = sum(v for k, v in counts.items() if not k.startswith("lua:"))
+    writes = sum(v for k, v in counts.items() if k in WRITES)
+    print(f"the submitting script's own connection (submit, a status poll every 20 ms), not "
+          f"counted below: {dict(own.most_common())}")
+    print(f"Redis commands per chunk ({chunks} chunks of {chunk} {bots[0]} games, 1 worker "
+          f"process, {secs:.1f} s, broker and state on one Redis, Redis MONITOR; workers and "
+          f"the task messages): "
+          f"{total / chunks:.1f} commands, {writes / chunks:.1f} writes "
+          f"(a Lua script counted once; t={time.perf_counter() - t0:.1f} s)")
+    for name, n in counts.most_common():
+        print(f"  {name:<22} {n / chunks:6.2f} per chunk{'  (write)' if name in WRITES else ''}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer games (a smoke run)")
@@ -90,6 +164,9 @@ def main() -> int:
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2, help="runs per figure; the best is kept")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/1")
+    ap.add_argument("--count-commands", type=int, default=0, metavar="CHUNKS",
+                    help="only count the Redis commands of a batch of CHUNKS chunks of 50 "
+                    "random-bot games (Redis MONITOR), per chunk")
     args = ap.parse_args()
     _setup_env(args.redis_url)
 
@@ -105,6 +182,15 @@ def main() -> int:
     store = BatchStore(client, TAG)
     logdir = Path(tempfile.mkdtemp(prefix="bench-workers-"))
     note = " (greedy not registered yet)" if solver_bot == "basic" else ""
+    if args.count_commands:
+        try:
+            count_commands(store, client, args.redis_url, ("random",) * args.players,
+                           args.count_commands, 50)
+        finally:
+            keys = list(client.scan_iter(match=f"{TAG}*", count=1000))
+            for i in range(0, len(keys), 500):
+                client.delete(*keys[i:i + 500])
+        return 0
     print(f"cores: {os.cpu_count()}  players: {args.players}  games per run: {games}  "
           f"solver-based bot: {solver_bot}{note}")
     print(f"load average before: {os.getloadavg()[0]:.2f} (other processes share the cores)")

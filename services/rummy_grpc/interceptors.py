@@ -35,8 +35,9 @@ def _code(context: grpc.aio.ServicerContext, exc: BaseException | None) -> str:
     return "UNKNOWN"
 
 
-def _observe(method: str, t0: float, context: grpc.aio.ServicerContext,
-             exc: BaseException | None) -> None:
+def observe(method: str, t0: float, context: grpc.aio.ServicerContext,
+            exc: BaseException | None) -> None:
+    """Time a call that began at ``t0`` (``perf_counter``) and count it by its code."""
     metrics.child(metrics.GRPC_SERVER_HANDLING_SECONDS, method).observe(time.perf_counter() - t0)
     metrics.child(metrics.GRPC_SERVER_HANDLED_TOTAL, method, _code(context, exc)).inc()
 
@@ -66,7 +67,7 @@ def metrics_handler(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMeth
                 exc = e
                 raise
             finally:
-                _observe(method, t0, context, exc)
+                observe(method, t0, context, exc)
 
         return grpc.unary_unary_rpc_method_handler(
             unary_unary, request_deserializer=handler.request_deserializer,
@@ -85,7 +86,7 @@ def metrics_handler(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMeth
                 exc = e
                 raise
             finally:
-                _observe(method, t0, context, exc)
+                observe(method, t0, context, exc)
 
         return grpc.unary_stream_rpc_method_handler(
             unary_stream, request_deserializer=handler.request_deserializer,

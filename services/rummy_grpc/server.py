@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import re
@@ -389,6 +390,21 @@ def create_server(address: str, store: EventStore, *, admin_token: str | None = 
                        streams=streams, gate=gate, tls=reloader), port
 
 
+GC_THRESHOLD = (20_000, 20, 20)
+"""The collector's thresholds while serving (:func:`tune_gc`)."""
+
+
+def tune_gc() -> None:
+    """Once started, move every object alive to the collector's permanent generation
+    (``gc.freeze``: modules, the rules' tables, the solver's kernels are never scanned
+    again) and collect the young generation every 20,000 allocations instead of 700: a
+    served move allocates a few hundred short-lived objects, and a full scan of the
+    startup heap every few moves cost about 3% of the server's CPU (py-spy, native)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+
+
 def make_store(kind: str, redis_url: str | None, prefix: str = "rummy", *,
                idle_ttl: float = IDLE_EXPIRY,
                request_ttl: float = REQUEST_WINDOW, batch: bool = True,
@@ -462,6 +478,7 @@ async def serve(address: str, store: EventStore, *, metrics_port: int | None = N
         await server.stop(None)
         await store.close()
         raise
+    tune_gc()
     log.info("rummy gRPC server listening on port %d (%s)", port,
              "plaintext" if server.tls is None
              else "mutual TLS" if server.tls.config.mutual else "TLS")

@@ -30,6 +30,7 @@ from rummy_grpc.model import READ_CHUNK
 from rummy_grpc.reads import page_cost
 from rummy_grpc.results_rpc import ResultsServicer
 from rummy_grpc.review_rpc import review_game
+from rummy_grpc.session import SessionServicer
 
 log = logging.getLogger("rummy_grpc")
 T = TypeVar("T")
@@ -55,8 +56,8 @@ def _options(request: Any) -> tuple[int | None, str]:
     return expected, opts.request_id
 
 
-class GameServicer(HelpServicer, ResultsServicer, LifecycleServicer, ErasureServicer,
-                   pb_grpc.GameServiceServicer):
+class GameServicer(SessionServicer, HelpServicer, ResultsServicer, LifecycleServicer,
+                   ErasureServicer, pb_grpc.GameServiceServicer):
     """``GameService`` over a :class:`GameApp`; ``streams`` bounds the open ``StreamEvents``
     calls (default: :class:`StreamLimits` with its default bounds); ``gate`` admits every
     call (default: an open :class:`CallerGate`, no rate limits); ``hints``: ``GetHint`` is

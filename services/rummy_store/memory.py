@@ -2,7 +2,8 @@
 
 Behaves as :class:`rummy_store.redis_store.RedisEventStore` does (one contract suite), except
 that nothing survives the process and ``block_ms`` has no effect (a subscriber simply waits on
-an ``asyncio.Condition``). Use it from one event loop.
+a future of its game, set by the game's next append: an append wakes its own game's
+subscribers only). Use it from one event loop.
 """
 
 from __future__ import annotations
@@ -75,11 +76,12 @@ class MemoryEventStore:
         self._index: dict[str, float] = {}  # game id -> time entered in the index (s)
         self._active: set[str] = set()
         self._snapshots: dict[str, dict[int, str]] = {}  # game id -> {version: JSON}
-        self._changed = asyncio.Condition()
+        self._lock = asyncio.Lock()  # appends, one at a time
         self._due: dict[str, float] = {}  # game id -> due time (epoch s)
         self._once: dict[str, tuple[float, str]] = {}  # name -> (expiry, JSON)
         self._subscribers = 0
         self._created: dict[str, dict[str, float]] = {}  # creator -> {game id: created}
+        self._waiters: dict[str, set[asyncio.Future[None]]] = {}  # game id -> subscribers'
         self._results = MemoryFeed()
 
     async def append(
@@ -100,7 +102,7 @@ class MemoryEventStore:
         check_request_id(request_id)
         encoded = serialise_events(events)
         response_json = dumps(response)
-        async with self._changed:
+        async with self._lock:
             game = self._games.get(game_id) or _Game()
             if request_id is not None:
                 prior = game.requests.get(request_id)
@@ -136,7 +138,9 @@ class MemoryEventStore:
                 self._register(game_id, ts)
             self._results.add(summary)  # in the same step as the events
             if new:
-                self._changed.notify_all()
+                for waiter in self._waiters.pop(game_id, ()):
+                    if not waiter.done():
+                        waiter.set_result(None)
         return AppendResult(
             version=last, events=new, duplicate=False, response=json.loads(response_json)
         )
@@ -205,10 +209,18 @@ class MemoryEventStore:
         self._subscribers += 1
         try:
             while True:
-                async with self._changed:
-                    while (game := self._games.get(game_id)) is None or len(game.events) <= last:
-                        await self._changed.wait()
-                    batch = game.events[last:]
+                while (game := self._games.get(game_id)) is None or len(game.events) <= last:
+                    waiter = asyncio.get_running_loop().create_future()
+                    self._waiters.setdefault(game_id, set()).add(waiter)
+                    try:
+                        await waiter
+                    finally:
+                        waiting = self._waiters.get(game_id)
+                        if waiting is not None:
+                            waiting.discard(waiter)
+                            if not waiting:
+                                del self._waiters[game_id]
+                batch = game.events[last:]
                 for event in batch:
                     last = event.version
                     yield event

@@ -38,7 +38,12 @@ async def call_raw(channel: grpc.aio.Channel, method: object, payload: bytes) ->
     """Send ``payload`` as the request of ``method`` (a MethodDescriptor), unparsed; read
     the whole response (every message of a stream)."""
     path = f"/{SERVICE_NAME}/{method.name}"  # type: ignore[attr-defined]
-    if method.server_streaming:  # type: ignore[attr-defined]
+    if method.client_streaming:  # type: ignore[attr-defined] - Session: the first request
+        call = channel.stream_stream(path)(timeout=10)
+        await call.write(payload)
+        async for _ in call:
+            pass
+    elif method.server_streaming:  # type: ignore[attr-defined]
         async for _ in channel.unary_stream(path)(payload, timeout=10):
             pass
     else:
