@@ -74,7 +74,9 @@ class GameServicer(SessionServicer, HelpServicer, ResultsServicer, LifecycleServ
                      privileged: bool = False) -> Identity:
         """:meth:`CallerGate.admit`, aborting the call with the mapped status."""
         try:
-            return self.gate.admit(context, create=create, privileged=privileged)
+            identity: Identity = self.gate.admit(context, create=create,
+                                                 privileged=privileged)
+            return identity
         except ServiceError as exc:
             await abort(context, exc)
 
