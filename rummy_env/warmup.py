@@ -20,15 +20,9 @@ def warmup() -> float:
     """Run the solver once per objective and one short random game through the
     environment; returns the seconds taken. Never raises for a missing numba: the pure
     search then runs (slower, same plays), and the message says so."""
-    from rummy.cards import parse_cards
-    from rummy.melds import parse_table
-    from rummy.solver import best_play
-    from rummy.solver.compiled import usable
+    from rummy.solver import warm
     t0 = time.perf_counter()
-    table = parse_table(["3S 4S 5S", "7H 7D 7C"])
-    hand = parse_cards("6S 7S 2D 3D 4D 9C *".split())
-    for objective in ("points", "cards"):
-        best_play(table, hand, objective=objective)
+    compiled = warm()
     import numpy as np
 
     from rummy_env import manipulation_rummy_v0 as rummy_v0
@@ -41,7 +35,7 @@ def warmup() -> float:
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     seconds = time.perf_counter() - t0
-    backend = "compiled (numba)" if usable() else "pure Python (numba not usable here)"
+    backend = "compiled (numba)" if compiled else "pure Python (numba not usable here)"
     print(f"solver ready: {backend}, warm-up took {seconds:.1f} s")
     return seconds
 

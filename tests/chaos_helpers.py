@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.harness import HANG_GUARD
+
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "test-admin-token"
 
@@ -75,7 +77,7 @@ def start_redis(port: int, data_dir: Path | None = None) -> subprocess.Popen[byt
     else:
         args += ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(data_dir)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_GUARD
     while time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
@@ -91,7 +93,8 @@ def start_server(redis_url: str, prefix: str, tmp_path: Path, name: str,
     ``redis_url``, with the test admin token; returns the process and its port.
 
     Raises:
-        AssertionError: the server exited or did not start within 20 s.
+        AssertionError: the server exited or did not start within the hang guard
+            (``RUMMY_TEST_HANG_GUARD``, 300 s).
     """
     port_file = tmp_path / f"port-{name}"
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
@@ -102,7 +105,7 @@ def start_server(redis_url: str, prefix: str, tmp_path: Path, name: str,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
          "--port-file", str(port_file), *extra],
         env=env, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + HANG_GUARD
     while not port_file.exists():
         if proc.poll() is not None:
             raise AssertionError("server exited: "

@@ -807,4 +807,25 @@ def format_play(play: Play) -> str:
     return table_text(play.table)
 
 
-__all__ = ["Play", "Solution", "best_play", "best_points", "format_play", "solve"]
+def warm() -> bool:
+    """Solve one small position (a table joker to free, R5.8) under each objective, so that
+    the compiled search is compiled, or loaded from numba's on-disk cache, in this process
+    now rather than inside the first real call (about 1 s from the cache, up to a minute
+    when it compiles on a loaded machine). Call it once in a process before forking
+    workers (Celery's ``worker_init``) or before a timed loop. Returns whether the compiled
+    backend is in use (False: the pure search, which has nothing to warm).
+
+    Raises:
+        Nothing for a missing numba: the pure search answers instead.
+    """
+    from rummy.cards import parse_cards
+    from rummy.melds import parse_table
+
+    table = parse_table(["3S 4S 5S", "7H 7D *7C"])
+    hand = parse_cards("6S 7S 7C 2D 3D 4D 9C *".split())
+    for objective in ("points", "cards"):
+        solve(table, hand, objective=objective)
+    return compiled.usable()
+
+
+__all__ = ["Play", "Solution", "best_play", "best_points", "format_play", "solve", "warm"]

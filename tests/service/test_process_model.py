@@ -24,6 +24,7 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.processes import copy_argv
 
 from tests.chaos_helpers import free_port, server_log, start_server
+from tests.harness import HANG_GUARD
 from tests.redis_helpers import REDIS_URL, delete_prefix, redis_unreachable
 
 from .conftest import bots
@@ -52,8 +53,8 @@ def _children(pid: int) -> list[int]:
 
 
 async def _copies_up(pid: int, tmp_path: Path, n: int = 2) -> None:
-    """Wait (20 s at most) until the supervisor ``pid`` has ``n`` copies running."""
-    deadline = time.monotonic() + 20
+    """Wait (the hang guard at most) until the supervisor ``pid`` has ``n`` copies running."""
+    deadline = time.monotonic() + HANG_GUARD
     while len(_children(pid)) < n:
         assert time.monotonic() < deadline, server_log(tmp_path, "sup")
         await asyncio.sleep(0.1)
@@ -107,7 +108,7 @@ async def _supervisor(tmp_path: Path, *extra: str,
 
 async def _restarted(pid: int, victim: int, tmp_path: Path) -> None:
     """Wait (30 s at most) until the supervisor ``pid`` has replaced its copy ``victim``."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG_GUARD
     while victim in _children(pid) or len(_children(pid)) < 2:
         assert time.monotonic() < deadline, server_log(tmp_path, "sup")
         await asyncio.sleep(0.05)
@@ -147,7 +148,7 @@ async def test_the_supervisor_s_death_takes_its_copies_and_metrics_port_0_is_not
         await _play_on_new_channels(port, 2)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + HANG_GUARD
         while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in copies):
             assert time.monotonic() < deadline, "copies outlived their supervisor"
             await asyncio.sleep(0.1)

@@ -16,6 +16,8 @@ import pytest
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
+from tests.harness import HANG_GUARD
+
 from .conftest import ADMIN_TOKEN, REDIS_URL, bots, humans, play_turns
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.slow, pytest.mark.chaos]
@@ -32,7 +34,7 @@ def _start(prefix: str, tmp_path: Path, n: int) -> tuple[subprocess.Popen, int]:
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
          "--port-file", str(port_file), "--bot-delay", "0.02"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + HANG_GUARD
     while not port_file.exists():
         if proc.poll() is not None:
             raise AssertionError(f"server exited: {proc.stderr.read().decode()[-2000:]}")

@@ -31,6 +31,7 @@ from rummy_worker.batches import BatchSpec, BatchStore, batch_report
 from rummy.balance import BalanceReport
 from rummy.simulate import run_games
 from tests.chaos_helpers import free_port
+from tests.harness import HANG_GUARD
 from tests.workers.helpers import BROKER_PREFIX, REDIS_URL, ROOT, wait_complete, worker_env
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -155,7 +156,7 @@ def _private_redis(port: int, *extra: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                              "--save", "", "--appendonly", "no", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD
     while time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:

@@ -12,7 +12,8 @@ imported. Production settings, following Celery's task guide:
   longer than the hard limit, or a running chunk is handed to a second worker (harmless, but
   wasted work). RabbitMQ's ``consumer_timeout`` (30 min by default) must be too.
 * JSON only (task arguments are ids, seeds and names, never objects).
-* Redis clients are created after fork (``worker_process_init``), never inherited.
+* Redis clients are created after fork (``worker_process_init``), never inherited; the
+  solver's compiled kernels are loaded before it (``worker_init``), and inherited.
 * URLs may carry ``user:password@`` (or take the password from ``RUMMY_BROKER_PASSWORD_FILE``)
   and use TLS (``rediss://``, ``amqps://``, verified against ``RUMMY_REDIS_CA_FILE``).
 """
@@ -28,6 +29,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import (
     task_received,
+    worker_init,
     worker_process_init,
     worker_process_shutdown,
     worker_ready,
@@ -86,6 +88,17 @@ def state_client() -> Any:
         _state_client = config.state_client()
         _state_pid = os.getpid()
     return _state_client
+
+
+@worker_init.connect
+def _warm_solver(**_: Any) -> None:
+    """The worker's main process, before it forks its pool: compile or load the solver's
+    kernels (:func:`rummy.solver.warm`) once, so that every pool process inherits them and
+    no chunk pays for them inside its time limits (a one-game chunk under a 0.5 s soft
+    limit used to fail on a loaded machine while numba loaded)."""
+    from rummy.solver import warm
+
+    warm()
 
 
 @worker_process_init.connect
