@@ -90,6 +90,31 @@ async def test_a_human_leaves_mid_turn_on_the_cluster_and_the_bot_plays_to_the_e
                for e in events[taken[0] + 1:])  # the bot went on playing the seat
 
 
+async def test_two_servers_on_the_cluster_drive_the_taking_over_bot_once(
+        store: RedisEventStore, tmp_path: Path, cluster_url: str) -> None:
+    """The seat a bot took over is played by whichever server claims the game's turn (its
+    due entry): two processes on one cluster, each of its moves recorded once."""
+    with served_server(cluster_url, store.prefix, tmp_path, "a") as port_a, \
+            served_server(cluster_url, store.prefix, tmp_path, "b") as port_b:
+        async with _channel(port_a) as ca, _channel(port_b) as cb:
+            a, b = pb_grpc.GameServiceStub(ca), pb_grpc.GameServiceStub(cb)
+            created = await a.CreateGame(pb.CreateGameRequest(
+                seats=humans(3), variants={"target_score": "1"}, seed=63,
+                admin_token=ADMIN_TOKEN))
+            game = created.game_id
+            tokens = {t.seat: t.token for t in created.tokens}
+            await a.Leave(pb.LeaveRequest(game_id=game, token=tokens[1]))  # through A
+            rest = {0: tokens[0], 2: tokens[2]}
+            final = await _play_humans({0: b, 2: b}, game, rest)  # through B
+            assert list(final.result.left) == [1]
+    events = [from_dict(e.data) for e in await store.read(game)]
+    states = list(verify_log(events))  # a bot move recorded twice would be illegal
+    assert states[-1].is_over
+    assert [e.seat for e in events if isinstance(e, SeatTakenOver)] == [1]
+    moves = [e for e in events if getattr(e, "seat", None) == 1 and e.TYPE in SEAT_MOVES]
+    assert sum(e.TYPE == "TurnEnded" for e in moves) >= 1  # the bot played turns of seat 1
+
+
 async def test_every_human_gone_ends_the_game_at_once_on_the_cluster(
         store: RedisEventStore, tmp_path: Path, cluster_url: str) -> None:
     with served_server(cluster_url, store.prefix, tmp_path, "r135") as port:
@@ -240,9 +265,12 @@ async def test_an_api_key_caller_lists_its_own_games_on_the_cluster(
 
 
 async def _game_keys(store: RedisEventStore, game_id: str) -> list[str]:
-    """The game's keys that still exist on the cluster (each kind the mover deletes)."""
-    return [k for k in (store.key(game_id, kind) for kind in _KINDS)
-            if await store.client.exists(k)]
+    """The game's keys that still exist on the cluster: each kind the mover deletes, and
+    any other key naming the game (a scan of every primary)."""
+    named = [k for k in (store.key(game_id, kind) for kind in _KINDS)
+             if await store.client.exists(k)]
+    scanned = [k async for k in store.client.scan_iter(match=f"*{game_id}*")]
+    return sorted({*named, *(k.decode() if isinstance(k, bytes) else k for k in scanned)})
 
 
 async def test_the_mover_archives_finished_games_from_the_cluster(
@@ -250,7 +278,7 @@ async def test_the_mover_archives_finished_games_from_the_cluster(
         pg_archive: tuple[str, str]) -> None:
     pg_url, schema = pg_archive
     with served_server(cluster_url, store.prefix, tmp_path, "arch", "--retain-finished",
-                       "1s", "--archive-url", pg_url, "--archive-schema", schema) as port:
+                       "3s", "--archive-url", pg_url, "--archive-schema", schema) as port:
         async with _channel(port) as channel:
             stub = pb_grpc.GameServiceStub(channel)
             games = {}
@@ -259,6 +287,12 @@ async def test_the_mover_archives_finished_games_from_the_cluster(
                     seats=[pb.SeatSpec(kind=pb.SEAT_KIND_BOT, strategy="random")] * 2,
                     variants={"target_score": "1"}, seed=70 + seed))
                 games[created.game_id] = None
+            scanned = {k.decode() if isinstance(k, bytes) else k
+                       async for k in store.client.scan_iter(match=f"{store.prefix}:*")}
+            nodes = {store.client.get_node_from_key(store.key(g, "events")).port
+                     for g in games}
+            if len(nodes) > 1:  # the scan of _game_keys reaches every primary
+                assert {store.key(g, "events") for g in games} <= scanned
             running = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2)))
             loop = asyncio.get_running_loop()
             deadline = loop.time() + HANG_GUARD
@@ -301,5 +335,58 @@ async def test_the_mover_archives_finished_games_from_the_cluster(
         assert await archive.count_games() == len(games)
         for g in games:
             assert await archive.has_game(g)
+    finally:
+        await archive.close()
+
+
+async def test_a_move_cut_between_the_keys_and_the_index_is_finished_by_the_next_pass(
+        store: RedisEventStore, pg_archive: tuple[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cluster the game's keys go in one script (their slot) and its index entries
+    right after, in other slots: a mover killed in between leaves an index entry without
+    keys, which the next pass removes once it finds the archive's copy; a game appended
+    to after the copy keeps its keys."""
+    from rummy_store.archive import PgArchive
+    from rummy_store.retention import Archiver
+    from rummy_store.sealed import GameStore
+
+    from tests.service.archive_helpers import digest, write_game
+
+    assert store.is_cluster
+    archive = PgArchive(*pg_archive[:1], schema=pg_archive[1])
+    await archive.setup()
+    gs = GameStore(store, archive)
+    try:
+        for i in range(4):
+            await write_game(gs, f"g{i}", seed=i, names=(f"Ann{i}", f"Bob{i}"))
+        before = {g: digest(await gs.read(g)) for g in ("g0", "g1", "g2", "g3")}
+        await asyncio.sleep(0.05)
+        archiver = Archiver(gs, retain=0.01)
+        real = archiver._unlist
+
+        async def killed(game_id: str) -> None:
+            raise ConnectionError("killed between the keys and the index")
+
+        monkeypatch.setattr(archiver, "_unlist", killed)
+        got = await archiver.run_once()
+        assert (got.moved, got.failed) == (0, 4)  # the keys went, the index entries not
+        index = f"{store.prefix}:games"
+        for g in before:
+            assert not await _game_keys(store, g)
+            assert await store.client.zscore(index, g) is not None
+            assert digest(await gs.read(g)) == before[g]  # read from the archive
+        monkeypatch.setattr(archiver, "_unlist", real)
+        got = await archiver.run_once()
+        assert (got.moved, got.failed) == (0, 0)
+        for g in before:
+            assert await store.client.zscore(index, g) is None
+            assert digest(await gs.read(g)) == before[g]
+        await write_game(gs, "late", seed=5, names=("Cy", "Di"))
+        n = await store.version("late")
+        await store.append("late", [{"type": "Passed", "v": 1, "seat": 0}], n)
+        assert await archiver._delete("late", n) == 0  # the script checks the stream's end
+        assert await store.version("late") == n + 1
+        assert await store.client.zscore(index, "late") is not None
+        assert await archive.count_games() == 4
     finally:
         await archive.close()
