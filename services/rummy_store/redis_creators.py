@@ -11,7 +11,8 @@ A game enters ``all`` and ``active`` together. A game leaves the store's active 
 ``active`` or ``finished`` games first moves the creator's games that ended from
 ``active`` to ``finished`` (one ``ZMSCORE`` of its active ids against ``P:games:active``,
 then a transaction on the creator's slot), so each listing reads the creator's own entries
-only. A game that expired while idle (its keys gone) leaves all three when a listing meets it.
+only. A game whose keys are gone (expired while idle, or moved to the archive) leaves all
+three when a listing meets it: a listing holds the games still in Redis.
 """
 
 from __future__ import annotations
@@ -48,17 +49,18 @@ class RedisCreators(RedisBase):
             await pipe.execute()
 
     async def _alive(self, ids: list[str]) -> list[bool]:
-        """Whether each game still has its keys (not expired while idle; always true
-        without an idle expiry)."""
-        if not self._idle_ms or not ids:
-            return [True] * len(ids)
+        """Whether each game still has its keys: not expired while idle, and not moved to
+        the archive by retention (:mod:`rummy_store.retention`, with or without an idle
+        expiry)."""
+        if not ids:
+            return []
         async with self._r.pipeline(transaction=False) as pipe:
             for g in ids:
                 pipe.exists(self.key(g, "meta"), self.key(g, "events"))
             return [bool(n) for n in await pipe.execute()]
 
     async def _forget(self, creator: str, ids: list[str]) -> None:
-        """Take expired games out of the creator's index."""
+        """Take games whose keys are gone out of the creator's index."""
         async with self._r.pipeline(transaction=True) as pipe:
             for k in self._creator_keys(creator):
                 pipe.zrem(k, *ids)
@@ -66,7 +68,7 @@ class RedisCreators(RedisBase):
 
     async def _settle(self, creator: str) -> None:
         """Move the creator's games that ended from ``active`` to ``finished``, and drop
-        the ones that expired."""
+        the ones whose keys are gone (expired or archived)."""
         _, active, finished = self._creator_keys(creator)
         rows: list[Any] = await self._r.zrange(active, 0, -1, withscores=True)
         if not rows:
@@ -114,7 +116,7 @@ class RedisCreators(RedisBase):
             offset += len(rows)
             ids = [_s(g) for g, score in rows
                    if after is None or score < top or _s(g) < after]  # ties: by id desc
-            if state == "all" and ids:  # an expired game leaves the creator's index
+            if state == "all" and ids:  # a game whose keys are gone leaves the index
                 alive = await self._alive(ids)
                 gone = [g for g, a in zip(ids, alive, strict=True) if not a]
                 if gone:

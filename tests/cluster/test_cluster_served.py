@@ -390,3 +390,45 @@ async def test_a_move_cut_between_the_keys_and_the_index_is_finished_by_the_next
         assert await archive.count_games() == 4
     finally:
         await archive.close()
+
+
+@pytest.mark.parametrize("idle", [[], ["--idle-expiry", "0"]], ids=["idle-expiry", "none"])
+async def test_a_callers_list_after_its_finished_games_moved_to_the_archive(
+        store: RedisEventStore, tmp_path: Path, cluster_url: str,
+        pg_archive: tuple[str, str], idle: list[str]) -> None:
+    """``ListGames`` lists the games still in Redis (docs/operations.md, "What an archived
+    game answers"): once the caller's finished games moved, its pages hold the others,
+    whatever the idle expiry, and every listed game answers."""
+    keys = tmp_path / "keys"
+    keys.write_text(f"alice:{hash_api_key(KEY_A)}\n")
+    pg_url, schema = pg_archive
+    with served_server(cluster_url, store.prefix, tmp_path, "la", "--api-keys", str(keys),
+                       "--retain-finished", "1s", "--archive-url", pg_url,
+                       "--archive-schema", schema, *idle) as port:
+        async with _channel(port) as channel:
+            stub = pb_grpc.GameServiceStub(channel)
+            mine = []
+            for i in range(6):
+                created = await stub.CreateGame(pb.CreateGameRequest(seats=humans(2)),
+                                                metadata=AS_A)
+                mine.append(created.game_id)
+                if i % 2 == 0:  # every human leaves: the game ends at once (R13.5)
+                    for tok in created.tokens:
+                        await stub.Leave(pb.LeaveRequest(game_id=created.game_id,
+                                                         token=tok.token))
+            ended, newest = set(mine[::2]), mine[::-1]
+            assert await _pages(stub, 2, state=pb.GAME_LIST_FILTER_FINISHED) == \
+                [[g for g in newest if g in ended][:2], [newest[-1]]]
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + HANG_GUARD
+            while any([await _game_keys(store, g) for g in ended]):
+                assert loop.time() < deadline, "the finished games were not moved"
+                await asyncio.sleep(0.5)
+            still = [g for g in newest if g not in ended]
+            assert await _pages(stub, 2) == [still[:2], still[2:]]
+            assert await _pages(stub, 2, state=pb.GAME_LIST_FILTER_FINISHED) == [[]]
+            assert await _pages(stub, 5, state=pb.GAME_LIST_FILTER_ACTIVE) == [still]
+            for g in ended:  # moved, not lost
+                page = await stub.GetEvents(pb.GetEventsRequest(
+                    game_id=g, admin_token=ADMIN_TOKEN), metadata=AS_A)
+                assert page.events[-1].type == "GameEnded"

@@ -123,3 +123,25 @@ async def test_games_of_an_older_release_are_backfilled_at_start(any_store: Any)
             await asyncio.sleep(0.05)
     assert listed == old[::-1]
     assert await backfill_creators(any_store, "another server") == 0  # once a day
+
+
+@pytest.mark.redis
+async def test_an_archived_game_leaves_its_creators_index_without_an_idle_expiry(
+        store: Any) -> None:
+    """The retention mover deletes a finished game's Redis keys (not the per-creator
+    index's entry): a listing that meets it drops it, as it drops an expired game, also
+    on a store with no idle expiry (``ListGames`` lists the games still in Redis)."""
+    from rummy_store.retention import _KINDS
+    assert store.idle_ttl == 0
+    me = f"key:me-{uuid4().hex[:6]}"
+    ids = []
+    for i in range(3):
+        game_id = f"a{i}{uuid4().hex}"
+        await store.put_meta(game_id, {"seats": [], "creator": me, "created": 1.0 + i})
+        await store.append(game_id, [to_dict(Knocked(seat=0, points=1))], 0)
+        await store.add_created(me, game_id, 1.0 + i)
+        await store.set_active(game_id, False)
+        ids.append(game_id)
+    await store.client.delete(*(store.key(ids[1], k) for k in _KINDS))  # as the mover does
+    assert await store.list_created(me, limit=10, state="finished") == [ids[2], ids[0]]
+    assert await store.list_created(me, limit=10) == [ids[2], ids[0]]
