@@ -16,6 +16,9 @@ Cluster (fixtures in conftest.py) through real ``rummy serve`` processes on the 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +28,16 @@ import rummy_grpc  # noqa: F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 from rummy_grpc.callers import hash_api_key, new_api_key
+from rummy_grpc.convert import view_from_proto
 from rummy_store import RedisEventStore
 from rummy_store.retention import _KINDS
 
+from rummy.bots import make_bot
 from rummy.events import SeatLeft, SeatTakenOver, from_dict
 from rummy.invariants import verify_log
-from tests.chaos_helpers import ADMIN_TOKEN, served_server
+from tests.chaos_helpers import ADMIN_TOKEN, ROOT, served_server
 from tests.harness import HANG_GUARD
-from tests.service.conftest import humans, rpc_error_rule
+from tests.service.conftest import humans, rpc_error_rule, send
 from tests.service.test_lifecycle import SEAT_MOVES, _play_humans, _view
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.asyncio,
@@ -113,6 +118,59 @@ async def test_two_servers_on_the_cluster_drive_the_taking_over_bot_once(
     assert [e.seat for e in events if isinstance(e, SeatTakenOver)] == [1]
     moves = [e for e in events if getattr(e, "seat", None) == 1 and e.TYPE in SEAT_MOVES]
     assert sum(e.TYPE == "TurnEnded" for e in moves) >= 1  # the bot played turns of seat 1
+
+
+async def test_a_seat_left_is_reclaimed_at_the_start_of_its_turn_on_the_cluster(
+        store: RedisEventStore, tmp_path: Path, cluster_url: str) -> None:
+    """R13.3 on the cluster: a seat that left asks back while the bot plays it; the server
+    records the request and hands the seat back at the start of its next turn."""
+    with served_server(cluster_url, store.prefix, tmp_path, "reclaim") as port:
+        async with _channel(port) as channel:
+            stub = pb_grpc.GameServiceStub(channel)
+            created = await stub.CreateGame(pb.CreateGameRequest(
+                seats=humans(2), seed=64, admin_token=ADMIN_TOKEN, allow_reclaim=True))
+            game = created.game_id
+            tokens = {t.seat: t.token for t in created.tokens}
+            away = (await _view(stub, game, tokens[0])).turn  # leaves in its own turn
+            other = 1 - away
+            await stub.Leave(pb.LeaveRequest(game_id=game, token=tokens[away]))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + HANG_GUARD
+            while (await _view(stub, game, tokens[other])).turn != other:
+                assert loop.time() < deadline, "the bot did not play the seat's turn"
+                await asyncio.sleep(0.05)
+            asked = (await stub.ReclaimSeat(pb.ReclaimSeatRequest(
+                game_id=game, token=tokens[away], wait=True))).result
+            assert [e.type for e in asked.events][:1] == ["ReclaimRequested"]
+            agent = make_bot("basic", 7)
+            while True:  # the other seat plays its turn; the seat comes back after it
+                got = [e for e in await store.read(game) if e.type == "SeatReclaimed"]
+                if got:
+                    break
+                assert loop.time() < deadline, "the seat was not reclaimed"
+                v = await _view(stub, game, tokens[other])
+                assert v.phase != pb.PHASE_GAME_OVER
+                if v.turn == other and v.actions:
+                    try:
+                        await send(stub, game, tokens[other], agent.act(view_from_proto(v)),
+                                   expected_version=v.version)
+                    except grpc.aio.AioRpcError as err:
+                        assert err.code() == grpc.StatusCode.ABORTED, err
+                else:
+                    await asyncio.sleep(0.05)
+            at = (await stub.GetState(pb.GetStateRequest(
+                game_id=game, version=got[0].version, admin_token=ADMIN_TOKEN))).view
+            assert at.turn == away and at.draws == 0 and at.controllers[away] == "human"
+            mine = await _view(stub, game, tokens[away])
+            assert mine.controllers[away] == "human" and mine.turn == away
+            drawn = (await stub.Draw(pb.DrawRequest(game_id=game,
+                                                    token=tokens[away]))).result
+            assert drawn.view.phase == pb.PHASE_MELD_OR_PASS  # its token moves again
+    events = [from_dict(e.data) for e in await store.read(game)]
+    verify_log(events)
+    assert [e.TYPE for e in events if e.TYPE in ("SeatLeft", "SeatTakenOver",
+                                                  "ReclaimRequested", "SeatReclaimed")] == \
+        ["SeatLeft", "SeatTakenOver", "ReclaimRequested", "SeatReclaimed"]
 
 
 async def test_every_human_gone_ends_the_game_at_once_on_the_cluster(
@@ -324,10 +382,25 @@ async def test_the_mover_archives_finished_games_from_the_cluster(
                 assert state.version == version and list(state.view.totals) == totals
                 assert state.view.phase == pb.PHASE_GAME_OVER
                 assert not await _game_keys(store, g)  # reading it put nothing back
+            one = next(iter(games))
+            streamed = []  # a spectator's stream of an archived game
+            async for msg in stub.StreamEvents(pb.StreamEventsRequest(game_id=one)):
+                streamed.append(msg.event)
+                if msg.event.type == "GameEnded":
+                    break
+            assert streamed == games[one][0]
+            assert not await _game_keys(store, one)
             # the game still being played stays on the cluster
             assert await _game_keys(store, running.game_id)
             assert await store.client.zscore(f"{store.prefix}:games:active",
                                              running.game_id) is not None
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
+               RUMMY_ARCHIVE_URL=pg_url, RUMMY_ARCHIVE_SCHEMA=schema)
+    out = subprocess.run([sys.executable, "-m", "rummy_cli", "replay", one, "--redis-url",
+                          cluster_url, "--prefix", store.prefix], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr  # the command line reads the archive's copy
+    assert f"verified {len(games[one][0])} events" in out.stdout
     from rummy_store.archive import PgArchive
     archive = PgArchive(pg_url, schema=schema)
     await archive.setup()
