@@ -33,7 +33,9 @@ results_history`).
 
 Single Redis and Redis Cluster: on a cluster the game's keys go in the script and the index
 entries right after (a crash in between leaves an index entry without keys, which the next
-pass removes once it finds the archive's copy).
+pass removes once it finds the archive's copy). On both, the game's entries in its
+creator's index (:mod:`rummy_store.redis_creators`, another slot) go after the script; a
+crash in between leaves entries without keys, which the creator's next listing drops.
 """
 
 from __future__ import annotations
@@ -208,9 +210,10 @@ class Archiver:
             known, archived = await self.archive.key(game_id)
             if not known or archived != (None if key == TOMBSTONE else key):
                 raise RuntimeError(f"game {game_id}: the archive's key does not verify")
-        return await self._delete(game_id, n)
+        creator = (meta or {}).get("creator")
+        return await self._delete(game_id, n, creator if isinstance(creator, str) else None)
 
-    async def _delete(self, game_id: str, n: int) -> int:
+    async def _delete(self, game_id: str, n: int, creator: str | None = None) -> int:
         keys = [self.redis.key(game_id, k) for k in _KINDS]
         if self.redis.is_cluster:
             done = int(await self._drop(keys=keys, args=[n, game_id, "0"]))
@@ -220,6 +223,8 @@ class Archiver:
             done = int(await self._drop(keys=[*keys, *self._index()], args=[n, game_id, "1"]))
         if done:
             self.store.remember_key(game_id, None)
+            if creator and hasattr(self.redis, "_forget"):  # its per-creator index entries
+                await self.redis._forget(creator, [game_id])
         return done
 
     async def _unlist(self, game_id: str) -> None:

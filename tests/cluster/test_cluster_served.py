@@ -498,6 +498,9 @@ async def test_a_callers_list_after_its_finished_games_moved_to_the_archive(
                 assert loop.time() < deadline, "the finished games were not moved"
                 await asyncio.sleep(0.5)
             still = [g for g in newest if g not in ended]
+            creator = (await store.get_meta(still[0]))["creator"]
+            for key in store._creator_keys(creator):  # the mover took them out, unlisted
+                assert set(ended).isdisjoint(await store.client.zrange(key, 0, -1))
             assert await _pages(stub, 2) == [still[:2], still[2:]]
             assert await _pages(stub, 2, state=pb.GAME_LIST_FILTER_FINISHED) == [[]]
             assert await _pages(stub, 5, state=pb.GAME_LIST_FILTER_ACTIVE) == [still]
