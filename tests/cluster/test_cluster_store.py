@@ -62,7 +62,8 @@ async def test_store_from_url_picks_the_client_by_scheme() -> None:
         await single.close()
         await cluster.close()
     store = make_store("redis", "rediss+cluster://127.0.0.1:1", "p")  # rummy serve's path
-    assert isinstance(store, RedisEventStore) and store.is_cluster
+    inner = getattr(store, "inner", store)  # the sealing GameStore wraps the Redis store
+    assert isinstance(inner, RedisEventStore) and inner.is_cluster
     await store.close()
 
 
