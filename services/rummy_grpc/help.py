@@ -37,7 +37,7 @@ from rummy_grpc.callers import CallerGate
 from rummy_grpc.commands import parse_command
 from rummy_grpc.convert import table_from_proto
 from rummy_grpc.errors import BadRequest, HintsDisabled, ServiceError
-from rummy_grpc.lifecycle import check_plays
+from rummy_grpc.lifecycle import check_plays, named_view
 from rummy_grpc.repository import GameRepository
 
 HINT_COST = 20
@@ -114,19 +114,23 @@ async def check_meld(repo: GameRepository, game_id: str, token: str, table: Any,
                      len(state.hands[seat]) == len(cards))
 
 
-async def seat_view(repo: GameRepository, game_id: str, token: str) -> PlayerView:
-    """The token's seat's view of the game's latest state (I3).
+async def seat_view(repo: GameRepository, game_id: str, token: str, *,
+                    playing: bool = False) -> PlayerView:
+    """The token's seat's view of the game's latest state (I3), as every read gives it
+    (:func:`rummy_grpc.lifecycle.named_view`: no actions while a server bot plays a human
+    seat that left). With ``playing`` (a hint), a seat a bot plays now is refused.
 
     Raises:
         GameNotFound, Unauthenticated (no token), PermissionDenied (a bad token).
-        IllegalMoveError: ``R13.1``, a server bot plays the seat now (it left).
+        IllegalMoveError: ``R13.1``, with ``playing``: a server bot plays the seat now.
     """
     meta = await repo.meta(game_id)
     seat = authenticate(meta, token, seat_required=True).seat
     assert seat is not None
     state, _ = await repo.latest(game_id)
-    check_plays(meta, state, seat)
-    return view(state, seat)
+    if playing:
+        check_plays(meta, state, seat)
+    return named_view(meta, view(state, seat))
 
 
 def hint_to_proto(version: int, h: Hint) -> pb.GetHintResponse:
@@ -192,8 +196,7 @@ class HelpServicer:
         except ServiceError as exc:
             await abort(context, exc)
         v = await call(context, lambda: seat_view(self.app.repo, request.game_id,
-                                                  request.token))
-
+                                                  request.token, playing=True))
         found: Hint = await call(context, lambda: self._solve(hint, v, HINT_NODE_LIMIT))
         return hint_to_proto(v.version, found)
 

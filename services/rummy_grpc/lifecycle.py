@@ -139,8 +139,15 @@ def names(meta: dict[str, Any], state_controllers: tuple[str, ...]) -> tuple[str
 
 
 def named_view(meta: dict[str, Any], v: PlayerView) -> PlayerView:
-    """``v`` with its ``controllers`` as :func:`names` gives them (what a client sees)."""
-    return v._replace(controllers=names(meta, v.controllers))
+    """``v`` with its ``controllers`` as :func:`names` gives them (what a client sees),
+    and no ``actions`` for a human seat a server bot plays now: its token may send none
+    of them (R13.1), so a client reading the view is not invited to."""
+    out = v._replace(controllers=names(meta, v.controllers))
+    seat = v.seat
+    if (seat is not None and seat < len(v.controllers) and v.controllers[seat]
+            and meta["seats"][seat]["kind"] == "human"):
+        out = out._replace(actions=())
+    return out
 
 
 def state_names(meta: dict[str, Any], state: GameState) -> tuple[str, ...]:

@@ -102,47 +102,88 @@ class ClientGone(Exception):
 class _Writer:
     """The call's one writer (results and pushed events come from two tasks).
 
-    While a command is in flight (:meth:`begin` .. :meth:`result`), pushed events are held
-    back; the result then goes out, and after it the held events that it did not carry.
-    So every event reaches the seat once: in a result, or pushed (``sent``: the highest
-    version a result carried). Pushed events come as stored records and are decoded and
-    redacted (``show``) only when they are sent: the seat's own events, which its results
-    carry, cost no decoding."""
+    ``next`` is the version the seat is owed next: events reach it once each, in version
+    order. While a command is in flight (:meth:`begin` .. :meth:`result`), pushed events
+    are held back. The result then goes out after every held or still-arriving event
+    older than the first one it carries (the catch-up after ``open``, another seat's
+    out-of-turn move), and the held events it did not carry follow it. Pushed events come
+    as stored records and are decoded and redacted (``show``) only when they are sent: the
+    seat's own events, which its results carry, cost no decoding."""
+
+    CATCH_UP_WAIT = 30.0
+    """Seconds a result waits for the push to deliver the events older than the ones it
+    carries (the subscription's catch-up); past it the result goes out anyway, logged."""
 
     def __init__(self, context: grpc.aio.ServicerContext,
-                 show: Callable[[StoredEvent], pb.Event]) -> None:
+                 show: Callable[[StoredEvent], pb.Event], after_version: int = 0) -> None:
         self._context = context
         self._show = show
         self._lock = asyncio.Lock()
         self._busy = False
         self._held: list[StoredEvent] = []
-        self.sent = 0
+        self._arrived = asyncio.Event()
+        self.next = after_version + 1
 
     def begin(self) -> None:
         """A command is in flight: hold pushed events back."""
         self._busy = True
 
-    async def result(self, message: pb.SessionResponse, version: int) -> None:
-        """Send a command's result (``version``: the highest it carries; 0 for a refusal),
-        then the events held back meanwhile that it did not carry."""
-        self.sent = max(self.sent, version)
-        held, self._held, self._busy = self._held, [], False
+    async def result(self, message: pb.SessionResponse, carried: set[int]) -> None:
+        """Send a command's result (``carried``: the versions of the events it carries;
+        empty for a refusal): first the events owed before the oldest of them, then the
+        result, then the held events it did not carry."""
         async with self._lock:
+            if carried:
+                await self._drain_before(min(carried))
             await self._write(message)
+            if carried:
+                self.next = max(self.next, max(carried) + 1)
+            held, self._held, self._busy = self._held, [], False
             for se in held:
-                if se.version > self.sent:
+                if se.version >= self.next and se.version not in carried:
                     await self._write(pb.SessionResponse(event=self._show(se)))
+                    self.next = se.version + 1
+
+    async def _drain_before(self, first: int) -> None:
+        """Write the held events older than version ``first`` that the seat is owed, in
+        order, waiting for the push to deliver those not arrived yet."""
+        deadline = asyncio.get_running_loop().time() + self.CATCH_UP_WAIT
+        while self.next < first:
+            se = next((e for e in self._held if e.version == self.next), None)
+            if se is None:
+                if any(e.version > self.next for e in self._held):
+                    self.next = min(e.version for e in self._held if e.version > self.next)
+                    continue  # a gap in the log (never expected): skip to what exists
+                self._arrived.clear()
+                left = deadline - asyncio.get_running_loop().time()
+                try:
+                    await asyncio.wait_for(self._arrived.wait(), max(left, 0.0))
+                except TimeoutError:
+                    log.warning("session: events %d..%d did not arrive within %.0f s; the "
+                                "result goes out before them", self.next, first - 1,
+                                self.CATCH_UP_WAIT)
+                    return
+                continue
+            self._held.remove(se)
+            await self._write(pb.SessionResponse(event=self._show(se)))
+            self.next = se.version + 1
 
     async def push(self, se: StoredEvent) -> None:
-        """Push one event unless a result carried it; held back while a command is in
-        flight."""
-        if se.version <= self.sent:
-            return
+        """Push one event unless the seat has it already (a result carried it); held back
+        while a command is in flight."""
         if self._busy:
             self._held.append(se)
+            self._arrived.set()
             return
         async with self._lock:
+            if self._busy:  # a command began while this push waited for the lock
+                self._held.append(se)
+                self._arrived.set()
+                return
+            if se.version < self.next:
+                return
             await self._write(pb.SessionResponse(event=self._show(se)))
+            self.next = se.version + 1
 
     async def _write(self, message: pb.SessionResponse) -> None:
         try:
@@ -188,7 +229,7 @@ class SessionServicer:
             self.streams.acquire(game_id, client)
         except Exception as exc:  # noqa: BLE001 - mapped like the unary calls
             await abort(context, exc)
-        writer = _Writer(context, self._shower(meta, seat))
+        writer = _Writer(context, self._shower(meta, seat), opened.after_version)
         failed: list[BaseException] = []
         main = asyncio.current_task()
         pusher = asyncio.get_running_loop().create_task(
@@ -278,7 +319,7 @@ class SessionServicer:
                        cmd: pb.SessionCommand) -> None:
         t0 = time.perf_counter()
         code = "OK"
-        version = 0
+        carried: set[int] = set()
         writer.begin()
         try:
             kind = KINDS.get(cmd.kind)
@@ -299,7 +340,7 @@ class SessionServicer:
             code = _CODE_NAMES.get(error.code, "UNKNOWN")
             message = pb.SessionResponse(result=pb.SessionResult(tag=cmd.tag, error=error))
         else:
-            version = out.version
+            carried = {t.version for t in out.events}
             message = pb.SessionResponse(result=pb.SessionResult(
                 tag=cmd.tag, result=outcome_to_proto(out, cmd.with_view)))
         finally:
@@ -307,7 +348,7 @@ class SessionServicer:
             metrics.child(metrics.GRPC_SERVER_HANDLING_SECONDS, label).observe(
                 time.perf_counter() - t0)
         metrics.child(metrics.GRPC_SERVER_HANDLED_TOTAL, label, code).inc()
-        await writer.result(message, version)
+        await writer.result(message, carried)
 
     async def _push(self, writer: _Writer, game_id: str, after_version: int) -> None:
         """Push the game's events after ``after_version`` to the seat (catch-up, then live,

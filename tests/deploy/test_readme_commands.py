@@ -150,6 +150,7 @@ COMMANDS: dict[str, str] = {
     "rummy verify": "help",
     "rummy serve --help": "run",
     "rummy serve --read-feed": "parse",
+    "rummy serve --hints off": "parse",
     "rummy serve --redis-url redis://localhost:6379/0 --processes 2": "parse",
     # running with TLS
     "rummy serve --new-api-key backend-a": "parse",

@@ -182,3 +182,31 @@ async def test_rummy_serve_hints_off_refuses_hints_naming_the_flag(
                 game_id=game_id, token=tokens[0])))
             assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HINTS_DISABLED")
             assert "rummy serve --hints off" in message
+
+
+async def test_a_seat_a_bot_plays_is_offered_nothing_and_refused_help() -> None:
+    """Found by an attacker: after ``Leave`` the seat's view still listed ``meld`` and
+    ``pass`` while its token could send neither (R13.1). A seat a server bot plays now has
+    no actions in its view nor in ``GetLegalActions``; ``CheckMeld`` and ``GetHint`` are
+    refused with rule R13.1, as its commands are."""
+    async with serving(MemoryEventStore(), bot_delay=30.0) as running:
+        stub = running.stub
+        game_id, tokens = await _game(stub)
+        view = (await stub.GetView(pb.GetViewRequest(game_id=game_id,
+                                                     token=tokens[0]))).view
+        token = tokens[view.turn]
+        await stub.Leave(pb.LeaveRequest(game_id=game_id, token=token))
+        left = (await stub.GetView(pb.GetViewRequest(game_id=game_id, token=token))).view
+        assert left.turn == view.turn  # the bot has not moved yet (bot_delay)
+        assert list(left.actions) == []
+        moves = await stub.GetLegalActions(pb.GetLegalActionsRequest(game_id=game_id,
+                                                                     token=token))
+        assert list(moves.actions) == [] and moves.meld == pb.MELD_AVAILABILITY_NOT_NOW
+        for coro in (stub.GetHint(pb.GetHintRequest(game_id=game_id, token=token)),
+                     stub.CheckMeld(pb.CheckMeldRequest(
+                         game_id=game_id, token=token,
+                         table=[pb.Cards(cards=["KS", "KH", "KD"])]))):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await coro
+            assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert rpc_error_rule(err.value) == "R13.1"

@@ -257,3 +257,27 @@ async def test_a_client_that_leaves_mid_command_logs_no_error_and_frees_its_boun
         assert r.server.streams.open == 0
     errors = [rec for rec in caplog.records if rec.levelname == "ERROR"]
     assert not errors, [rec.getMessage() for rec in errors]
+
+
+async def test_a_command_right_after_open_still_gets_the_catch_up_first(store):
+    """Found by an attacker: ``open{after_version=0}`` then a command at once lost the
+    catch-up (GameStarted, RoundStarted): the result's version marked them as sent. Every
+    event after ``after_version`` now reaches the seat once, in version order, the
+    catch-up before the result that follows it."""
+    async with serving(store) as r:
+        gid, tokens, v = await new_game(r.stub)
+        call = await open_session(r.stub, gid, tokens[v.turn], 0)
+        await call.write(pb.SessionRequest(command=pb.SessionCommand(
+            tag=1, kind=DRAW, options=pb.CommandOptions(expected_version=v.version))))
+        seen: list[int] = []
+        while True:
+            msg = await asyncio.wait_for(call.read(), HANG_GUARD)
+            assert msg is not grpc.aio.EOF
+            if msg.HasField("event"):
+                seen.append(msg.event.version)
+                continue
+            assert not msg.result.HasField("error"), msg
+            seen += [e.version for e in msg.result.result.events]
+            break
+        assert seen == list(range(1, v.version + 2))  # 1..version pushed, then the draw
+        call.cancel()
