@@ -286,7 +286,10 @@ class GameStore:
     async def get_snapshot(self, game_id: str,
                            max_version: int) -> tuple[int, dict[str, Any]] | None:
         got = await self.inner.get_snapshot(game_id, max_version)
-        if got is None or not any(is_sealed(n) for n in got[1].get("names") or []):
+        names = got[1].get("names") if got is not None and isinstance(got[1], dict) else None
+        if got is None or not isinstance(names, list) or not any(is_sealed(n) for n in names):
+            # nothing sealed, or not a snapshot this release reads: the repository checks
+            # it (rummy.snapshot.state_from_dict) and ignores what it cannot read
             return got
         key = await self.game_key(game_id)
         return got[0], transform_snapshot(got[1], self._opener(key, game_id))

@@ -9,6 +9,7 @@ import json
 import grpc
 import pytest
 from rummy_api.v1 import game_service_pb2 as pb
+from rummy_store.sealed import GameStore
 
 from rummy.events import from_dict
 from rummy.review import review
@@ -35,7 +36,8 @@ async def test_review_of_a_finished_game_matches_the_local_review(running, store
     await play_turns(stub, game_id, tokens, {0: "basic", 1: "strategic"})
     got = await stub.ReviewGame(pb.ReviewGameRequest(game_id=game_id, budget=1, seed=3))
     data = json.loads(got.review_json)
-    events = [from_dict(e.data) for e in await store.read(game_id)]
+    # the log as the service reads it: seat names unsealed (rummy_store.sealed)
+    events = [from_dict(e.data) for e in await GameStore(store).read(game_id)]
     assert got.version == len(events)
     assert data == json.loads(json.dumps(review(events, budget=1, seed=3).to_dict()))
     assert [s["seat"] for s in data["seats"]] == [0, 1] and data["graph"]

@@ -90,7 +90,11 @@ async def test_an_unreadable_snapshot_is_ignored_and_the_game_rebuilt(
             # the rebuild stored a good snapshot at that version again
             healed = await store.get_snapshot(gid, at)
             assert healed is not None and healed[0] == at
-            assert state_from_dict(healed[1]) == expected
+            rebuilt = state_from_dict(healed[1])
+            # the new snapshot seals the seat names (docs/security.md, erasure): the rest
+            # is the state the events give
+            assert all(n.startswith("enc1:") for n in rebuilt.names), rebuilt.names
+            assert rebuilt._replace(names=expected.names) == expected
         game = GAMES["open-long"]  # the next command of the game in progress
         tokens = {int(s): t for s, t in game["tokens"].items()}
         await play_turns(stub, game["game_id"], tokens, dict.fromkeys(tokens, "basic"),
