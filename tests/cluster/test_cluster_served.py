@@ -19,6 +19,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -426,13 +427,14 @@ async def test_a_move_cut_between_the_keys_and_the_index_is_finished_by_the_next
     from tests.service.archive_helpers import digest, write_game
 
     assert store.is_cluster
+    tag = uuid.uuid4().hex[:8]  # game ids of this test only
     archive = PgArchive(*pg_archive[:1], schema=pg_archive[1])
     await archive.setup()
     gs = GameStore(store, archive)
     try:
         for i in range(4):
-            await write_game(gs, f"g{i}", seed=i, names=(f"Ann{i}", f"Bob{i}"))
-        before = {g: digest(await gs.read(g)) for g in ("g0", "g1", "g2", "g3")}
+            await write_game(gs, f"g{i}-{tag}", seed=i, names=(f"Ann{i}", f"Bob{i}"))
+        before = {g: digest(await gs.read(g)) for g in (f"g{i}-{tag}" for i in range(4))}
         await asyncio.sleep(0.05)
         archiver = Archiver(gs, retain=0.01)
         real = archiver._unlist
