@@ -57,12 +57,12 @@ _CARD_LISTS: dict[str, dict[str, str]] = {
 
 
 #: the rule numbers of docs/rules.md a case may cite: its numbered rules, its sections
-#: (R1 to R11) and its invariants (I1 to I4); ``tests/unit/test_conformance_sanity.py``
-#: compares the numbered ones with the document
+#: (R1 to R11, and R13, leaving a served game) and its invariants (I1 to I4);
+#: ``tests/unit/test_conformance_sanity.py`` compares the numbered ones with the document
 RULE_IDS = frozenset(
     [f"R{s}.{n}" for s, last in ((1, 5), (2, 3), (3, 6), (4, 5), (5, 9), (6, 3), (7, 8),
-                                 (8, 3), (9, 4)) for n in range(1, last + 1)]
-    + ["R9.3a"] + [f"R{s}" for s in range(1, 12)] + [f"I{n}" for n in range(1, 5)])
+                                 (8, 3), (9, 4), (13, 5)) for n in range(1, last + 1)]
+    + ["R9.3a", "R13"] + [f"R{s}" for s in range(1, 12)] + [f"I{n}" for n in range(1, 5)])
 
 
 def _supply(cards: Iterable[int], decks: int, where: str) -> str | None:

@@ -15,8 +15,6 @@ import os
 import re
 from typing import Any
 
-from rummy_grpc import metrics
-
 __all__ = ["ARCHIVE_EVERY", "ArchiveLoop", "add_retention_options", "duration"]
 
 log = logging.getLogger("rummy_grpc.archive")
@@ -82,6 +80,10 @@ class ArchiveLoop:
 
     async def run(self) -> None:
         """Run passes until cancelled; a failed pass is logged and counted, never raised."""
+        # metrics imported here, not at module level: `rummy worker` builds the serve
+        # parser (add_retention_options) and must not open the service's metric files
+        from rummy_grpc import metrics
+
         while True:
             full = False
             try:

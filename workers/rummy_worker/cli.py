@@ -607,8 +607,7 @@ def cmd_replay_game(args: argparse.Namespace) -> int:
     if args.variant == "b" and not spec.is_ab:
         return _usage("variant b exists only in A/B batches")
     try:
-        r = play_indexed(spec, args.index, args.variant, record=bool(args.events),
-                         commit=bool(args.events))
+        r = play_indexed(spec, args.index, args.variant, record=bool(args.events))
     except IndexError as e:
         return _die(str(e))
     print(json.dumps({"batch_id": batch_id, "index": args.index, "variant": args.variant,
