@@ -123,9 +123,15 @@ def test_a_batch_heals_itself_after_its_worker_is_killed(
     spec = BatchSpec(games=96, bots=BOTS, seed=19, chunk_size=6)
     first = start_worker(queue, concurrency=2, env=healing)
     bid = _submit(celery_app, store, spec, queue)
-    done = _wait_progress(store, bid, 2)
-    leased = rclient.hlen(f"{store.prefix}:batch:{{{bid}}}:leases")
+    _wait_progress(store, bid, 2)
+    # kill inside a chunk: poll until one holds its lease (chunks of 6 greedy games are short,
+    # so one sample after the progress wait could fall between two chunks)
+    leases = f"{store.prefix}:batch:{{{bid}}}:leases"
+    deadline = time.monotonic() + HANG_GUARD
+    while not (leased := rclient.hlen(leases)) and time.monotonic() < deadline:
+        time.sleep(0.002)
     first.kill(signal.SIGKILL)
+    done = store.status(bid).done
     killed = time.monotonic()
     assert done < spec.chunks, "the batch finished before the kill: make chunks longer"
     assert leased >= 1, "no chunk was being computed at the kill"
