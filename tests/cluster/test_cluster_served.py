@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -328,8 +329,12 @@ async def _game_keys(store: RedisEventStore, game_id: str) -> list[str]:
     any other key naming the game (a scan of every primary)."""
     named = [k for k in (store.key(game_id, kind) for kind in _KINDS)
              if await store.client.exists(k)]
-    scanned = [k async for k in store.client.scan_iter(match=f"*{game_id}*")]
-    return sorted({*named, *(k.decode() if isinstance(k, bytes) else k for k in scanned)})
+    # this store's keys only (other tests' stores share the cluster under other prefixes and
+    # may name games alike), and the id as a whole word ("g1" is not in "g12")
+    word = re.compile(rf"(?<![\w-]){re.escape(game_id)}(?![\w-])")
+    scanned = [k.decode() if isinstance(k, bytes) else k
+               async for k in store.client.scan_iter(match=f"{store.prefix}:*{game_id}*")]
+    return sorted({*named, *(k for k in scanned if word.search(k))})
 
 
 async def test_the_mover_archives_finished_games_from_the_cluster(
