@@ -27,12 +27,14 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store.base import EventStore
 from rummy_store.creators import CreatorIndex, UnknownCursor
 
+from rummy.lifecycle import controllers, left_seats
 from rummy.rules import RuleSet
 from rummy.state import GAME_OVER
 from rummy_grpc.auth import check_admin
 from rummy_grpc.callers import Identity
 from rummy_grpc.convert import rules_to_proto
 from rummy_grpc.errors import BadCredentials, BadRequest, GameNotFound, NoCredentials
+from rummy_grpc.lifecycle import names
 from rummy_grpc.repository import GameRepository
 
 DEFAULT_PAGE_SIZE = 50
@@ -49,7 +51,10 @@ FILTERS = ("all", "active", "finished")
 class GameSummary:
     """One listed game: ``seats`` as ``(kind, name, strategy)``, ``rules`` its rule set,
     ``created`` and ``last_move`` in seconds since the epoch, ``version`` its number of
-    events, ``creator`` the identity that created it (``""``: not recorded)."""
+    events, ``creator`` the identity that created it (``""``: not recorded);
+    ``controllers`` by seat who plays it now, as a view shows it (``"human"`` or
+    ``"bot:<strategy>"``, a server bot that took a human seat over included, R13.1) and
+    ``left`` the seats that resigned or left (R13.4)."""
 
     game_id: str
     seats: tuple[tuple[str, str, str], ...]
@@ -59,6 +64,8 @@ class GameSummary:
     finished: bool
     version: int
     creator: str
+    controllers: tuple[str, ...] = ()
+    left: tuple[int, ...] = ()
 
 
 def _token(game_id: str, state: str, admin: bool) -> str:
@@ -164,7 +171,8 @@ async def _summary(repo: GameRepository, game_id: str,
     return GameSummary(
         game_id, tuple((s["kind"], s["name"], s.get("strategy", "")) for s in meta["seats"]),
         game.rules, float(meta.get("created", 0.0)), ts, game.phase == GAME_OVER,
-        game.version, str(meta.get("creator", "")))
+        game.version, str(meta.get("creator", "")),
+        names(meta, controllers(game)), left_seats(game))
 
 
 async def _own_page(repo: GameRepository, store: CreatorIndex, creator: str, name: str,
@@ -227,7 +235,8 @@ def page_to_proto(games: list[GameSummary], next_token: str) -> pb.ListGamesResp
     out = pb.ListGamesResponse(next_page_token=next_token)
     for g in games:
         msg = out.games.add(game_id=g.game_id, created=g.created, last_move=g.last_move,
-                            finished=g.finished, version=g.version, creator=g.creator)
+                            finished=g.finished, version=g.version, creator=g.creator,
+                            controllers=g.controllers, left=g.left)
         msg.rules.CopyFrom(rules_to_proto(g.rules))
         msg.seats.extend(pb.SeatSpec(kind=_KIND_CODES.get(kind, pb.SEAT_KIND_UNSPECIFIED),
                                      name=name, strategy=strategy)

@@ -105,3 +105,25 @@ async def test_an_open_server_lists_to_the_admin_only(running) -> None:
     listed = await _all_pages(stub, None, admin_token=ADMIN_TOKEN)
     assert created.game_id in [g.game_id for g in listed]
     assert next(g for g in listed if g.game_id == created.game_id).creator == ""
+
+
+async def test_a_listing_shows_who_plays_each_seat_now(store) -> None:
+    """A human who resigns is played by the server's bot from then on (R13.1): the listing
+    shows that bot for the seat, as the seats' views do, and the seat among those that left
+    (R13.4); the other seats as created."""
+    async with serving(store, callers=_policy()) as running:
+        stub: pb_grpc.GameServiceStub = running.stub
+        created = await stub.CreateGame(pb.CreateGameRequest(
+            seats=[*humans(2), pb.SeatSpec(kind=pb.SEAT_KIND_BOT, strategy="random")],
+            takeover_strategy="greedy"), metadata=AS_A)
+        tokens = {t.seat: t.token for t in created.tokens}
+        (before,) = await _all_pages(stub, AS_A)
+        assert list(before.controllers) == ["human", "human", "bot:random"]
+        assert list(before.left) == []
+        await stub.Resign(pb.ResignRequest(game_id=created.game_id, token=tokens[1]))
+        (after,) = [g for g in await _all_pages(stub, AS_A) if g.game_id == created.game_id]
+        assert list(after.controllers) == ["human", "bot:greedy", "bot:random"]
+        assert list(after.left) == [1]
+        view = await stub.GetView(pb.GetViewRequest(game_id=created.game_id,
+                                                    token=tokens[0]))
+        assert list(view.view.controllers) == list(after.controllers)
