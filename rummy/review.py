@@ -63,6 +63,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import evolve
+from rummy.lifecycle import left_seats
 from rummy.rules import RuleSet
 from rummy.scoring import final_scores, game_over
 from rummy.state import GameState
@@ -355,11 +356,12 @@ def round_pool(rules: RuleSet, players: int, seed: int, games: int = POOL_GAMES
 
 def _finish(totals: Sequence[int], won: Sequence[int], me: int, rules: RuleSet,
             pool: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], rng: random.Random,
-            n: int) -> float:
+            n: int, left: Sequence[int] = ()) -> float:
     """``me``'s mean share of the win (R9.4) over ``n`` completions of the game from
-    ``totals`` and rounds won, each adding rounds drawn from ``pool`` (seats shuffled)."""
+    ``totals`` and rounds won, each adding rounds drawn from ``pool`` (seats shuffled);
+    the seats in ``left`` resigned or left and rank below the others (R13.4)."""
     if game_over(totals, rules):
-        end = final_scores(totals, won, rules)
+        end = final_scores(totals, won, rules, left)
         return 1.0 / len(end.winners) if me in end.winners else 0.0
     players = len(totals)
     acc = 0.0
@@ -375,16 +377,18 @@ def _finish(totals: Sequence[int], won: Sequence[int], me: int, rules: RuleSet,
                 w[perm[s]] += 1
             if game_over(t, rules):
                 break
-        end = final_scores(t, w, rules)
+        end = final_scores(t, w, rules, left)
         acc += 1.0 / len(end.winners) if me in end.winners else 0.0
     return acc / n
 
 
 def win_chance(v: PlayerView, ro: _Rollouts, n: int,
-               pool: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], key: object
-               ) -> tuple[float, float, float]:
+               pool: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], key: object,
+               left: Sequence[int] = ()) -> tuple[float, float, float]:
     """The viewer's chance to win the game from ``v`` alone (I3): mean, low, high (0..1)
-    over ``n`` determinizations (module docstring)."""
+    over ``n`` determinizations (module docstring). ``left``: the seats that resigned or
+    left a served game (public, in the log): they rank below every other seat whatever
+    their totals (R13.4), so a seat that left wins only when every seat did."""
     assert v.seat is not None
     me = v.seat
     rng = ro.rng("graph", key)
@@ -399,11 +403,9 @@ def win_chance(v: PlayerView, ro: _Rollouts, n: int,
         won = list(v.rounds_won)
         for s in scored.winners:
             won[s] += 1
-        if any(isinstance(e, GameEnded) for e in events):
-            end = next(e for e in events if isinstance(e, GameEnded))
-            xs.append(1.0 / len(end.winners) if me in end.winners else 0.0)
-        else:
-            xs.append(_finish(scored.totals, won, me, v.rules, pool, rng, CONTINUATIONS))
+        # the game's end from the round's totals (the rollout's own GameEnded does not
+        # know who left: a determinized state has no seat lifecycle)
+        xs.append(_finish(scored.totals, won, me, v.rules, pool, rng, CONTINUATIONS, left))
     m = _mean(xs)
     half = 1.96 * _se(xs)
     return m, max(0.0, m - half), min(1.0, m + half)
@@ -532,7 +534,8 @@ def _graph(events: Sequence[Event], seats: Sequence[int], ro: _Rollouts, budget:
             lo: list[float | None] = [None] * players
             hi: list[float | None] = [None] * players
             for p in seats:
-                c[p], lo[p], hi[p] = win_chance(view(state, p), ro, budget, pool, (i, p))
+                c[p], lo[p], hi[p] = win_chance(view(state, p), ro, budget, pool, (i, p),
+                                                left_seats(state))
             out.append(GraphPoint(i, state.round, tuple(c), tuple(lo), tuple(hi)))
     return out
 

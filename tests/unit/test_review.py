@@ -129,3 +129,27 @@ def test_the_review_reads_no_hidden_information(knocking_game):
         other = fork_prefix(knocking_game, n, seat, seed=1)
         assert other != list(knocking_game[:n])  # hidden cards really differ
         assert review(other, seat, budget=2, seed=8).to_dict() == honest.to_dict()
+
+
+def test_a_seat_that_left_has_no_chance_to_win_whatever_its_total():
+    """R13.4: a seat that resigned or left ranks below every seat that stayed, so the
+    equity graph's completions give it no share of the win even far ahead; the seats that
+    stayed share it (here seat 1, the highest of them). With nobody left the leader wins."""
+    import random as _random
+
+    from rummy.review import _finish
+
+    rules = RuleSet()
+    over = rules.target_score + 50  # the game is over: no completion is drawn
+    totals, won = (over, over - 30, 10), (3, 1, 0)
+    assert _finish(totals, won, 0, rules, [], _random.Random(1), 5) == 1.0
+    assert _finish(totals, won, 0, rules, [], _random.Random(1), 5, left=(0,)) == 0.0
+    assert _finish(totals, won, 1, rules, [], _random.Random(1), 5, left=(0,)) == 1.0
+    # every seat left: ranked among all of them again (R13.4), no bonus for anyone
+    assert _finish(totals, won, 0, rules, [], _random.Random(1), 5, left=(0, 1, 2)) == 1.0
+    # a game still running: completions drawn from a pool of rounds never make the seat
+    # that left a winner
+    pool = [((5, 0, 0), (0,)), ((0, 5, 0), (1,)), ((0, 0, 5), (2,))]
+    running = (rules.target_score - 1, 0, 0)
+    assert _finish(running, (0, 0, 0), 0, rules, pool, _random.Random(2), 40, left=(0,)) == 0.0
+    assert _finish(running, (0, 0, 0), 0, rules, pool, _random.Random(2), 40) > 0.3
