@@ -6,6 +6,7 @@ Redis-backed tests are skipped, with the reason, only when Redis does not answer
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
@@ -141,6 +142,29 @@ async def play_turns(stub: Any, game_id: str, tokens: dict[int, str],
         await send(stub, game_id, tokens[seat], cmd, expected_version=v.version,
                    request_id=f"{seat}:{v.version}")
         sent += 1
+
+
+async def play_app_bot_game(strategies: list[str], *, seed: int = 4,
+                            target: int = 30) -> list[Any]:
+    """A whole game of server bots (``strategies``, one per seat, each also allowed by the
+    app's ``bot_strategies``) on a :class:`GameApp` over the memory store: its events, once
+    the game left the active index (at most 30 s)."""
+    from rummy_grpc.app import GameApp, SeatSpec
+    from rummy_store import MemoryEventStore
+
+    from rummy.events import from_dict
+
+    store = MemoryEventStore()
+    app = GameApp(store, bot_strategies=list(dict.fromkeys(strategies)))
+    created = await app.create_game([SeatSpec("bot", strategy=s) for s in strategies],
+                                    {"target_score": str(target)}, seed=seed)
+    for _ in range(3000):
+        if not await store.list_games(active_only=True):
+            break
+        await asyncio.sleep(0.01)
+    events = [from_dict(se.data) for se in await store.read(created.game_id, 0)]
+    await app.close()
+    return events
 
 
 def rpc_error_rule(err: grpc.aio.AioRpcError) -> str:

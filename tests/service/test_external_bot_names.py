@@ -12,8 +12,10 @@ from rummy_grpc.app import GameApp, SeatSpec
 from rummy_grpc.errors import BadRequest
 from rummy_store import MemoryEventStore
 
-from rummy.events import Event, GameEnded, from_dict
+from rummy.events import GameEnded
 from rummy.invariants import verify_log
+
+from .conftest import play_app_bot_game
 
 
 def test_a_client_cannot_make_the_server_import_a_module() -> None:
@@ -25,22 +27,7 @@ def test_a_client_cannot_make_the_server_import_a_module() -> None:
     assert "examples.rl_random_vs_greedy" not in sys.modules
 
 
-async def _play_external() -> list[Event]:
-    store = MemoryEventStore()
-    app = GameApp(store, bot_strategies=["examples.my_bot:MyBot", "basic"])
-    created = await app.create_game([SeatSpec("bot", strategy="examples.my_bot:MyBot"),
-                                     SeatSpec("bot", strategy="basic")],
-                                    {"target_score": "30"}, seed=4)
-    for _ in range(3000):
-        if not await store.list_games(active_only=True):
-            break
-        await asyncio.sleep(0.01)
-    events = [from_dict(se.data) for se in await store.read(created.game_id, 0)]
-    await app.close()
-    return events
-
-
 def test_an_operator_configured_external_bot_plays_a_whole_game() -> None:
-    events = asyncio.run(_play_external())
+    events = asyncio.run(play_app_bot_game(["examples.my_bot:MyBot", "basic"]))
     assert isinstance(events[-1], GameEnded)
     assert list(verify_log(events))[-1].is_over

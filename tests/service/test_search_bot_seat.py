@@ -9,8 +9,10 @@ from prometheus_client import REGISTRY
 from rummy_grpc.app import GameApp, SeatSpec
 from rummy_store import MemoryEventStore
 
-from rummy.events import Event, GameEnded, from_dict
+from rummy.events import GameEnded
 from rummy.invariants import verify_log
+
+from .conftest import play_app_bot_game
 
 
 def _failures(strategy: str) -> float:
@@ -20,24 +22,9 @@ def _failures(strategy: str) -> float:
                for reason in ("raised", "illegal_move"))
 
 
-async def _play() -> list[Event]:
-    store = MemoryEventStore()
-    app = GameApp(store, bot_strategies=["search", "strategic"])
-    created = await app.create_game([SeatSpec("bot", strategy="search"),
-                                     SeatSpec("bot", strategy="strategic")],
-                                    {"target_score": "30"}, seed=4)
-    for _ in range(3000):
-        if not await store.list_games(active_only=True):
-            break
-        await asyncio.sleep(0.01)
-    events = [from_dict(se.data) for se in await store.read(created.game_id, 0)]
-    await app.close()
-    return events
-
-
 def test_a_search_bot_seat_plays_a_whole_game() -> None:
     before = _failures("search")
-    events = asyncio.run(_play())
+    events = asyncio.run(play_app_bot_game(["search", "strategic"]))
     assert isinstance(events[-1], GameEnded)
     assert list(verify_log(events))[-1].is_over  # every event is what the rules allow
     assert _failures("search") == before  # no move fell back to the default move
