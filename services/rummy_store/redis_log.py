@@ -25,6 +25,7 @@ from rummy_store.base import (
     dumps,
 )
 from rummy_store.codec import pack_events, unpack
+from rummy_store.fanout import StreamHub
 from rummy_store.redis_base import RedisBase, _s
 from rummy_store.redis_scripts import REQUEST_BUCKETS, parse_record, record, request_slot
 
@@ -89,6 +90,8 @@ class RedisEventLog(RedisBase):
                 StoredEvent(version=expected_version + i, type=kind, data=unpack(text), ts=ts)
                 for i, (kind, text) in enumerate(encoded, start=1)
             )
+            if isinstance(self._hub, StreamHub):  # this server's subscribers: at once
+                self._hub.appended(stream, new)
             if expected_version == 0 and new:
                 try:
                     await self._register(game_id, ts)
