@@ -21,9 +21,11 @@ cancellation.
   returns nothing), so the next read includes the game at once; should that race with the
   start of a read, the read still ends within ``block_ms`` (default 250 ms).
 - **This process's own appends go straight to its subscribers.** The store calls
-  :meth:`StreamHub.appended` with the events its append script wrote: when they follow the
-  hub's position on the key exactly, they are queued at once (no wait for the read that
-  would bring them, no decoding) and the cursor moves past them. The blocked ``XREAD`` still
+  :meth:`StreamHub.appending` before its append script runs and
+  :meth:`StreamHub.append_done` with the events it wrote: when they follow the hub's
+  position on the key exactly, they are queued at once (no wait for the read that would
+  bring them, no decoding) and the cursor moves past them; a read that returns while the
+  append is in flight leaves that key's entries to it. The blocked ``XREAD`` still
   wakes for them (Redis wakes it on any ``XADD`` to a key it watches), so after a read that
   brought nothing new the next one waits :data:`PACE_SECONDS` (or until a new key joins),
   gathering the wake-ups of one busy spell into one read: events appended by *another*
@@ -70,7 +72,7 @@ BLOCK_MS = 250
 """Default longest wait of one hub ``XREAD`` (milliseconds)."""
 PACE_SECONDS = 0.005
 """Default wait before the next ``XREAD`` after one that brought only events already
-delivered (this process's own appends, :meth:`StreamHub.appended`)."""
+delivered (this process's own appends, :meth:`StreamHub.append_done`)."""
 QUEUE_SIZE = 1024
 """Default capacity of a subscriber's queue (events)."""
 _PAGE = 1000  # entries per stream per XREAD
@@ -156,7 +158,9 @@ class StreamHub:
         self.reads = 0
         """Number of ``XREAD`` calls made (tests, diagnostics)."""
         self.local = 0
-        """Events queued by :meth:`appended` (tests, diagnostics)."""
+        """Events queued by :meth:`append_done` (tests, diagnostics)."""
+        self._appending: dict[str, int] = {}  # key -> appends of this process in flight
+        self._held: set[str] = set()  # keys whose new entries a read left to an append
 
     # -------------------------------------------------------------- subscribers
 
@@ -194,17 +198,31 @@ class StreamHub:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=self._name)
         return sub
 
-    def appended(self, key: str, events: Sequence[StoredEvent]) -> None:
-        """This process appended ``events`` (consecutive versions, oldest first, as the
-        append script stored them) to ``key``: queue them for the key's subscribers now if
-        they follow the hub's position on it exactly, and move the position past them; else
-        (a key nobody here reads, events another process appended in between, a read that
-        brought them first) do nothing: the hub's read delivers them."""
+    def appending(self, key: str) -> None:
+        """This process is about to append to ``key``: until :meth:`append_done`, the hub's
+        reads leave the key's new entries to the append (they may be its own), so that its
+        reply, not the read, delivers them. Pair each call with one :meth:`append_done`."""
+        self._appending[key] = self._appending.get(key, 0) + 1
+
+    def append_done(self, key: str, events: Sequence[StoredEvent] = ()) -> None:
+        """The append announced by :meth:`appending` ended; ``events``: what it appended
+        (consecutive versions, oldest first, as the append script stored them; empty when it
+        appended nothing or failed). They are queued for the key's subscribers now if they
+        follow the hub's position on the key exactly, and the position moves past them;
+        otherwise (events another process appended in between, a read that brought them
+        first, nothing appended) a read left waiting for this append is started at once."""
+        left = self._appending.get(key, 0) - 1
+        if left > 0:
+            self._appending[key] = left
+        else:
+            self._appending.pop(key, None)
         cursor = self._cursors.get(key)
-        if cursor is None or not events or events[0].version != cursor + 1:
-            return
-        self.local += len(events)
-        deliver_stored(key, events, self._subs, self._cursors, self._stamps)
+        if cursor is not None and events and events[0].version == cursor + 1:
+            self.local += len(events)
+            deliver_stored(key, events, self._subs, self._cursors, self._stamps)
+        elif key in self._held:
+            self._held.discard(key)
+            self._changed.set()
 
     def unregister(self, sub: Subscription) -> None:
         """Remove ``sub`` (no-op if it is not registered); a key with no subscriber left is
@@ -331,6 +349,9 @@ class StreamHub:
         fresh = 0
         for raw_key, entries in batches:
             key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
+            if key in self._appending:  # left to the append in flight (append_done)
+                self._held.add(key)
+                continue
             fresh += deliver(key, entries, self._subs, self._cursors, self._decode,
                              self._stamps)
         return fresh
