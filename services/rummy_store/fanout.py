@@ -216,12 +216,15 @@ class StreamHub:
             self._appending[key] = left
         else:
             self._appending.pop(key, None)
+        held = key in self._held
+        self._held.discard(key)
         cursor = self._cursors.get(key)
         if cursor is not None and events and events[0].version == cursor + 1:
+            # another server's entries the held read also had wait for the next read
+            # (PACE_SECONDS at most): waking it for each append would read once per append
             self.local += len(events)
             deliver_stored(key, events, self._subs, self._cursors, self._stamps)
-        elif key in self._held:
-            self._held.discard(key)
+        elif held:
             self._changed.set()
 
     def unregister(self, sub: Subscription) -> None:
@@ -235,6 +238,7 @@ class StreamHub:
             del self._subs[sub.key]
             self._cursors.pop(sub.key, None)
             self._stamps.pop(sub.key, None)
+            self._held.discard(sub.key)
 
     # -------------------------------------------------------------- lifecycle
 
