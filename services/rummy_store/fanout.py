@@ -353,9 +353,10 @@ class StreamHub:
         fresh = 0
         for raw_key, entries in batches:
             key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-            if key in self._appending:  # left to the append in flight (append_done)
-                self._held.add(key)
-                continue
+            if key in self._appending and key not in self._held:
+                self._held.add(key)  # left to the append in flight (append_done), once:
+                continue  # appends that overlap without end must not starve the read
+            self._held.discard(key)
             fresh += deliver(key, entries, self._subs, self._cursors, self._decode,
                              self._stamps)
         return fresh
