@@ -334,3 +334,36 @@ async def test_own_appends_reach_subscribers_without_the_read_and_others_still_d
         await sub.aclose()
         await mine.close()
         await other.close()
+
+
+async def test_a_read_leaves_a_key_to_an_append_in_flight_once() -> None:
+    """``StreamHub._dispatch`` while an append of this process is in flight on a key: the
+    first read leaves the key's entries to the append, the next one delivers them (appends
+    that overlap without end do not starve another server's events), and the append's own
+    delivery then finds them delivered; a failed append wakes the read it held back."""
+    from rummy_store.base import StoredEvent
+    from rummy_store.fanout import StreamHub
+
+    def decode(entry: Any) -> StoredEvent:
+        version = int(entry[0].split("-")[1])
+        return StoredEvent(version=version, type="Knocked", data={"v": version}, ts=1.0)
+
+    hub = StreamHub(aioredis.Redis(), decode)
+    sub = hub.register("k", 0)
+    if hub._task is not None:  # no Redis here: the reader is not needed
+        hub._task.cancel()
+    reply = [["k", [("0-1", {}), ("0-2", {})]]]
+    hub.appending("k")
+    assert hub._dispatch(reply) == 0 and sub.queue.empty()  # left to the append
+    assert hub._dispatch(reply) == 2  # held once only: the second read delivers
+    hub.append_done("k", [decode(("0-1", {})), decode(("0-2", {}))])
+    assert hub.local == 0 and [sub.queue.get_nowait().version for _ in range(2)] == [1, 2]
+    hub.appending("k")
+    assert hub._dispatch([["k", [("0-3", {})]]]) == 0
+    hub._changed.clear()
+    hub.append_done("k", [])  # the append failed: the held read is asked for at once
+    assert hub._changed.is_set() and sub.queue.empty()
+    hub.appending("k")
+    hub.append_done("k", [decode(("0-3", {}))])  # an own append that follows the cursor
+    assert hub.local == 1 and sub.queue.get_nowait().version == 3
+    await hub.close()
