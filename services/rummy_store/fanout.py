@@ -20,6 +20,17 @@ cancellation.
   ``CLIENT UNBLOCK <hub connection id>`` (a timeout-style unblock: the blocked ``XREAD``
   returns nothing), so the next read includes the game at once; should that race with the
   start of a read, the read still ends within ``block_ms`` (default 250 ms).
+- **This process's own appends go straight to its subscribers.** The store calls
+  :meth:`StreamHub.appending` before its append script runs and
+  :meth:`StreamHub.append_done` with the events it wrote: when they follow the hub's
+  position on the key exactly, they are queued at once (no wait for the read that would
+  bring them, no decoding) and the cursor moves past them; a read that returns while the
+  append is in flight leaves that key's entries to it. The blocked ``XREAD`` still
+  wakes for them (Redis wakes it on any ``XADD`` to a key it watches), so after a read that
+  brought nothing new the next one waits :data:`PACE_SECONDS` (or until a new key joins),
+  gathering the wake-ups of one busy spell into one read: events appended by *another*
+  process reach this one's subscribers up to that much later while this one is busy
+  appending to the same watched streams, never later than that.
 - **Redis errors.** A failed read is logged, the connection dropped, and the read retried after
   an exponential back-off with full jitter (0.05 s doubling up to 5 s); subscribers just wait,
   and the hub resumes every game from the last version it delivered, so nothing is lost.
@@ -45,20 +56,23 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
 from rummy_store.base import StoredEvent
 
-__all__ = ["BLOCK_MS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription", "deliver", "holds",
-           "rewind_check"]
+__all__ = ["BLOCK_MS", "PACE_SECONDS", "QUEUE_SIZE", "Hub", "StreamHub", "Subscription",
+           "deliver", "deliver_stored", "holds", "rewind_check"]
 
 log = logging.getLogger("rummy_store.fanout")
 
 BLOCK_MS = 250
 """Default longest wait of one hub ``XREAD`` (milliseconds)."""
+PACE_SECONDS = 0.005
+"""Default wait before the next ``XREAD`` after one that brought only events already
+delivered (this process's own appends, :meth:`StreamHub.append_done`)."""
 QUEUE_SIZE = 1024
 """Default capacity of a subscriber's queue (events)."""
 _PAGE = 1000  # entries per stream per XREAD
@@ -112,16 +126,20 @@ class StreamHub:
         name: the hub connection's ``CLIENT SETNAME`` (spaces become ``_``).
         block_ms: longest wait of one ``XREAD`` in milliseconds (> 0).
         queue_size: capacity of each subscriber's queue in events (> 0).
+        pace: seconds the next ``XREAD`` waits after one that brought nothing new (>= 0;
+            default :data:`PACE_SECONDS`).
 
-    Use it from one event loop. Raises ``ValueError`` for a bad ``block_ms`` / ``queue_size``.
+    Use it from one event loop. Raises ``ValueError`` for a bad ``block_ms`` /
+    ``queue_size`` / ``pace``.
     """
 
     def __init__(self, client: aioredis.Redis, decode: Callable[[Any], StoredEvent], *,
                  name: str = "rummy-hub", block_ms: int = BLOCK_MS,
-                 queue_size: int = QUEUE_SIZE) -> None:
-        if block_ms <= 0 or queue_size <= 0:
-            raise ValueError(f"block_ms and queue_size must be > 0, got {block_ms}, "
-                             f"{queue_size}")
+                 queue_size: int = QUEUE_SIZE, pace: float = PACE_SECONDS) -> None:
+        if block_ms <= 0 or queue_size <= 0 or not pace >= 0:
+            raise ValueError(f"block_ms and queue_size must be > 0 and pace >= 0, got "
+                             f"{block_ms}, {queue_size}, {pace}")
+        self._pace = pace
         self._client = client
         self._decode = decode
         self._name = "".join("_" if c.isspace() else c for c in name)
@@ -139,6 +157,10 @@ class StreamHub:
         self._closed = False
         self.reads = 0
         """Number of ``XREAD`` calls made (tests, diagnostics)."""
+        self.local = 0
+        """Events queued by :meth:`append_done` (tests, diagnostics)."""
+        self._appending: dict[str, int] = {}  # key -> appends of this process in flight
+        self._held: set[str] = set()  # keys whose new entries a read left to an append
 
     # -------------------------------------------------------------- subscribers
 
@@ -176,6 +198,35 @@ class StreamHub:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=self._name)
         return sub
 
+    def appending(self, key: str) -> None:
+        """This process is about to append to ``key``: until :meth:`append_done`, the hub's
+        reads leave the key's new entries to the append (they may be its own), so that its
+        reply, not the read, delivers them. Pair each call with one :meth:`append_done`."""
+        self._appending[key] = self._appending.get(key, 0) + 1
+
+    def append_done(self, key: str, events: Sequence[StoredEvent] = ()) -> None:
+        """The append announced by :meth:`appending` ended; ``events``: what it appended
+        (consecutive versions, oldest first, as the append script stored them; empty when it
+        appended nothing or failed). They are queued for the key's subscribers now if they
+        follow the hub's position on the key exactly, and the position moves past them;
+        otherwise (events another process appended in between, a read that brought them
+        first, nothing appended) a read left waiting for this append is started at once."""
+        left = self._appending.get(key, 0) - 1
+        if left > 0:
+            self._appending[key] = left
+        else:
+            self._appending.pop(key, None)
+        held = key in self._held
+        self._held.discard(key)
+        cursor = self._cursors.get(key)
+        if cursor is not None and events and events[0].version == cursor + 1:
+            # another server's entries the held read also had wait for the next read
+            # (PACE_SECONDS at most): waking it for each append would read once per append
+            self.local += len(events)
+            deliver_stored(key, events, self._subs, self._cursors, self._stamps)
+        elif held:
+            self._changed.set()
+
     def unregister(self, sub: Subscription) -> None:
         """Remove ``sub`` (no-op if it is not registered); a key with no subscriber left is
         no longer read."""
@@ -187,6 +238,7 @@ class StreamHub:
             del self._subs[sub.key]
             self._cursors.pop(sub.key, None)
             self._stamps.pop(sub.key, None)
+            self._held.discard(sub.key)
 
     # -------------------------------------------------------------- lifecycle
 
@@ -268,8 +320,12 @@ class StreamHub:
                     # redis-py can swallow a cancellation inside a blocking read
                     if task is not None and task.cancelling():
                         raise asyncio.CancelledError
-                if reply:
-                    self._dispatch(reply)
+                fresh = self._dispatch(reply) if reply else 0
+                if reply and not fresh and self._pace:
+                    # woken by appends already delivered (this process's own): gather the
+                    # next ones into one read; a new key cuts the wait short
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), self._pace)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - survive any Redis failure
@@ -286,16 +342,24 @@ class StreamHub:
                 continue
             backoff = _BACKOFF_FIRST
 
-    def _dispatch(self, reply: Any) -> None:
-        """Hand the entries of one ``XREAD`` reply (RESP2 or RESP3) to the subscribers."""
+    def _dispatch(self, reply: Any) -> int:
+        """Hand the entries of one ``XREAD`` reply (RESP2 or RESP3) to the subscribers;
+        returns how many were new (past the cursors)."""
         batches: list[tuple[Any, Any]]
         if isinstance(reply, dict):  # RESP3: {key: [[entry, ...]]}
             batches = [(key, value[0]) for key, value in reply.items() if value]
         else:  # RESP2: [[key, [entry, ...]]]
             batches = [(key, entries) for key, entries in reply]
+        fresh = 0
         for raw_key, entries in batches:
             key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-            deliver(key, entries, self._subs, self._cursors, self._decode, self._stamps)
+            if key in self._appending and key not in self._held:
+                self._held.add(key)  # left to the append in flight (append_done), once:
+                continue  # appends that overlap without end must not starve the read
+            self._held.discard(key)
+            fresh += deliver(key, entries, self._subs, self._cursors, self._decode,
+                             self._stamps)
+        return fresh
 
 
 async def holds(client: Any, key: str, version: int, ts: float | None,
@@ -346,22 +410,51 @@ async def rewind_check(client: Any, cursors: dict[str, int], stamps: dict[str, f
     return rewound
 
 
+def _entry_version(entry: Any) -> int | None:
+    """The version in a raw entry's id (``0-<version>``), or None when it does not parse
+    (left to ``decode``)."""
+    entry_id = entry[0]
+    try:
+        return int((entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id))
+                   .partition("-")[2])
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return None
+
+
 def deliver(key: str, entries: Iterable[Any], subs: dict[str, set[Subscription]],
             cursors: dict[str, int], decode: Callable[[Any], StoredEvent],
-            stamps: dict[str, float] | None = None) -> None:
+            stamps: dict[str, float] | None = None) -> int:
     """Queue the raw stream ``entries`` of ``key`` (in id order) for every subscriber of it:
-    entries at or below the key's cursor are skipped, the cursor moves to the last one
-    queued (and ``stamps[key]`` to its ``ts``, for :func:`rewind_check`); a full queue drops
-    the event for that subscriber and sets its :attr:`Subscription.overflowed`. A key
-    without cursor (every subscriber left) is ignored. Raises whatever ``decode`` raises
-    (the cursor stays before that entry)."""
+    entries at or below the key's cursor are skipped (without decoding them), the cursor
+    moves to the last one queued (and ``stamps[key]`` to its ``ts``, for
+    :func:`rewind_check`); a full queue drops the event for that subscriber and sets its
+    :attr:`Subscription.overflowed`. A key without cursor (every subscriber left) is
+    ignored. Returns the number of entries queued. Raises whatever ``decode`` raises (the
+    cursor stays before that entry)."""
     if key not in cursors:
-        return
-    targets = subs.get(key, set())
+        return 0
+    fresh = 0
     for entry in entries:
+        version = _entry_version(entry)
+        if version is not None and version <= cursors[key]:
+            continue
         event = decode(entry)
         if event.version <= cursors[key]:
             continue
+        fresh += 1
+        deliver_stored(key, (event,), subs, cursors, stamps)
+    return fresh
+
+
+def deliver_stored(key: str, events: Iterable[StoredEvent],
+                   subs: dict[str, set[Subscription]], cursors: dict[str, int],
+                   stamps: dict[str, float] | None = None) -> None:
+    """Queue decoded ``events`` of ``key`` (past its cursor, in version order) for every
+    subscriber of it and move the cursor (and ``stamps[key]``) to the last one; a full
+    queue drops the event for that subscriber and sets its
+    :attr:`Subscription.overflowed`."""
+    targets = subs.get(key, set())
+    for event in events:
         cursors[key] = event.version
         if stamps is not None:
             stamps[key] = event.ts

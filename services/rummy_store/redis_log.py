@@ -25,6 +25,7 @@ from rummy_store.base import (
     dumps,
 )
 from rummy_store.codec import pack_events, unpack
+from rummy_store.fanout import StreamHub
 from rummy_store.redis_base import RedisBase, _s
 from rummy_store.redis_scripts import REQUEST_BUCKETS, parse_record, record, request_slot
 
@@ -74,21 +75,32 @@ class RedisEventLog(RedisBase):
             keys.append(base + "results" if self._cluster else self._results_feed)
         if self._unready:
             await self._initialize()
+        # this server's subscribers get the events from the reply (StreamHub.append_done)
+        hub = self._hub if isinstance(self._hub, StreamHub) else None
+        new: tuple[StoredEvent, ...] = ()
+        if hub is not None:
+            hub.appending(stream)
         try:
-            reply = await self._run_append(keys, args)
-        except ResponseError as exc:
-            if _before_run(exc):
-                raise
-            # the script stopped at a command (a permission the user lacks, say) after it
-            # may have written the events and the request record: Lua does not roll back
-            raise AppendInterrupted(game_id, request_id, exc) from exc
-        status, value = (_s(x) for x in reply)
+            try:
+                reply = await self._run_append(keys, args)
+            except ResponseError as exc:
+                if _before_run(exc):
+                    raise
+                # the script stopped at a command (a permission the user lacks, say) after
+                # it may have written the events and the request record: no roll back in Lua
+                raise AppendInterrupted(game_id, request_id, exc) from exc
+            status, value = (_s(x) for x in reply)
+            if status == "ok":
+                ts = int(value) / 1000
+                new = tuple(
+                    StoredEvent(version=expected_version + i, type=kind, data=unpack(text),
+                                ts=ts)
+                    for i, (kind, text) in enumerate(encoded, start=1)
+                )
+        finally:
+            if hub is not None:
+                hub.append_done(stream, new)
         if status == "ok":
-            ts = int(value) / 1000
-            new = tuple(
-                StoredEvent(version=expected_version + i, type=kind, data=unpack(text), ts=ts)
-                for i, (kind, text) in enumerate(encoded, start=1)
-            )
             if expected_version == 0 and new:
                 try:
                     await self._register(game_id, ts)

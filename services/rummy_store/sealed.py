@@ -150,6 +150,8 @@ class GameStore:
         return out
 
     async def _open_result(self, game_id: str, result: AppendResult) -> AppendResult:
+        if not any(e.type == "GameStarted" for e in result.events):
+            return result  # only a GameStarted holds names to open (a move's append)
         return dataclasses.replace(result, events=tuple(await self._open_events(
             game_id, result.events)))
 
@@ -226,7 +228,8 @@ class GameStore:
         gen = self.inner.subscribe(game_id, after_version, block_ms=block_ms)
         try:
             async for e in gen:
-                yield (await self._open_events(game_id, [e]))[0]
+                yield e if e.type != "GameStarted" else (
+                    await self._open_events(game_id, [e]))[0]
         finally:
             await gen.aclose()
 

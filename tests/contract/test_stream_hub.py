@@ -301,3 +301,69 @@ async def test_a_burst_of_new_subscriptions_stays_inside_a_small_pool(
             await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         await store.close()
+
+
+async def test_own_appends_reach_subscribers_without_the_read_and_others_still_do(
+        redis_url: str, redis_prefix: str) -> None:
+    """This store's appends are queued by the append itself (``StreamHub.append_done``), in
+    order and once each; another store's appends to the same game (another server) still
+    arrive through the hub's read, and an own append that follows one not read yet waits
+    for the read rather than jumping the gap."""
+    mine = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    other = RedisEventStore.from_url(redis_url, prefix=redis_prefix)
+    sub = mine.subscribe("g")
+    try:
+        first = asyncio.ensure_future(anext(sub))
+        assert await until(lambda: mine.subscriber_count() == 1)
+        await mine.append("g", events(2), 0)
+        assert (await asyncio.wait_for(first, 5)).version == 1
+        assert mine.hub.local == 2  # both queued by the append, none by the read
+        assert (await asyncio.wait_for(anext(sub), 5)).version == 2
+        await other.append("g", events(1, 3), 2)  # another server's append: the read
+        await mine.append("g", events(1, 4), 3)  # follows an event not read yet here
+        got = [(await asyncio.wait_for(anext(sub), 5)) for _ in range(2)]
+        assert [e.version for e in got] == [3, 4]
+        assert [e.data["points"] for e in got] == [3, 4]
+        reads, local = mine.hub.reads, mine.hub.local
+        for v in range(4, 24):  # a busy spell of own appends: paced reads, no event lost
+            await mine.append("g", events(1, v + 1), v)
+        got = [(await asyncio.wait_for(anext(sub), 5)).version for _ in range(20)]
+        assert got == list(range(5, 25))
+        assert mine.hub.local - local == 20 and mine.hub.reads - reads < 20
+    finally:
+        await sub.aclose()
+        await mine.close()
+        await other.close()
+
+
+async def test_a_read_leaves_a_key_to_an_append_in_flight_once() -> None:
+    """``StreamHub._dispatch`` while an append of this process is in flight on a key: the
+    first read leaves the key's entries to the append, the next one delivers them (appends
+    that overlap without end do not starve another server's events), and the append's own
+    delivery then finds them delivered; a failed append wakes the read it held back."""
+    from rummy_store.base import StoredEvent
+    from rummy_store.fanout import StreamHub
+
+    def decode(entry: Any) -> StoredEvent:
+        version = int(entry[0].split("-")[1])
+        return StoredEvent(version=version, type="Knocked", data={"v": version}, ts=1.0)
+
+    hub = StreamHub(aioredis.Redis(), decode)
+    sub = hub.register("k", 0)
+    if hub._task is not None:  # no Redis here: the reader is not needed
+        hub._task.cancel()
+    reply = [["k", [("0-1", {}), ("0-2", {})]]]
+    hub.appending("k")
+    assert hub._dispatch(reply) == 0 and sub.queue.empty()  # left to the append
+    assert hub._dispatch(reply) == 2  # held once only: the second read delivers
+    hub.append_done("k", [decode(("0-1", {})), decode(("0-2", {}))])
+    assert hub.local == 0 and [sub.queue.get_nowait().version for _ in range(2)] == [1, 2]
+    hub.appending("k")
+    assert hub._dispatch([["k", [("0-3", {})]]]) == 0
+    hub._changed.clear()
+    hub.append_done("k", [])  # the append failed: the held read is asked for at once
+    assert hub._changed.is_set() and sub.queue.empty()
+    hub.appending("k")
+    hub.append_done("k", [decode(("0-3", {}))])  # an own append that follows the cursor
+    assert hub.local == 1 and sub.queue.get_nowait().version == 3
+    await hub.close()
