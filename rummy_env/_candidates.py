@@ -98,10 +98,12 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
 
 
+@functools.lru_cache(maxsize=1024)
 def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     """For each real card, ``(meld index, the meld without it)`` for each meld that stays
     legal without it: an end of a sequence of four or more, a card of a group of four
-    (R4.2, R4.3; melds holding a joker are left out)."""
+    (R4.2, R4.3; melds holding a joker are left out). Cached per table (the table changes
+    only when someone melds; every meld phase in between asks again); read-only."""
     out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     for i, m in enumerate(table):
         if len(m) < 4 or any(t >= TABLE_JOKER_BASE for t in m):
@@ -113,6 +115,11 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     return out
 
 
+#: for each real card, ``(a, b, bits of a and b)`` for each legal triple ``{card, a, b}``
+_PARTNER_BITS: list[list[tuple[int, int, int]]] = [
+    [(a, b, (1 << a) | (1 << b)) for a, b in _PARTNERS[c]] for c in range(NUM_REAL)]
+
+
 def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     """True when a cheap construction finds a legal meld action (each checked with
     :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
@@ -122,13 +129,22 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     if not free:
         return False
     held = Counter(hand)
+    held_bits = 0
+    for c in held:
+        if c != JOKER:
+            held_bits |= 1 << c
+    free_bits = 0
+    for c in free:
+        free_bits |= 1 << c
+    reach = held_bits | free_bits
     for c in held:
         if c == JOKER:
             continue
-        for a, b in _PARTNERS[c]:
-            taken = [x for x in (a, b) if not held[x]]
-            if not taken or any(x not in free for x in taken):
+        for a, b, bits in _PARTNER_BITS[c]:
+            # both partners held or freeable, at least one of them off the table
+            if bits & ~reach or not bits & ~held_bits:
                 continue
+            taken = [x for x in (a, b) if not held[x]]
             options: list[list[tuple[int, tuple[int, ...]]]] = (
                 [[f] for f in free[taken[0]]] if len(taken) == 1 else
                 [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
