@@ -151,6 +151,8 @@ STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
+#: the phase one-hot's place in the observation's tail (157:)
+_PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -371,7 +373,11 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                                 if i not in self.opponents]
         self._seat_of = {f"player_{i}": i for i in range(players)}
         self._table_key: Table | None = None
-        self._table_obs = np.zeros(104, dtype=np.float32)
+        #: the observation with only the table's part (53:157) filled, for ``_table_key``
+        self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+        #: each seat's view of the seats: absolute seats in relative order
+        self._relative = [[(seat + k) % players for k in range(players)]
+                          for seat in range(players)]
         obs_spaces: dict[str, spaces.Space[Any]] = {
             "observation": spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
                                       dtype=np.float32),
@@ -631,14 +637,34 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         :func:`rummy.views.view` gives the seat (equal to
         ``observation_vector(view(state, seat))``), the table's part cached per table."""
         seat = self._seat_of[agent]
-        s = self.state_
-        if s.table is not self._table_key:
-            self._table_key = s.table
-            self._table_obs = _table_counts(s.table)
+        s = self._state
+        assert s is not None, "call reset() first"
+        table = s.table
+        if table is not self._table_key:  # a new table: its part of every observation
+            self._table_key = table
+            tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+            tmpl[53:157] = _table_counts(table)
+            self._table_tmpl = tmpl
+        obs = self._table_tmpl.copy()
         hands = s.hands
-        obs = _vector(seat, s.players, hands[seat], self._table_obs, tuple(map(len, hands)),
-                      len(s.deck) - s.stock_pos, s.phase, s.draws, s.totals, s.opened,
-                      s.final_turns_left is not None)
+        hand = hands[seat]
+        if hand:
+            obs[:53] = np.bincount(hand, minlength=53)
+        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+        totals = s.totals
+        opened = s.opened
+        for k, i in enumerate(self._relative[seat]):
+            tail[k] = len(hands[i])
+            tail[10 + k] = totals[i]
+            tail[15 + k] = opened[i]
+        tail[5] = len(s.deck) - s.stock_pos
+        ph = _PHASE_INDEX.get(s.phase)
+        if ph is not None:
+            tail[ph] = 1.0
+        tail[9] = s.draws
+        tail[20] = s.final_turns_left is not None
+        tail[21] = sum(map(_POINTS.__getitem__, hand))
+        obs[157:] = tail
         if self.normalize:
             obs /= self._scale
         acting = s.turn == seat and s.phase != GAME_OVER

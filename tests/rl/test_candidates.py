@@ -201,3 +201,18 @@ def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
             if not _candidates.could_meld(s.table, s.hands[s.turn]):
                 assert planned is None
     assert proved > 0
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_basic_slot_is_the_basic_bots_plan(players: int, rules: RuleSet) -> None:
+    """basic_plan (bit masks, nested-meld chains) makes the basic bot's new table."""
+    from rummy.bots.basic import BasicBot
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(players, rules, seed=seed, limit=80):
+            s = env.state_
+            v = view(s, s.turn)
+            assert _candidates.basic_plan(v) == BasicBot.plan(v)
+            checked += 1
+    assert checked > 100
