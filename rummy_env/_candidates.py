@@ -255,13 +255,23 @@ def _form_hand_melds(hand: Sequence[int]) -> tuple[list[tuple[int, ...]], list[i
     return melds, left
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=16384)
+def _meld_bits(meld: tuple[int, ...]) -> tuple[int, int]:
+    """A meld's effective-card mask and the real cards (bits) that extend it to a legal
+    meld (:func:`rummy.bots._melding._fit_bits`). Cached per meld (a meld outlives many
+    tables)."""
+    mm = sum(map(EFF_BIT.__getitem__, meld))
+    return mm, _fit_bits(mm, len(meld) + 1)
+
+
+@functools.lru_cache(maxsize=256)
 def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Per meld of ``table``: its effective-card mask and the real cards (bits) that
-    extend it to a legal meld (:func:`rummy.bots._melding._fit_bits`), and the union of
-    those bits. Cached per table."""
-    masks = tuple(sum(map(EFF_BIT.__getitem__, m)) for m in table)
-    fits = tuple(_fit_bits(mm, len(m) + 1) for mm, m in zip(masks, table, strict=True))
+    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
+    per table."""
+    bits = list(map(_meld_bits, table))
+    masks = tuple(b[0] for b in bits)
+    fits = tuple(b[1] for b in bits)
     union = 0
     for f in fits:
         union |= f
@@ -277,10 +287,13 @@ def _lay_off(table0: Table, melds: list[tuple[int, ...]], left: list[int]) -> bo
         return False
     masks0, fits0, union = _table_fits(table0)
     masks = list(masks0)
+    fits = list(fits0)
     for meld in melds[len(table0):]:
         mm = sum(map(EFF_BIT.__getitem__, meld))
         masks.append(mm)
-        union |= _fit_bits(mm, len(meld) + 1)
+        f = _fit_bits(mm, len(meld) + 1)
+        fits.append(f)
+        union |= f
     counts: dict[int, int] = {}
     for c in left:
         counts[c] = counts.get(c, 0) + 1
@@ -294,28 +307,27 @@ def _lay_off(table0: Table, melds: list[tuple[int, ...]], left: list[int]) -> bo
     progress = True
     while progress and (lb or jokers):
         progress = False
-        for i, meld in enumerate(melds):
-            mm = masks[i]
-            fits = _fit_bits(mm, len(meld) + 1)
-            if not fits:
+        for i, f in enumerate(fits):
+            if not f:
                 continue
-            x = fits & lb
+            x = f & lb
             if x:
                 c = (x & -x).bit_length() - 1
-                melds[i] = meld + (c,)
-                masks[i] = mm + (1 << c)
+                melds[i] += (c,)
+                masks[i] += 1 << c
                 k = counts[c] - 1
                 counts[c] = k
                 if not k:
                     lb &= ~(1 << c)
             elif jokers:
-                d = (fits & -fits).bit_length() - 1  # the first declaration that fits
-                melds[i] = meld + (TABLE_JOKER_BASE + d,)
-                masks[i] = mm + (1 << d)
+                d = (f & -f).bit_length() - 1  # the first declaration that fits
+                melds[i] += (TABLE_JOKER_BASE + d,)
+                masks[i] += 1 << d
                 c = JOKER
                 jokers -= 1
             else:
                 continue
+            fits[i] = _fit_bits(masks[i], len(melds[i]) + 1)
             left.remove(c)
             progress = changed = True
             if not (lb or jokers):
