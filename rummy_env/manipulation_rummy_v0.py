@@ -119,11 +119,12 @@ from rummy.bots import make_bot
 from rummy.bots.base import Bot
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, decks_for, new_deck, physical
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
-from rummy.decide import step
+from rummy.decide import settle, step
 from rummy.events import Event, GameEnded, Melded, RoundScored
+from rummy.evolve import evolve
 from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
-from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
+from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, STABLE_PHASES, GameState
 from rummy.views import PlayerView, legal_action_kinds, view
 from rummy_env._candidates import Candidates, layoffs, triples
 from rummy_env._edit import (
@@ -530,8 +531,20 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             raise ValueError(f"seat {command.seat} is not the seat to act "
                              f"({self.state_.turn})")
 
-    def _apply(self, cmd: Command) -> list[Event]:
-        self._state, events = step(self.state_, cmd)
+    def _apply(self, cmd: Command, melded: Melded | None = None) -> list[Event]:
+        """Step the engine with ``cmd``; or, given ``melded`` (the event the engine would
+        make for ``cmd``, a meld slot's pre-validated meld: :meth:`Candidates.meld_event`),
+        evolve that event and the automatic ones after it as :func:`rummy.decide.step`
+        does, without re-validating."""
+        if melded is None:
+            self._state, events = step(self.state_, cmd)
+        else:
+            s = evolve(self.state_, melded)
+            events = [melded]
+            if s.phase not in STABLE_PHASES:
+                s, more = settle(s)
+                events += more
+            self._state = s
         self._cands = None
         self._editor = None
         self._mask = None
@@ -721,6 +734,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self.rewards = dict.fromkeys(self.possible_agents, 0.0)
             self._cumulative_rewards[agent] = 0.0
             return
+        if self.actions == "slots" and N_FIXED <= a < EXACT_ACTION:
+            cands = self.candidates()
+            melded = cands.meld_event(a - N_FIXED) if cands is not None else None
+            if melded is not None:  # a cheap slot: legal by construction (fast path)
+                self._play(self.command_of(a), melded)
+                return
         self._play(self.command_of(a))
 
     def step_command(self, command: Command) -> None:
@@ -738,9 +757,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._check_command(command)
         self._play(command)
 
-    def _play(self, cmd: Command) -> None:
+    def _play(self, cmd: Command, melded: Melded | None = None) -> None:
         agent = self.agent_selection
-        events = self._apply(cmd)
+        events = self._apply(cmd, melded)
         self._cumulative_rewards[agent] = 0.0
         self._advance(events)
         self._after(events)
