@@ -358,6 +358,21 @@ def basic_plan(v: PlayerView) -> Table | None:
     return tuple(table)
 
 
+def _diff(table0: Table, new: Table) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """``(added, removed)``: the canonical melds of ``new`` (``table0``'s melds in place,
+    some grown, new melds after them, as the basic play builds it) that are not
+    ``table0``'s, and the melds of ``table0`` they replace (canonical already, I2). Two
+    such tables are equal in canonical form iff ``added1 + removed2`` and ``added2 +
+    removed1`` hold the same melds."""
+    added = [canonical_meld(m) for m in new[len(table0):]]
+    removed = []
+    for m0, m in zip(table0, new, strict=False):
+        if m is not m0 and m != m0:
+            added.append(canonical_meld(m))
+            removed.append(m0)
+    return added, removed
+
+
 _PHYSICAL = tuple(physical(t) for t in range(TABLE_JOKER_BASE + NUM_REAL))
 
 
@@ -424,7 +439,7 @@ class Candidates:
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None
-        basic_key: Table | None = None
+        basic_diff: tuple[list[tuple[int, ...]], list[tuple[int, ...]]] | None = None
         gen: list[tuple[Table, tuple[int, ...] | None, object]] = []
         origin: list[tuple[int, ...] | None] = []  # see :meth:`added_and_table`
         if basic is not None:
@@ -449,11 +464,16 @@ class Candidates:
             if key in seen:
                 continue
             if dup_added is not None and key is not basic and added == dup_added:
-                if basic_key is None:
-                    # the table's melds are canonical (I2): only new or grown melds
-                    # need their canonical form
-                    basic_key = canonical_table(basic, table0)  # type: ignore[arg-type]
-                if canonical_table(table, table0) == basic_key:
+                if basic_diff is None:
+                    basic_diff = _diff(table0, basic)  # type: ignore[arg-type]
+                # this candidate's melds that differ from the table: a new triple, or
+                # one meld grown by a lay-off
+                if how is not None and how[0] >= 0:
+                    mine = ([canonical_meld(table[how[0]])], [table0[how[0]]])
+                else:
+                    mine = ([canonical_meld(table[-1])], [])
+                # equal tables: table0 - R_basic + A_basic == table0 - R_mine + A_mine
+                if sorted(basic_diff[0] + mine[1]) == sorted(mine[0] + basic_diff[1]):
                     continue  # the basic play made only this triple or lay-off
             if self.restricted:
                 try:
