@@ -4,9 +4,12 @@ Both loops are what a researcher runs to collect random-play experience, interle
 slices within each round so a change of the machine's load hits both alike:
 
 * ours: ``raw_env(players=2)``, ``env.last()`` -> a uniformly random legal action from
-  ``obs["action_mask"]`` -> ``env.step``; one step = one ``env.step`` of an agent (with
-  ``--auto-forced`` the forced decisions, every draw, are played inside ``step`` and not
-  counted: the agent is asked only when it has a choice);
+  ``obs["action_mask"]`` (``np.flatnonzero``, then ``random.Random.randrange``: the same
+  generator as OpenSpiel's loop, whose ``random.choice`` picks from a list) ->
+  ``env.step``; one step = one ``env.step`` of an agent (with ``--auto-forced`` the
+  forced decisions, every draw, are played inside ``step`` and not counted: the agent is
+  asked only when it has a choice; with ``--actions edits`` a meld is built edit by edit,
+  each edit a step);
 * OpenSpiel 2.0.2: ``pyspiel.load_game("gin_rummy")``, ``legal_actions`` ->
   ``random.choice`` -> ``apply_action``, chance nodes sampled from ``chance_outcomes``
   (their time included, not counted as steps), plus ``observation_tensor`` of the player to
@@ -22,7 +25,7 @@ figures are printed. Run ``python -m rummy_env.warmup`` once after an install fi
 solver's numba kernels compile on first use).
 
 Usage: python benchmarks/bench_env.py [--rounds N] [--seconds S] [--auto-forced]
-       [--players P] [--clock wall|cpu]
+       [--players P] [--clock wall|cpu] [--actions slots|edits]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -60,11 +64,11 @@ class SolverClock:
         _candidates.plan_play = timed  # type: ignore[assignment]
 
 
-def ours_loop(players: int, auto_forced: bool, **kwargs: object) -> Callable[[], int]:
+def ours_loop(players: int, auto_forced: bool, **kwargs: Any) -> Callable[[], int]:
     """A function that plays one random game through the AEC API and returns the agent
     steps it took (the same sequence of seeds on every run)."""
     env = rummy_v0.raw_env(players=players, auto_forced=auto_forced, **kwargs)
-    rng = np.random.default_rng(0)
+    rng = random.Random(0)
     games = [0]
 
     def one() -> int:
@@ -77,7 +81,7 @@ def ours_loop(players: int, auto_forced: bool, **kwargs: object) -> Callable[[],
                 env.step(None)
                 continue
             legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
+            env.step(int(legal[rng.randrange(len(legal))]))
             n += 1
         return n
     return one
@@ -157,13 +161,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="seconds per loop per round")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--auto-forced", action="store_true")
+    ap.add_argument("--actions", choices=("slots", "edits"), default="slots",
+                    help="our action mode: meld slots (default) or edit-level actions, "
+                    "where a meld is many steps (not like for like with OpenSpiel's steps)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall time (default) or this process's CPU time")
     args = ap.parse_args()
     if args.clock == "cpu":
         CLOCK[0] = time.process_time
     clock = SolverClock()
-    ours = ours_loop(args.players, args.auto_forced)
+    ours = ours_loop(args.players, args.auto_forced, actions=args.actions)
     ours()  # warm-up: imports, the solver's kernels (every figure below is warm)
     theirs = openspiel_loop(observe=True)
     bare = openspiel_loop(observe=False)
@@ -178,8 +185,8 @@ def main() -> None:
     except OSError:
         load = "?"
     print(f"random-play loop, warm, steps/s; ours: {args.players} players, auto_forced="
-          f"{args.auto_forced}; OpenSpiel: gin_rummy (2 players), 'obs' reads "
-          "observation_tensor each step as an agent does, 'bare' does not; "
+          f"{args.auto_forced}, actions={args.actions}; OpenSpiel: gin_rummy (2 players), "
+          "'obs' reads observation_tensor each step as an agent does, 'bare' does not; "
           f"{args.rounds} rounds of ~{args.seconds:g} s ({args.clock} clock) per loop; "
           f"load average {load}")
     print("'ours-solver' is our rate with the solver's searches of meld slots 0/1 "

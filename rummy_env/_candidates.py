@@ -12,22 +12,25 @@ trial-stepped through the engine.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rummy.bots.basic import BasicBot
+from rummy.bots._melding import _BY_LOW, _fit_bits, joker_melds
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
 from rummy.commands import Meld
 from rummy.decide import check_opening
 from rummy.errors import RummyError
+from rummy.events import Melded
 from rummy.melds import (
     EFF_BIT,
     VALID_MELDS,
     Table,
+    canonical_meld,
     canonical_table,
     check_action,
     is_valid_meld,
@@ -98,10 +101,12 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
 
 
+@functools.lru_cache(maxsize=1024)
 def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     """For each real card, ``(meld index, the meld without it)`` for each meld that stays
     legal without it: an end of a sequence of four or more, a card of a group of four
-    (R4.2, R4.3; melds holding a joker are left out)."""
+    (R4.2, R4.3; melds holding a joker are left out). Cached per table (the table changes
+    only when someone melds; every meld phase in between asks again); read-only."""
     out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     for i, m in enumerate(table):
         if len(m) < 4 or any(t >= TABLE_JOKER_BASE for t in m):
@@ -113,6 +118,11 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     return out
 
 
+#: for each real card, ``(a, b, bits of a and b)`` for each legal triple ``{card, a, b}``
+_PARTNER_BITS: list[list[tuple[int, int, int]]] = [
+    [(a, b, (1 << a) | (1 << b)) for a, b in _PARTNERS[c]] for c in range(NUM_REAL)]
+
+
 def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     """True when a cheap construction finds a legal meld action (each checked with
     :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
@@ -122,13 +132,22 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     if not free:
         return False
     held = Counter(hand)
+    held_bits = 0
+    for c in held:
+        if c != JOKER:
+            held_bits |= 1 << c
+    free_bits = 0
+    for c in free:
+        free_bits |= 1 << c
+    reach = held_bits | free_bits
     for c in held:
         if c == JOKER:
             continue
-        for a, b in _PARTNERS[c]:
-            taken = [x for x in (a, b) if not held[x]]
-            if not taken or any(x not in free for x in taken):
+        for a, b, bits in _PARTNER_BITS[c]:
+            # both partners held or freeable, at least one of them off the table
+            if bits & ~reach or not bits & ~held_bits:
                 continue
+            taken = [x for x in (a, b) if not held[x]]
             options: list[list[tuple[int, tuple[int, ...]]]] = (
                 [[f] for f in free[taken[0]]] if len(taken) == 1 else
                 [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
@@ -184,6 +203,174 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     if with_index:
         return [(t, c, i) for _, t, c, i in out]
     return [(t, c) for _, t, c, _ in out]
+
+
+def _chains(entries: Sequence[tuple[int, int, tuple[int, ...]]]
+            ) -> tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]:
+    """``entries`` (order, mask, cards) cut into chains in which each mask holds the one
+    before it (shortest first): once a mask is not in the hand, neither is the rest of
+    its chain."""
+    chains: list[list[tuple[int, int, tuple[int, ...]]]] = []
+    for e in sorted(entries, key=lambda x: (len(x[2]), x[0])):
+        for ch in chains:
+            if e[1] & ch[-1][1] == ch[-1][1]:
+                ch.append(e)
+                break
+        else:
+            chains.append([e])
+    return tuple(map(tuple, chains))
+
+
+#: :data:`rummy.bots._melding._BY_LOW` as chains (:func:`_chains`), per lowest card
+_LOW_CHAINS = tuple(_chains(entries) for entries in _BY_LOW)
+
+
+def _form_hand_melds(hand: Sequence[int]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """:func:`rummy.bots._melding.form_hand_melds` (the same melds, the same leftover, in
+    the same order), the melds held by the hand found by walking chains of nested melds
+    instead of testing every meld of each card."""
+    left = list(hand)
+    hm = 0
+    for c in left:
+        if c < 52:
+            hm |= 1 << c
+    found = []
+    for c in {c for c in left if c < 52}:
+        for chain in _LOW_CHAINS[c]:
+            for x in chain:
+                if x[1] & hm != x[1]:
+                    break
+                found.append(x)
+    melds: list[tuple[int, ...]] = []
+    if not found:
+        return melds, left
+    found.sort()
+    while found:  # the hand only shrinks, so the candidates only shrink
+        cards = found[0][2]
+        melds.append(cards)
+        for c in cards:
+            left.remove(c)
+        hm = 0
+        for c in left:
+            if c < 52:
+                hm |= 1 << c
+        found = [x for x in found if x[1] & hm == x[1]]
+    return melds, left
+
+
+@functools.lru_cache(maxsize=16384)
+def _meld_bits(meld: tuple[int, ...]) -> tuple[int, int]:
+    """A meld's effective-card mask and the real cards (bits) that extend it to a legal
+    meld (:func:`rummy.bots._melding._fit_bits`). Cached per meld (a meld outlives many
+    tables)."""
+    mm = sum(map(EFF_BIT.__getitem__, meld))
+    return mm, _fit_bits(mm, len(meld) + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Per meld of ``table``: its effective-card mask and the real cards (bits) that
+    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
+    per table."""
+    bits = list(map(_meld_bits, table))
+    masks = tuple(b[0] for b in bits)
+    fits = tuple(b[1] for b in bits)
+    union = 0
+    for f in fits:
+        union |= f
+    return masks, fits, union
+
+
+def _lay_off(table0: Table, melds: list[tuple[int, ...]], left: list[int]) -> bool:
+    """:func:`rummy.bots._melding.lay_off` with jokers (the same lay-offs in the same
+    order) of ``left`` (ascending, jokers last) on ``melds`` (``table0``'s melds, then
+    new ones): the first card of ``left`` that fits a meld is its lowest real card that
+    fits, else a joker; found with bit masks, the table's part cached per table."""
+    if not left or not melds:
+        return False
+    masks0, fits0, union = _table_fits(table0)
+    masks = list(masks0)
+    fits = list(fits0)
+    for meld in melds[len(table0):]:
+        mm = sum(map(EFF_BIT.__getitem__, meld))
+        masks.append(mm)
+        f = _fit_bits(mm, len(meld) + 1)
+        fits.append(f)
+        union |= f
+    counts: dict[int, int] = {}
+    for c in left:
+        counts[c] = counts.get(c, 0) + 1
+    jokers = counts.pop(JOKER, 0)
+    lb = 0
+    for c in counts:
+        lb |= 1 << c
+    if not (union & lb or (jokers and union)):
+        return False  # no card fits any meld
+    changed = False
+    progress = True
+    while progress and (lb or jokers):
+        progress = False
+        for i, f in enumerate(fits):
+            if not f:
+                continue
+            x = f & lb
+            if x:
+                c = (x & -x).bit_length() - 1
+                melds[i] += (c,)
+                masks[i] += 1 << c
+                k = counts[c] - 1
+                counts[c] = k
+                if not k:
+                    lb &= ~(1 << c)
+            elif jokers:
+                d = (f & -f).bit_length() - 1  # the first declaration that fits
+                melds[i] += (TABLE_JOKER_BASE + d,)
+                masks[i] += 1 << d
+                c = JOKER
+                jokers -= 1
+            else:
+                continue
+            fits[i] = _fit_bits(masks[i], len(melds[i]) + 1)
+            left.remove(c)
+            progress = changed = True
+            if not (lb or jokers):
+                break
+    return changed
+
+
+def basic_plan(v: PlayerView) -> Table | None:
+    """:meth:`rummy.bots.basic.BasicBot.plan` of ``v`` (the same new table; the
+    environment's slot 2), with :func:`_form_hand_melds` and :func:`_lay_off`."""
+    rules = v.rules
+    melds, left = _form_hand_melds(v.hand)
+    if JOKER in left:
+        melds += joker_melds(left)
+    opening = rules.opening_meld_per_player and not v.opened[v.seat or 0]
+    if opening or not v.table:
+        if not melds or sum(map(hand_points, melds)) < rules.opening_meld_min_points:
+            return None
+        if opening:
+            return v.table + tuple(melds)
+    table = list(v.table) + melds
+    laid = _lay_off(v.table, table, left)
+    if not melds and not laid:
+        return None
+    return tuple(table)
+
+
+def _diff(table0: Table, new: Table) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """``(added, removed)``: the canonical melds of ``new`` (``table0``'s melds in place,
+    some grown, new melds after them, as the basic play builds it) that are not
+    ``table0``'s, and the melds of ``table0`` they replace (canonical already, I2). Two
+    such tables are equal in canonical form iff ``added1 + removed2`` and ``added2 +
+    removed1`` hold the same melds."""
+    added = [canonical_meld(m) for m in new[len(table0):]]
+    removed = []
+    for m0, m in zip(table0, new, strict=False):
+        if m is not m0 and m != m0:
+            added.append(canonical_meld(m))
+            removed.append(m0)
+    return added, removed
 
 
 _PHYSICAL = tuple(physical(t) for t in range(TABLE_JOKER_BASE + NUM_REAL))
@@ -248,12 +435,13 @@ class Candidates:
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        basic = BasicBot.plan(v)
+        basic = basic_plan(v)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None
-        basic_key: Table | None = None
+        basic_diff: tuple[list[tuple[int, ...]], list[tuple[int, ...]]] | None = None
         gen: list[tuple[Table, tuple[int, ...] | None, object]] = []
+        origin: list[tuple[int, ...] | None] = []  # see :meth:`added_and_table`
         if basic is not None:
             n_added = sum(map(len, basic)) - sum(map(len, table0))
             basic_added = (tuple(_added(table0, basic))
@@ -261,19 +449,31 @@ class Candidates:
             if n_added in (1, 3):
                 dup_added = basic_added
             gen.append((basic, basic_added, basic))
-        gen += [(table0 + (m,), m, m) for m in triples(v.hand)]
+            origin.append(None)
+        tri = triples(v.hand)
+        gen += [(table0 + (m,), m, m) for m in tri]
+        origin += [(-1,)] * len(tri)
         if room > len(gen):
-            gen += [(t, (c,), (table0[i], c)) for t, c, i in
-                    layoffs(table0, v.hand, with_index=True)]
-        for table, added, key in gen:
+            lay = layoffs(table0, v.hand, with_index=True)
+            gen += [(t, (c,), (table0[i], c)) for t, c, i in lay]
+            origin += [(i, c) for _, c, i in lay]
+        self._origin: list[tuple[int, ...] | None] = []
+        for (table, added, key), how in zip(gen, origin, strict=True):
             if len(cheap) == room:
                 break
             if key in seen:
                 continue
             if dup_added is not None and key is not basic and added == dup_added:
-                if basic_key is None:
-                    basic_key = canonical_table(basic)  # type: ignore[arg-type]
-                if canonical_table(table) == basic_key:
+                if basic_diff is None:
+                    basic_diff = _diff(table0, basic)  # type: ignore[arg-type]
+                # this candidate's melds that differ from the table: a new triple, or
+                # one meld grown by a lay-off
+                if how is not None and how[0] >= 0:
+                    mine = ([canonical_meld(table[how[0]])], [table0[how[0]]])
+                else:
+                    mine = ([canonical_meld(table[-1])], [])
+                # equal tables: table0 - R_basic + A_basic == table0 - R_mine + A_mine
+                if sorted(basic_diff[0] + mine[1]) == sorted(mine[0] + basic_diff[1]):
                     continue  # the basic play made only this triple or lay-off
             if self.restricted:
                 try:
@@ -288,6 +488,7 @@ class Candidates:
                     continue
             seen.add(key)
             cheap.append(table)
+            self._origin.append(how)
         self.cheap = cheap
         if not cheap and not could_meld(v.table, v.hand):
             self.has_play = False  # proven without the solver
@@ -317,6 +518,30 @@ class Candidates:
             return self.play(slot) if self.has_play else None
         k = slot - SOLVER_SLOTS
         return self.cheap[k] if k < len(self.cheap) else None
+
+    def meld_event(self, slot: int) -> Melded | None:
+        """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
+        for the meld of cheap slot ``slot`` (the cards it adds, the new table in canonical
+        form, I2), built from how the candidate was made, without re-checking it (it is
+        legal by construction); ``None`` for a solver slot or the basic play (the caller
+        then steps the engine). Tested equal to the engine's event over random games."""
+        k = slot - SOLVER_SLOTS
+        if not 0 <= k < len(self.cheap):
+            return None
+        how = self._origin[k]
+        if how is None:
+            return None
+        table0 = self.state.table
+        if how[0] < 0:  # a triple of hand cards as a new meld (ascending real cards)
+            m = self.cheap[k][-1]
+            new = canonical_meld(m)
+            j = bisect.bisect_left(table0, new)
+            return Melded(self.seat, m, table0[:j] + (new,) + table0[j:])
+        i, c = how  # hand card c (a joker declared) laid off on meld i
+        grown = canonical_meld(self.cheap[k][i])
+        rest = table0[:i] + table0[i + 1:]
+        j = bisect.bisect_left(rest, grown)
+        return Melded(self.seat, (c,), rest[:j] + (grown,) + rest[j:])
 
     def slot_of(self, table: Table) -> int | None:
         """The first slot whose table is ``table`` (compared in canonical form), or

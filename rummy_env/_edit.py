@@ -52,6 +52,14 @@ MELD_FEATURES = 106
 EDIT_OBS_SIZE = MAX_MELDS * MELD_FEATURES + 53 + 1
 
 
+#: by meld length: the split positions 1..len-1 and the cards 0..len-1 that may be
+#: taken out (none for a meld of one card), as mask rows
+_SPLIT_ROWS = np.array([[1 if length > 1 and k < length - 1 else 0 for k in range(MAX_LEN - 1)]
+                        for length in range(MAX_LEN + 1)], dtype=np.int8)
+_TAKE_ROWS = np.array([[1 if length > 1 and k < length else 0 for k in range(MAX_LEN)]
+                       for length in range(MAX_LEN + 1)], dtype=np.int8)
+
+
 def describe(action: int) -> str:
     """A short text of an edit action index (for logs and tests)."""
     from rummy.cards import format_card
@@ -139,19 +147,17 @@ class Editor:
         n = len(melds)
         if self.edits:
             mask[RESET] = 1
-        lens = np.fromiter(map(len, melds), dtype=np.int64, count=n)
-        targets = np.flatnonzero(lens < MAX_LEN)
+        lens = np.fromiter(map(len, melds), dtype=np.intp, count=n)
+        # play hand card c onto meld i: one row per card, a column per target meld
+        targets = np.zeros(MAX_MELDS, dtype=np.int8)
+        targets[:n] = lens < MAX_LEN
         if n < MAX_MELDS:
-            targets = np.append(targets, n)  # a new meld
-        for c in set(self.hand):
-            mask[PLAY_BASE + c * MAX_MELDS + targets] = 1
-        if n < MAX_MELDS:
-            for i, length in enumerate(lens.tolist()):
-                if length > 1:
-                    base = SPLIT_BASE + i * (MAX_LEN - 1)
-                    mask[base:base + length - 1] = 1
-                    base = TAKE_BASE + i * MAX_LEN
-                    mask[base:base + length] = 1
+            targets[n] = 1  # a new meld
+        play = mask[PLAY_BASE:SPLIT_BASE].reshape(53, MAX_MELDS)
+        play[sorted(set(self.hand))] = targets
+        if n < MAX_MELDS:  # split meld i at 1..len-1, take card 0..len-1 (len > 1)
+            mask[SPLIT_BASE:TAKE_BASE].reshape(MAX_MELDS, MAX_LEN - 1)[:n] = _SPLIT_ROWS[lens]
+            mask[TAKE_BASE:JOIN_BASE].reshape(MAX_MELDS, MAX_LEN)[:n] = _TAKE_ROWS[lens]
         if n > 1:
             ok = (lens[:, None] + lens[None, :]) <= MAX_LEN
             np.fill_diagonal(ok, False)

@@ -119,11 +119,12 @@ from rummy.bots import make_bot
 from rummy.bots.base import Bot
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, decks_for, new_deck, physical
 from rummy.commands import Command, CreateGame, Draw, EndTurn, Knock, Meld, Pass
-from rummy.decide import step
+from rummy.decide import settle, step
 from rummy.events import Event, GameEnded, Melded, RoundScored
+from rummy.evolve import evolve
 from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
-from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
+from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, STABLE_PHASES, GameState
 from rummy.views import PlayerView, legal_action_kinds, view
 from rummy_env._candidates import Candidates, layoffs, triples
 from rummy_env._edit import (
@@ -151,6 +152,8 @@ STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
+#: the phase one-hot's place in the observation's tail (157:)
+_PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -371,7 +374,11 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                                 if i not in self.opponents]
         self._seat_of = {f"player_{i}": i for i in range(players)}
         self._table_key: Table | None = None
-        self._table_obs = np.zeros(104, dtype=np.float32)
+        #: the observation with only the table's part (53:157) filled, for ``_table_key``
+        self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+        #: each seat's view of the seats: absolute seats in relative order
+        self._relative = [[(seat + k) % players for k in range(players)]
+                          for seat in range(players)]
         obs_spaces: dict[str, spaces.Space[Any]] = {
             "observation": spaces.Box(low=0.0, high=np.inf, shape=(OBS_SIZE,),
                                       dtype=np.float32),
@@ -524,8 +531,20 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             raise ValueError(f"seat {command.seat} is not the seat to act "
                              f"({self.state_.turn})")
 
-    def _apply(self, cmd: Command) -> list[Event]:
-        self._state, events = step(self.state_, cmd)
+    def _apply(self, cmd: Command, melded: Melded | None = None) -> list[Event]:
+        """Step the engine with ``cmd``; or, given ``melded`` (the event the engine would
+        make for ``cmd``, a meld slot's pre-validated meld: :meth:`Candidates.meld_event`),
+        evolve that event and the automatic ones after it as :func:`rummy.decide.step`
+        does, without re-validating."""
+        if melded is None:
+            self._state, events = step(self.state_, cmd)
+        else:
+            s = evolve(self.state_, melded)
+            events = [melded]
+            if s.phase not in STABLE_PHASES:
+                s, more = settle(s)
+                events += more
+            self._state = s
         self._cands = None
         self._editor = None
         self._mask = None
@@ -631,14 +650,34 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         :func:`rummy.views.view` gives the seat (equal to
         ``observation_vector(view(state, seat))``), the table's part cached per table."""
         seat = self._seat_of[agent]
-        s = self.state_
-        if s.table is not self._table_key:
-            self._table_key = s.table
-            self._table_obs = _table_counts(s.table)
+        s = self._state
+        assert s is not None, "call reset() first"
+        table = s.table
+        if table is not self._table_key:  # a new table: its part of every observation
+            self._table_key = table
+            tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+            tmpl[53:157] = _table_counts(table)
+            self._table_tmpl = tmpl
+        obs = self._table_tmpl.copy()
         hands = s.hands
-        obs = _vector(seat, s.players, hands[seat], self._table_obs, tuple(map(len, hands)),
-                      len(s.deck) - s.stock_pos, s.phase, s.draws, s.totals, s.opened,
-                      s.final_turns_left is not None)
+        hand = hands[seat]
+        if hand:
+            obs[:53] = np.bincount(hand, minlength=53)
+        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+        totals = s.totals
+        opened = s.opened
+        for k, i in enumerate(self._relative[seat]):
+            tail[k] = len(hands[i])
+            tail[10 + k] = totals[i]
+            tail[15 + k] = opened[i]
+        tail[5] = len(s.deck) - s.stock_pos
+        ph = _PHASE_INDEX.get(s.phase)
+        if ph is not None:
+            tail[ph] = 1.0
+        tail[9] = s.draws
+        tail[20] = s.final_turns_left is not None
+        tail[21] = sum(map(_POINTS.__getitem__, hand))
+        obs[157:] = tail
         if self.normalize:
             obs /= self._scale
         acting = s.turn == seat and s.phase != GAME_OVER
@@ -695,6 +734,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self.rewards = dict.fromkeys(self.possible_agents, 0.0)
             self._cumulative_rewards[agent] = 0.0
             return
+        if self.actions == "slots" and N_FIXED <= a < EXACT_ACTION:
+            cands = self.candidates()
+            melded = cands.meld_event(a - N_FIXED) if cands is not None else None
+            if melded is not None:  # a cheap slot: legal by construction (fast path)
+                self._play(self.command_of(a), melded)
+                return
         self._play(self.command_of(a))
 
     def step_command(self, command: Command) -> None:
@@ -712,9 +757,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._check_command(command)
         self._play(command)
 
-    def _play(self, cmd: Command) -> None:
+    def _play(self, cmd: Command, melded: Melded | None = None) -> None:
         agent = self.agent_selection
-        events = self._apply(cmd)
+        events = self._apply(cmd, melded)
         self._cumulative_rewards[agent] = 0.0
         self._advance(events)
         self._after(events)

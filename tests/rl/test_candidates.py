@@ -201,3 +201,74 @@ def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
             if not _candidates.could_meld(s.table, s.hands[s.turn]):
                 assert planned is None
     assert proved > 0
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_basic_slot_is_the_basic_bots_plan(players: int, rules: RuleSet) -> None:
+    """basic_plan (bit masks, nested-meld chains) makes the basic bot's new table."""
+    from rummy.bots.basic import BasicBot
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(players, rules, seed=seed, limit=80):
+            s = env.state_
+            v = view(s, s.turn)
+            assert _candidates.basic_plan(v) == BasicBot.plan(v)
+            checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_fast_meld_event_is_the_engines(players: int, rules: RuleSet) -> None:
+    """Every cheap slot's pre-validated Melded event (the env's fast path) is the event
+    the engine makes for that meld, and evolving it gives the engine's state."""
+    from rummy.decide import settle
+    from rummy.evolve import evolve
+    from rummy.state import STABLE_PHASES
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(players, rules, seed=seed, limit=80):
+            s = env.state_
+            cands = env.candidates()
+            for slot in cands.legal_slots():
+                e = cands.meld_event(slot)
+                if e is None:
+                    continue
+                table = cands.table(slot)
+                want_state, want_events = step(s, Meld(s.turn, table))
+                assert e == want_events[0]
+                got = evolve(s, e)
+                events = [e]
+                if got.phase not in STABLE_PHASES:
+                    got, more = settle(got)
+                    events += more
+                assert (got, events) == (want_state, want_events)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_fast_path_and_the_checked_path_play_the_same_games(
+        players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same random games, once with the fast path and once with every meld checked by
+    the engine: equal states, rewards and observations at every step."""
+    def play(seed: int) -> list[object]:
+        env = rummy_v0.raw_env(players=players)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        out: list[object] = []
+        while env.agents:
+            obs, reward, term, trunc, _ = env.last()
+            out.append((env.state_, reward, obs["observation"].tobytes(),
+                        obs["action_mask"].tobytes()))
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        return out
+    fast = [play(seed) for seed in range(3)]
+    monkeypatch.setattr(_candidates.Candidates, "meld_event", lambda self, slot: None)
+    checked = [play(seed) for seed in range(3)]
+    assert fast == checked
+    assert sum(map(len, fast)) > 300
