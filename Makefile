@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast node-deps chaos lint proto bench golden conformance clean help up down secrets audit deploy-test
+.PHONY: setup demo test test-fast test-slow node-deps chaos lint proto bench golden conformance clean help up down secrets audit deploy-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -29,8 +29,11 @@ demo: setup  ## the main job: a 200-game, 4-player bot-versus-bot simulation
 # gives needs_redis to every test that needs a server (tests/unit/test_harness.py checks it)
 FAST_MARKERS := not needs_redis and not slow and not chaos
 
-test: setup node-deps  ## the whole suite (Redis at 127.0.0.1:6379, else a private redis-server; ~16 min on 2 cores)
-	$(PY) -m pytest -q
+test: setup node-deps  ## every test but the long slow/chaos ones (Redis at 127.0.0.1:6379, else a private redis-server)
+	$(PY) -m pytest -q -m "not slow and not chaos"
+
+test-slow: setup node-deps  ## the long tests: soaks, cluster, kills and floods (slow or chaos), with the chaos summary; CI runs them after make test
+	$(PY) -m pytest -q -m "slow or chaos" -p no:randomly --timeout 600
 
 test-fast: setup  ## every test that needs no server and is not slow or chaos (10 min on 2 busy cores)
 	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
