@@ -594,6 +594,53 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         relax = 1 if sp and f_mode[sp - 1] == 2 else 0
 
 @_jit
+def _known(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, relax: int,
+           wcost: int) -> tuple[int, int]:
+    """What :func:`_solve` ``(i, st, beta)`` returns without expanding a state: ``(1,
+    value)`` when the state is an end state, is cut by its dead-card bound or is answered
+    by the memo (the same steps in the same order as the start of :func:`_solve`, so that
+    the value and the states counted are the same), else ``(0, 0)``. Saves the trace a
+    call of :func:`_solve` per move it checks."""
+    T = P[0]
+    if i < 52 and T[O_EMPTY + i]:
+        i, st = _skip(i, st, P)
+        if st < 0:
+            return 1, INF
+    if i == 56:
+        return 1, _finish(st, wcost)
+    if not (st >> _WM) & 63:
+        st &= _NO_PARK
+    elif (st >> _SEQ) & 1:
+        st &= _NO_P3
+    lower = P[1]
+    left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+    if left < lower.shape[0]:
+        p1 = (i >> 2) + 1
+        p5 = p1 + 4
+        lb = (lower[left, 0, p5 if st & 511 else p1]
+              + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+              + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+              + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+        if lb >= beta:
+            return 1, lb
+    if relax:
+        h = _slot(i, st, rmem)
+        if rmem[h, 1] == 0:
+            return 0, 0
+        v = _value(rmem, h)
+    else:
+        h = _slot(i, st, mem)
+        if mem[h, 1] == 0:
+            return 0, 0
+        v = _value(mem, h)
+    if v >= 0:
+        return 1, v
+    if -v - 1 >= beta:
+        return 1, -v - 1
+    return 0, 0
+
+
+@_jit
 def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
            out: Any, relax: int, fr: Any) -> tuple[int, Any, Any]:
     """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
@@ -622,10 +669,13 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
                 dc = buf[k, 0]
                 ns = buf[k, 1]
                 if dc <= target:
-                    sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
-                                            buf, cnt, relax, fr, n)
-                    if cnt[2]:
-                        return -2, mem, rmem
+                    known, sub = _known(i + 1, ns, target - dc + 1, P, mem, rmem, relax,
+                                        cnt[4])
+                    if not known:
+                        sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
+                                                buf, cnt, relax, fr, n)
+                        if cnt[2]:
+                            return -2, mem, rmem
                     if dc + sub == target:
                         for q in range(6):
                             out[i, q] = buf[k, 2 + q]
@@ -672,8 +722,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
     # both memos grow when half full; a search with wildcards (dead-card bounds per
     # wildcard left) meets thousands of states, one without mostly a few dozen
     big = P[1].shape[0] > 0
-    mem = np.zeros((1 << (13 if big else 9), 2), np.int64)
-    rmem = np.zeros((1 << (11 if big else 8), 2), np.int64)
+    mem = np.zeros((1 << (10 if big else 9), 2), np.int64)
+    rmem = np.zeros((1 << 8, 2), np.int64)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
