@@ -707,23 +707,22 @@ def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt
 
 
 @_jit
-def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
+def _run(st: int, beta: int, P: Any, cnt: Any, out: Any, buf: Any, fr: Any, mem: Any,
+         rmem: Any) -> Any:
     """As :meth:`Search.solve_root` then :meth:`Search.trace`: the value from the
     initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
     solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
-    ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace."""
+    ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace. ``buf``, ``fr``,
+    ``mem`` and ``rmem`` are the scratch arrays of :func:`scratch` (the memos are zeroed
+    here; a memo that fills up is replaced by a larger one for the rest of the run)."""
     # the search kind as run-time values: numba compiles a function again for every
     # literal argument value, so literals 0/1 here would double the compile time
     zero = cnt[0] * 0
     one = zero + 1
     inf = zero + INF
-    buf = np.empty((56 * MAX_MOVES, 8), np.int64)  # the moves of the frames, in turn
-    fr = np.empty((9, 128), np.int64)
-    # both memos grow when half full; a search with wildcards (dead-card bounds per
-    # wildcard left) meets thousands of states, one without mostly a few dozen
-    big = P[1].shape[0] > 0
-    mem = np.zeros((1 << (10 if big else 9), 2), np.int64)
-    rmem = np.zeros((1 << 8, 2), np.int64)
+    # both memos grow when half full: most searches meet a few dozen states
+    mem[:] = 0
+    rmem[:] = 0
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
@@ -823,9 +822,36 @@ K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
 #: (0..3), the wildcard cost, joker_release="hand", ace low only, node limit, abort
 I_FIELDS = 10
 
+#: the scratch array ``W`` of :func:`_position`: offsets of its parts. Capacity of the
+#: new table's builder (cards + 1; a real game has at most 108 cards + 1)
+W_CAP = 256
+W_FLAT = 0  #: the flat table of a search (T_SIZE)
+W_OUT = len(FLAT_TEMPLATE)  #: the trace of a search, 56 x 6
+W_BEST = W_OUT + 56 * 6  #: the trace of the best search so far, 56 x 6
+W_DEADS = W_BEST + 56 * 6  #: dead-card costs by wildcards left, up to MAX_COUNT x 52
+W_LOWER = W_DEADS + MAX_COUNT * 52  #: their suffix sums, up to MAX_COUNT x 4 x 19
+W_BUILD = W_LOWER + MAX_COUNT * 4 * 19  #: the builder's work buffer
+W_MELDS = W_BUILD + workspace_size(W_CAP)  #: the builder's melds and their lengths
+W_LENS = W_MELDS + W_CAP
+W_RES = W_LENS + W_CAP  #: the result of a play
+W_RES_SIZE = 7 + 3 * W_CAP
+W_SIZE = W_RES + W_RES_SIZE
+
+
+def scratch() -> tuple[Any, Any, Any, Any, Any]:
+    """New scratch arrays for :func:`_position`: ``(buf, fr, mem, rmem, W)``. A caller
+    keeps one set per thread and passes it to every call: allocating them (several
+    kilobytes each) on every call costs more than a small search when the allocator's
+    free lists are long (after another library ran), and reusing them costs nothing
+    (no call reads what a previous one left)."""
+    return (np.empty((56 * MAX_MOVES, 8), np.int64), np.empty((9, 128), np.int64),
+            np.zeros((1 << 10, 2), np.int64), np.zeros((1 << 8, 2), np.int64),
+            np.zeros(W_SIZE, np.int64))
+
 
 @_jit
-def _position(inp: Any, K: Any) -> Any:  # noqa: C901
+def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa: C901
+              W: Any) -> Any:
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
     ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
@@ -834,7 +860,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
     node limit and the abort budget (-1: none); ``bound``: only a play leaving less than
     it is found (-1: none; see :func:`rummy.solver._best_play`). ``K``: the constants
-    (``K_*`` offsets).
+    (``K_*`` offsets). ``buf``, ``fr``, ``mem``, ``rmem``, ``W``: the scratch arrays of
+    :func:`scratch`, reused from call to call (their contents on entry do not matter).
 
     Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
     added, the added real cards ascending, each meld's length, the melds' cards]``.
@@ -931,7 +958,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     found = False
     exceeded = 0
     used = 0
-    best_out = np.zeros((56, 6), np.int64)
+    best_out = W[W_BEST:W_BEST + 56 * 6].reshape(56, 6)
+    out = W[W_OUT:W_OUT + 56 * 6].reshape(56, 6)
     best_mand = np.zeros(52, np.int64)
     best_kept = np.zeros(52, np.int64)
     best_end = 0
@@ -982,6 +1010,9 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
             if opt[c] > top:
                 top = opt[c]
         wild = wm + hand_jokers if fill else 0
+        if wild > MAX_COUNT:  # never: the input check above bounds the jokers
+            res[0] = ST_INPUT
+            return res
         _prune(mand, opt, wild, partners, dead)
         dead_cost = 0
         for c in range(52):
@@ -989,7 +1020,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         if dead_cost >= best_left:
             continue
         # lower bounds: with only w wildcards left, more hand cards are dead
-        deads = np.zeros(wild * 52, np.int64)
+        deads = W[W_DEADS:W_DEADS + wild * 52]
+        deads[:] = 0
         for w in range(wild):
             opt_w = opt.copy()
             _prune(mand, opt_w, w, partners, deads[w * 52:(w + 1) * 52])
@@ -1001,17 +1033,20 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         if top > MAX_COUNT or wm > MAX_COUNT or hand_jokers > MAX_COUNT:
             res[0] = ST_INPUT
             return res
-        flat = template.copy()
-        lower = np.zeros(wild * 4 * 19, np.int64)
+        flat = W[W_FLAT:W_FLAT + template.shape[0]]
+        flat[:] = template
+        lower = W[W_LOWER:W_LOWER + wild * 4 * 19]
+        lower[:] = 0
         suits = _tables(mand, opt, cost, wild, fill, deads, wild, flat, lower, low)
         cnt = np.zeros(12, np.int64)
         cnt[3] = limit
         cnt[4] = wcost
         cnt[8] = 1 if suits >= 2 else 0
         cnt[10] = abort - used if abort >= 0 else -1
-        out = np.zeros((56, 6), np.int64)
+        out[:] = 0
         st = (wm << _WM) | (hand_jokers << _WO)
-        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out)
+        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out,
+                 buf, fr, mem, rmem)
         if cnt[11]:
             res[0] = ST_ABORTED
             return res
@@ -1039,10 +1074,16 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         return res
     rows = best_out.reshape(-1)
     n = _room(rows, best_mand)
-    melds = np.empty(n, np.int64)
-    lens = np.empty(n, np.int64)
-    count = _build(rows, best_mand, best_kept, n, np.zeros(_workspace(n), np.int64),
-                   melds, lens)
+    if n <= W_CAP:  # always in a real game: the scratch array
+        melds = W[W_MELDS:W_MELDS + n]
+        lens = W[W_LENS:W_LENS + n]
+        bws = W[W_BUILD:W_BUILD + _workspace(n)]
+        bws[:] = 0
+    else:
+        melds = np.empty(n, np.int64)
+        lens = np.empty(n, np.int64)
+        bws = np.zeros(_workspace(n), np.int64)
+    count = _build(rows, best_mand, best_kept, n, bws, melds, lens)
     if count < 0:
         res[0] = ST_LOST
         return res
@@ -1061,7 +1102,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     for c in range(52):
         if new_real[c] > real_table[c]:
             n_added += new_real[c] - real_table[c]
-    full = np.empty(7 + n_added + count + total, np.int64)
+    size = 7 + n_added + count + total
+    full = W[W_RES:W_RES + size] if size <= W_RES_SIZE else np.empty(size, np.int64)
     full[0] = ST_PLAY
     full[1] = exceeded
     full[2] = used

@@ -37,6 +37,7 @@ it installs from the registry as a wheel; numba is that wheel, and the code it c
 from __future__ import annotations
 
 import importlib.util
+import threading
 from typing import Any
 
 from rummy.solver.search import Aborted
@@ -47,6 +48,10 @@ AVAILABLE = (importlib.util.find_spec("numba") is not None
 
 #: the kernels module once imported (None: numba unusable here); filled on first use
 _LOADED: dict[str, Any] = {}
+
+#: each thread's scratch arrays for the kernel (``_kernels.scratch``): memory reused
+#: from call to call, never read before a call writes it, so no answer depends on it
+_SCRATCH = threading.local()
 
 
 def kernels() -> Any:
@@ -77,7 +82,7 @@ class Overflow(Exception):
 def _constants() -> Any:
     """The kernels' read-only array (``_kernels.K_*`` offsets), made once: the card costs
     of each objective and orientation, the partner masks of the dead-card pruning and the
-    search's flat table template."""
+    search's flat table template (and, beside it, the wildcard cost by objective)."""
     if "c" not in _LOADED:
         from rummy import solver  # the package imports this module: import it late
         k = kernels()
@@ -90,11 +95,13 @@ def _constants() -> Any:
         for row in masks:
             const += list(row) + [0] * (k.K_WIDTH - len(row))
         const += list(k._FLAT_TEMPLATE)
+        _LOADED["w"] = {objective: solver._COSTS[objective][1]
+                        for objective in ("points", "cards")}
         _LOADED["c"] = k.np.array(const, dtype=k.np.int64)
     return _LOADED["c"]
 
 
-#: index of the cost vectors in the constants, by objective; wildcard cost by objective
+#: index of the cost vectors in the constants, by objective
 _COST_ROW = {"points": 0, "cards": 2}
 
 
@@ -122,15 +129,20 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
         Aborted: more states than ``abort``.
     """
-    from rummy.solver import _COSTS  # the package imports this module: import it late
-    k = kernels()
+    k = _LOADED["k"]  # the caller checked usable()
+    const = _LOADED.get("c")
+    if const is None:
+        const = _constants()
+    ws = getattr(_SCRATCH, "ws", None)
+    if ws is None:
+        ws = _SCRATCH.ws = k.scratch()
     cards += counts
-    cards += (_COST_ROW[objective] + (1 if mirror else 0), _COSTS[objective][1],
+    cards += (_COST_ROW[objective] + (1 if mirror else 0), _LOADED["w"][objective],
               1 if by_hand else 0, 0 if ace_high else 1,
               -1 if node_limit is None else min(node_limit, 1 << 62),
               -1 if abort is None else min(abort, 1 << 62),
               -1 if bound is None else min(bound, 1 << 62))
-    res = k._position(k.np.array(cards, dtype=k.np.int64), _constants())
+    res = k._position(k.np.array(cards, dtype=k.np.int64), const, *ws)
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
