@@ -647,29 +647,25 @@ def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
             _check_cards(table, hand, keep)
             raise ValueError("a card out of range or more than 7 copies of one card")
         raise RuntimeError("the solver's trace does not add up (a solver bug)")
+    # the kernel parked the wildcards and put the melds in display order and ascending
+    # order (_kernels._final_table: _finish_melds, a 13-card sequence's ace first)
     count, parked, jokers, n_added = res[3], res[4], res[5], res[6]
-    q = 7 + n_added + count
-    added = res[7:7 + n_added] + [JOKER] * (jokers + parked)
+    q = 8 + n_added + count
+    added = res[8:8 + n_added] + [JOKER] * (jokers + parked)
     new_table: list[MeldCards] = []
-    if parked or 14 in res[7 + n_added:q]:
-        done: list[list[int]] = []
-        for n in res[7 + n_added:q]:
-            done.append(res[q:q + n])
-            q += n
-        new_table = _finish_melds(done, parked, ace_high)
-    else:
-        for n in res[7 + n_added:q]:
-            new_table.append(tuple(res[q:q + n]))
-            q += n
-    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
-        added = [_mirrored(c) for c in added]
-        new_table = [_mirror_meld(m) for m in new_table]
-    # every meld is in display order already, but a 13-card sequence, whose ace the sweep
-    # may put last (R4.5 puts it first)
-    new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
+    for n in res[8 + n_added:q]:
+        new_table.append(tuple(res[q:q + n]))
+        q += n
     optimal = not res[1]
-    play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
-                points=hand_points(added), optimal=optimal)
+    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
+        added = sorted(_mirrored(c) for c in added)
+        new_table = sorted(canonical_meld(m) if len(m) == 13 else m
+                           for m in map(_mirror_meld, new_table))
+        play = Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
+                    optimal=optimal)
+    else:
+        play = Play(table=tuple(new_table), cards=tuple(added), points=res[7],
+                    optimal=optimal)
     return Solution(play, optimal)
 
 

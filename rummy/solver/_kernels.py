@@ -375,7 +375,7 @@ def _store(mem: Any, h: int, i: int, st: int, v: int) -> Any:
 
 @_jit
 def _grown(mem: Any) -> Any:
-    new = np.zeros((mem.shape[0] * 2, 2), np.int64)
+    new = np.zeros((mem.shape[0] * 4, 2), np.int64)  # 4x: few rehashes on big searches
     for h in range(mem.shape[0]):
         w = mem[h, 1]
         if w != 0:
@@ -813,6 +813,200 @@ def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
                     changed = True
 
 
+@_jit
+def _eff(c: int) -> int:
+    """The card a table card stands for (a declared joker: its declaration)."""
+    return c - 53 if c >= 53 else c
+
+
+@_jit
+def _line_of(M: Any, k: int, n: int) -> tuple[int, int, int, int]:
+    """:func:`rummy.solver._line` of row ``k`` (``n`` cards): ``(1, suit, lowest,
+    highest)`` for a sequence, ``(0, 0, 0, 0)`` for a group."""
+    ranks = 0
+    for x in range(n):
+        ranks |= 1 << (_eff(M[k, x]) % 13)
+    if (ranks & (ranks - 1)) == 0:
+        return 0, 0, 0, 0
+    high = (ranks & 1) == 1 and ((ranks >> 12) & 1) == 1 and n != 13
+    lo = 99
+    hi = -1
+    for r in range(13):
+        if (ranks >> r) & 1:
+            p = 13 if r == 0 and high else r
+            if p < lo:
+                lo = p
+            if p > hi:
+                hi = p
+    return 1, _eff(M[k, 0]) // 13, lo, hi
+
+
+@_jit
+def _canonical_row(M: Any, k: int, n: int, keys: Any) -> None:
+    """:func:`rummy.melds.canonical_meld` of row ``k`` in place (``keys``: scratch)."""
+    ranks = 0
+    for x in range(n):
+        ranks |= 1 << (_eff(M[k, x]) % 13)
+    group = (ranks & (ranks - 1)) == 0 and n <= 4
+    high = (ranks & 1) == 1 and ((ranks >> 12) & 1) == 1 and n < 13
+    for x in range(n):
+        c = M[k, x]
+        e = _eff(c)
+        if group:
+            keys[x] = (e // 13) << 8 | c
+        elif high:
+            r = e % 13
+            keys[x] = (r if r else 13) << 8 | c
+        else:
+            keys[x] = (e % 13) << 8 | c
+    for x in range(1, n):  # insertion sort by key
+        kx = keys[x]
+        cx = M[k, x]
+        y = x - 1
+        while y >= 0 and keys[y] > kx:
+            keys[y + 1] = keys[y]
+            M[k, y + 1] = M[k, y]
+            y -= 1
+        keys[y + 1] = kx
+        M[k, y + 1] = cx
+
+
+@_jit
+def _row_less(M: Any, ml: Any, a: int, b: int) -> bool:
+    """Row ``a`` sorts before row ``b`` as Python compares tuples."""
+    na = ml[a]
+    nb = ml[b]
+    for x in range(min(na, nb)):
+        if M[a, x] != M[b, x]:
+            return M[a, x] < M[b, x]
+    return na < nb
+
+
+@_jit
+def _final_table(melds: Any, lens: Any, count: int, n: int, low: int, M: Any,
+                 aux: Any) -> int:  # noqa: C901
+    """The builder's melds as the new table: what :func:`rummy.solver._finish_melds`
+    does (A..K..A cut in two, ``n`` wildcards parked by :func:`rummy.solver._park`, the
+    melds that parking changed in display order), then every 13-card sequence with its
+    ace first (R4.5) and the melds in ascending order (as Python sorts tuples).
+    ``low``: the ace is low only. ``M``: rows of at least ``3 * count + 8`` x 16;
+    ``aux``: ``3`` x as many (row lengths, flags, order). Returns the number of melds,
+    their order in ``aux[2 * rows:]`` (``rows = M.shape[0]``), or -1 when no place is
+    left for a wildcard (a solver bug)."""
+    rows = M.shape[0]
+    ml = aux[:rows]
+    touched = aux[rows:2 * rows]
+    order = aux[2 * rows:3 * rows]
+    r = 0
+    q = 0
+    for k in range(count):
+        L = lens[k]
+        if L == 14:
+            for x in range(7):
+                M[r, x] = melds[q + x]
+                M[r + 1, x] = melds[q + 7 + x]
+            ml[r] = 7
+            ml[r + 1] = 7
+            touched[r] = 0
+            touched[r + 1] = 0
+            r += 2
+        else:
+            for x in range(L):
+                M[r, x] = melds[q + x]
+            ml[r] = L
+            touched[r] = 0
+            r += 1
+        q += L
+    top = 12 if low else 13
+    while n:
+        done = False
+        for k in range(r):
+            if ml[k] < 0 or ml[k] >= 13:
+                continue
+            is_seq, suit, lo, hi = _line_of(M, k, ml[k])
+            if is_seq:
+                p = hi + 1 if hi < top else lo - 1
+                M[k, ml[k]] = 53 + suit * 13 + p % 13
+                ml[k] += 1
+                touched[k] = 1
+                n -= 1
+                done = True
+                break
+        if done:
+            continue
+        f = -1
+        for k in range(r):
+            if ml[k] > 0 and _line_of(M, k, ml[k])[0] == 1:
+                f = k
+                break
+        if f < 0 or r + 2 > rows:
+            break
+        # a sequence of 13 has no free end: cut it in two (6 and 7 cards), by rank
+        L = ml[f]
+        for x in range(1, L):  # stable insertion sort by rank
+            cx = M[f, x]
+            rx = _eff(cx) % 13
+            y = x - 1
+            while y >= 0 and _eff(M[f, y]) % 13 > rx:
+                M[f, y + 1] = M[f, y]
+                y -= 1
+            M[f, y + 1] = cx
+        for x in range(L):
+            if x < 6:
+                M[r, x] = M[f, x]
+            else:
+                M[r + 1, x - 6] = M[f, x]
+        ml[r] = 6
+        ml[r + 1] = L - 6
+        touched[r] = 1
+        touched[r + 1] = 1
+        ml[f] = -1
+        r += 2
+    if n >= 3:
+        if r >= rows:
+            return -1
+        for x in range(n):
+            M[r, x] = 53 + x
+        ml[r] = n
+        touched[r] = 0
+        r += 1
+        n = 0
+    while n:
+        done = False
+        for k in range(r):
+            if ml[k] == 3 and _line_of(M, k, 3)[0] == 0:
+                e0 = _eff(M[k, 0])
+                used = 0
+                for x in range(3):
+                    used |= 1 << (_eff(M[k, x]) // 13)
+                suit = 0
+                while (used >> suit) & 1:
+                    suit += 1
+                M[k, 3] = 53 + suit * 13 + e0 % 13
+                ml[k] = 4
+                touched[k] = 1
+                n -= 1
+                done = True
+                break
+        if not done:
+            return -1
+    keys = np.empty(W_WIDTH, np.int64)
+    live = 0
+    for k in range(r):
+        if ml[k] < 0:
+            continue
+        if touched[k] or ml[k] == 13:
+            _canonical_row(M, k, ml[k], keys)
+        # insertion into the sorted order
+        y = live - 1
+        while y >= 0 and _row_less(M, ml, k, order[y]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = k
+        live += 1
+    return live
+
+
 #: offsets in the constant array of :func:`_position` (built by rummy.solver.compiled)
 K_COSTS = 0  #: four cost vectors of 52: (points, cards) x (line, mirror image)
 K_PARTNERS = 4 * 52  #: the partner masks, 52 rows of K_WIDTH (0-padded)
@@ -834,8 +1028,12 @@ W_BUILD = W_LOWER + MAX_COUNT * 4 * 19  #: the builder's work buffer
 W_MELDS = W_BUILD + workspace_size(W_CAP)  #: the builder's melds and their lengths
 W_LENS = W_MELDS + W_CAP
 W_RES = W_LENS + W_CAP  #: the result of a play
-W_RES_SIZE = 7 + 3 * W_CAP
-W_SIZE = W_RES + W_RES_SIZE
+W_RES_SIZE = 8 + 4 * W_CAP
+W_ROWS = 3 * W_CAP + 8  #: the melds of the new table as rows (:func:`_final_table`)
+W_WIDTH = 16
+W_M = W_RES + W_RES_SIZE
+W_AUX = W_M + W_ROWS * W_WIDTH
+W_SIZE = W_AUX + 3 * W_ROWS
 
 
 def scratch() -> tuple[Any, Any, Any, Any, Any]:
@@ -863,8 +1061,10 @@ def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa:
     (``K_*`` offsets). ``buf``, ``fr``, ``mem``, ``rmem``, ``W``: the scratch arrays of
     :func:`scratch`, reused from call to call (their contents on entry do not matter).
 
-    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
-    added, the added real cards ascending, each meld's length, the melds' cards]``.
+    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, real cards
+    added, points added, the added real cards ascending, each meld's length, the melds'
+    cards]``, the melds those of the new table (:func:`_final_table`); a view of ``W``
+    when it fits there.
     """
     f = inp.shape[0] - I_FIELDS
     cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
@@ -1102,24 +1302,43 @@ def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa:
     for c in range(52):
         if new_real[c] > real_table[c]:
             n_added += new_real[c] - real_table[c]
-    size = 7 + n_added + count + total
+    parked_n = _parked(best_end)
+    rows_cap = 3 * count + 8
+    if rows_cap <= W_ROWS:
+        M = W[W_M:W_M + rows_cap * W_WIDTH].reshape(rows_cap, W_WIDTH)
+        aux = W[W_AUX:W_AUX + 3 * rows_cap]
+    else:
+        M = np.empty((rows_cap, W_WIDTH), np.int64)
+        aux = np.empty(3 * rows_cap, np.int64)
+    n_rows = _final_table(melds, lens, count, parked_n, low, M, aux)
+    if n_rows < 0:
+        res[0] = ST_LOST
+        return res
+    size = 8 + n_added + n_rows + total + parked_n
     full = W[W_RES:W_RES + size] if size <= W_RES_SIZE else np.empty(size, np.int64)
     full[0] = ST_PLAY
     full[1] = exceeded
     full[2] = used
-    full[3] = count
-    full[4] = _parked(best_end)
+    full[3] = n_rows
+    full[4] = parked_n
     full[5] = table_jokers - sum_before
     full[6] = n_added
-    q = 7
+    points = 25 * (full[5] + parked_n)
+    q = 8
     for c in range(52):
         for _ in range(new_real[c] - real_table[c]):
             full[q] = c
+            points += min(c % 13 + 1, 10)
             q += 1
-    for k in range(count):
-        full[q] = lens[k]
+    full[7] = points
+    ml = aux[:rows_cap]
+    order = aux[2 * rows_cap:3 * rows_cap]
+    for x in range(n_rows):
+        full[q] = ml[order[x]]
         q += 1
-    for k in range(total):
-        full[q] = melds[k]
-        q += 1
+    for x in range(n_rows):
+        k = order[x]
+        for y in range(ml[k]):
+            full[q] = M[k, y]
+            q += 1
     return full

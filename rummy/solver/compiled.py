@@ -121,8 +121,10 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
 
     Returns:
         ``res`` of ``_kernels._position`` as a list: ``[status, exceeded, nodes, melds,
-        parked wildcards, jokers added before parking, cards added, the added real cards
-        ascending, each meld's length, the melds' cards]`` (status ``ST_*`` of
+        parked wildcards, jokers added before parking, real cards added, R1.5 points
+        added, the added real cards ascending, each meld's length, the melds' cards]``
+        (the melds of the whole new table, wildcards parked, each in display order, in
+        ascending order) (status ``ST_*`` of
         :mod:`rummy.solver._kernels`; only ``ST_PLAY`` has the fields after ``nodes``).
 
     Raises:
