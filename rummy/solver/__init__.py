@@ -223,7 +223,8 @@ def solve(
     if node_limit is not None and (not isinstance(node_limit, int)
                                    or isinstance(node_limit, bool) or node_limit < 1):
         raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
-    _cost_vectors(objective)  # ValueError on an unknown objective
+    if objective not in _COSTS:
+        _cost_vectors(objective)  # the ValueError of an unknown objective
     for name, value in (("table", table), ("hand", hand), ("keep", keep)):
         if isinstance(value, str):
             raise ValueError(f"{name} must be card indices, not notation {value!r}: parse it "
@@ -231,16 +232,16 @@ def solve(
     table_t = [tuple(m) for m in table]
     hand_t = tuple(hand)
     keep_t = tuple(keep)
-    if backend == "pure" or not compiled.usable() \
-            or not _plain_ints(table_t, hand_t, keep_t):
+    usable = compiled.usable()
+    if backend == "pure" or not usable or not _plain_ints(table_t, hand_t, keep_t):
         _check_cards(table_t, hand_t, keep_t)
     # else the compiled search checks the ranges and copies of _check_cards itself and
     # calls it to word the error
-    if backend == "compiled" and not compiled.usable():
+    if backend == "compiled" and not usable:
         raise ValueError("backend 'compiled' needs numba, installed and enabled "
                          "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
     if backend == "auto":
-        backend = "compiled" if compiled.usable() else "pure"
+        backend = "compiled" if usable else "pure"
     if rules is not None and _restricts(rules, opening):
         return _solve_under(rules, opening, table_t, hand_t, keep_t, objective, node_limit,
                             backend)
@@ -484,12 +485,15 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
     if node_limit is not None:
         return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand,
                           ace_high=ace_high, bound=bound, nodes=nodes)
+    # the compiled whole-position search straight away (one Python frame less per call)
+    play: Callable[..., Solution] = _best_play if isinstance(engine, type) \
+        else _compiled_play
     for mirror, budget in _RACE:
         if mirror and not ace_high:
             continue  # the mirror image of "the ace is low only" is "high only": not here
         try:
-            return _best_play(table, hand, keep, objective, None, engine, mirror, budget,
-                              by_hand, ace_high, bound, nodes)
+            return play(table, hand, keep, objective, None, engine, mirror,
+                        budget, by_hand, ace_high, bound, nodes)
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover

@@ -872,7 +872,7 @@ def _canonical_row(M: Any, k: int, n: int, keys: Any) -> None:
 
 
 @_jit
-def _row_less(M: Any, ml: Any, a: int, b: int) -> bool:
+def _row_less(M: Any, ml: Any, a: int, b: int) -> Any:
     """Row ``a`` sorts before row ``b`` as Python compares tuples."""
     na = ml[a]
     nb = ml[b]
