@@ -1066,7 +1066,7 @@ def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa:
     cards]``, the melds those of the new table (:func:`_final_table`); a view of ``W``
     when it fits there.
     """
-    f = inp.shape[0] - I_FIELDS
+    f = len(inp) - I_FIELDS
     cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
     wcost = inp[f + 4]
     by_hand = inp[f + 5]

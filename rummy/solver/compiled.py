@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from array import array
 from typing import Any
 
 from rummy.solver.search import Aborted
@@ -144,7 +145,9 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
               -1 if node_limit is None else min(node_limit, 1 << 62),
               -1 if abort is None else min(abort, 1 << 62),
               -1 if bound is None else min(bound, 1 << 62))
-    res = k._position(k.np.array(cards, dtype=k.np.int64), const, *ws)
+    # an array.array rather than a numpy array: cheaper to make from a list, above all
+    # on a first call after other code ran (numba reads it through the buffer protocol)
+    res = k._position(array("q", cards), const, *ws)
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
