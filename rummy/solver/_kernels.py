@@ -1036,20 +1036,31 @@ W_AUX = W_M + W_ROWS * W_WIDTH
 W_SIZE = W_AUX + 3 * W_ROWS
 
 
-def scratch() -> tuple[Any, Any, Any, Any, Any]:
-    """New scratch arrays for :func:`_position`: ``(buf, fr, mem, rmem, W)``. A caller
-    keeps one set per thread and passes it to every call: allocating them (several
-    kilobytes each) on every call costs more than a small search when the allocator's
-    free lists are long (after another library ran), and reusing them costs nothing
-    (no call reads what a previous one left)."""
-    return (np.empty((56 * MAX_MOVES, 8), np.int64), np.empty((9, 128), np.int64),
-            np.zeros((1 << 10, 2), np.int64), np.zeros((1 << 8, 2), np.int64),
-            np.zeros(W_SIZE, np.int64))
+#: the one array :func:`_position` works in (:func:`scratch`): the constants ``K``,
+#: then the move buffer, the frame stack, the two memos and ``W``
+S_BUF = K_TEMPLATE + len(FLAT_TEMPLATE)
+S_FR = S_BUF + 56 * MAX_MOVES * 8
+S_MEM = S_FR + 9 * 128
+S_RMEM = S_MEM + (1 << 10) * 2
+S_W = S_RMEM + (1 << 8) * 2
+S_SIZE = S_W + W_SIZE
+
+
+def scratch(K: Any) -> Any:
+    """A new work array for :func:`_position`: the constants ``K`` (of
+    ``rummy.solver.compiled``) and room for everything a call writes. A caller keeps one
+    per thread and passes it to every call: allocating that memory (several kilobytes)
+    on every call cost more than a small search when the allocator's free lists were
+    long (after another library ran), one argument instead of six saves numba's dispatch
+    some work, and reusing the array costs nothing (no call reads what a previous one
+    left, but the constants)."""
+    ws = np.zeros(S_SIZE, np.int64)
+    ws[:S_BUF] = K
+    return ws
 
 
 @_jit
-def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa: C901
-              W: Any) -> Any:
+def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
     ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
@@ -1058,14 +1069,20 @@ def _position(inp: Any, K: Any, buf: Any, fr: Any, mem: Any, rmem: Any,  # noqa:
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
     node limit and the abort budget (-1: none); ``bound``: only a play leaving less than
     it is found (-1: none; see :func:`rummy.solver._best_play`). ``K``: the constants
-    (``K_*`` offsets). ``buf``, ``fr``, ``mem``, ``rmem``, ``W``: the scratch arrays of
-    :func:`scratch`, reused from call to call (their contents on entry do not matter).
+    (``K_*`` offsets) at the start of ``ws``, the work array of :func:`scratch` (reused
+    from call to call: its contents after the constants do not matter on entry).
 
     Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, real cards
     added, points added, the added real cards ascending, each meld's length, the melds'
     cards]``, the melds those of the new table (:func:`_final_table`); a view of ``W``
     when it fits there.
     """
+    K = ws[:S_BUF]
+    buf = ws[S_BUF:S_FR].reshape(56 * MAX_MOVES, 8)
+    fr = ws[S_FR:S_MEM].reshape(9, 128)
+    mem = ws[S_MEM:S_RMEM].reshape(1 << 10, 2)
+    rmem = ws[S_RMEM:S_W].reshape(1 << 8, 2)
+    W = ws[S_W:S_SIZE]
     f = len(inp) - I_FIELDS
     cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
     wcost = inp[f + 4]

@@ -50,8 +50,9 @@ AVAILABLE = (importlib.util.find_spec("numba") is not None
 #: the kernels module once imported (None: numba unusable here); filled on first use
 _LOADED: dict[str, Any] = {}
 
-#: each thread's scratch arrays for the kernel (``_kernels.scratch``): memory reused
-#: from call to call, never read before a call writes it, so no answer depends on it
+#: each thread's work array for the kernel (``_kernels.scratch``: the constants and
+#: memory reused from call to call, never read before a call writes it, so no answer
+#: depends on it)
 _SCRATCH = threading.local()
 
 
@@ -133,12 +134,9 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
         Aborted: more states than ``abort``.
     """
     k = _LOADED["k"]  # the caller checked usable()
-    const = _LOADED.get("c")
-    if const is None:
-        const = _constants()
     ws = getattr(_SCRATCH, "ws", None)
-    if ws is None:
-        ws = _SCRATCH.ws = k.scratch()
+    if ws is None:  # this thread's first call (the constants are made once a process)
+        ws = _SCRATCH.ws = k.scratch(_constants())
     cards += counts
     cards += (_COST_ROW[objective] + (1 if mirror else 0), _LOADED["w"][objective],
               1 if by_hand else 0, 0 if ace_high else 1,
@@ -147,7 +145,7 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
               -1 if bound is None else min(bound, 1 << 62))
     # an array.array rather than a numpy array: cheaper to make from a list, above all
     # on a first call after other code ran (numba reads it through the buffer protocol)
-    res = k._position(array("q", cards), const, *ws)
+    res = k._position(array("q", cards), ws)
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
