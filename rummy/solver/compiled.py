@@ -107,6 +107,18 @@ def _constants() -> Any:
 _COST_ROW = {"points": 0, "cards": 2}
 
 
+def _entry_point(dispatcher: Any) -> Any:
+    """The machine code's Python entry of a numba function compiled for one signature,
+    or the function itself. The kernel is only ever called with an ``array("q")`` and the
+    work array, so the dispatcher's typing of both on every call (a few microseconds on
+    a first call after other code ran) is skipped; the entry checks the types itself."""
+    try:
+        overloads = list(dispatcher.overloads.values())
+        return overloads[0].entry_point if len(overloads) == 1 else dispatcher
+    except (AttributeError, TypeError):  # another numba's internals
+        return dispatcher
+
+
 def solve_position(cards: list[int], counts: tuple[int, int, int], objective: str,
                    mirror: bool, by_hand: bool, ace_high: bool, node_limit: int | None,
                    abort: int | None, bound: int | None = None) -> list[int]:
@@ -145,7 +157,12 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
               -1 if bound is None else min(bound, 1 << 62))
     # an array.array rather than a numpy array: cheaper to make from a list, above all
     # on a first call after other code ran (numba reads it through the buffer protocol)
-    res = k._position(array("q", cards), ws)
+    call = _LOADED.get("e")
+    if call is None:  # the first call: numba compiles, or loads from its cache
+        res = k._position(array("q", cards), ws)
+        _LOADED["e"] = _entry_point(k._position)
+    else:
+        res = call(array("q", cards), ws)
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted
