@@ -713,8 +713,9 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any, buf: Any, fr: Any, mem:
     initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
     solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
     ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace. ``buf``, ``fr``,
-    ``mem`` and ``rmem`` are the scratch arrays of :func:`scratch` (the memos are zeroed
-    here; a memo that fills up is replaced by a larger one for the rest of the run)."""
+    ``mem`` and ``rmem`` are views of the work array of :func:`scratch` (the memos are
+    zeroed here; a memo that fills up is replaced by a larger one for the rest of the
+    run)."""
     # the search kind as run-time values: numba compiles a function again for every
     # literal argument value, so literals 0/1 here would double the compile time
     zero = cnt[0] * 0
