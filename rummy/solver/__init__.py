@@ -223,7 +223,8 @@ def solve(
     if node_limit is not None and (not isinstance(node_limit, int)
                                    or isinstance(node_limit, bool) or node_limit < 1):
         raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
-    _cost_vectors(objective)  # ValueError on an unknown objective
+    if objective not in _COSTS:
+        _cost_vectors(objective)  # the ValueError of an unknown objective
     for name, value in (("table", table), ("hand", hand), ("keep", keep)):
         if isinstance(value, str):
             raise ValueError(f"{name} must be card indices, not notation {value!r}: parse it "
@@ -231,16 +232,16 @@ def solve(
     table_t = [tuple(m) for m in table]
     hand_t = tuple(hand)
     keep_t = tuple(keep)
-    if backend == "pure" or not compiled.usable() \
-            or not _plain_ints(table_t, hand_t, keep_t):
+    usable = compiled.usable()
+    if backend == "pure" or not usable or not _plain_ints(table_t, hand_t, keep_t):
         _check_cards(table_t, hand_t, keep_t)
     # else the compiled search checks the ranges and copies of _check_cards itself and
     # calls it to word the error
-    if backend == "compiled" and not compiled.usable():
+    if backend == "compiled" and not usable:
         raise ValueError("backend 'compiled' needs numba, installed and enabled "
                          "(pip install '.[fast]'; NUMBA_DISABLE_JIT unset)")
     if backend == "auto":
-        backend = "compiled" if compiled.usable() else "pure"
+        backend = "compiled" if usable else "pure"
     if rules is not None and _restricts(rules, opening):
         return _solve_under(rules, opening, table_t, hand_t, keep_t, objective, node_limit,
                             backend)
@@ -484,12 +485,15 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
     if node_limit is not None:
         return _best_play(table, hand, keep, objective, node_limit, engine, by_hand=by_hand,
                           ace_high=ace_high, bound=bound, nodes=nodes)
+    # the compiled whole-position search straight away (one Python frame less per call)
+    play: Callable[..., Solution] = _best_play if isinstance(engine, type) \
+        else _compiled_play
     for mirror, budget in _RACE:
         if mirror and not ace_high:
             continue  # the mirror image of "the ace is low only" is "high only": not here
         try:
-            return _best_play(table, hand, keep, objective, None, engine, mirror, budget,
-                              by_hand, ace_high, bound, nodes)
+            return play(table, hand, keep, objective, None, engine, mirror,
+                        budget, by_hand, ace_high, bound, nodes)
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
@@ -647,29 +651,25 @@ def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
             _check_cards(table, hand, keep)
             raise ValueError("a card out of range or more than 7 copies of one card")
         raise RuntimeError("the solver's trace does not add up (a solver bug)")
+    # the kernel parked the wildcards and put the melds in display order and ascending
+    # order (_kernels._final_table: _finish_melds, a 13-card sequence's ace first)
     count, parked, jokers, n_added = res[3], res[4], res[5], res[6]
-    q = 7 + n_added + count
-    added = res[7:7 + n_added] + [JOKER] * (jokers + parked)
+    q = 8 + n_added + count
+    added = res[8:8 + n_added] + [JOKER] * (jokers + parked)
     new_table: list[MeldCards] = []
-    if parked or 14 in res[7 + n_added:q]:
-        done: list[list[int]] = []
-        for n in res[7 + n_added:q]:
-            done.append(res[q:q + n])
-            q += n
-        new_table = _finish_melds(done, parked, ace_high)
-    else:
-        for n in res[7 + n_added:q]:
-            new_table.append(tuple(res[q:q + n]))
-            q += n
-    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
-        added = [_mirrored(c) for c in added]
-        new_table = [_mirror_meld(m) for m in new_table]
-    # every meld is in display order already, but a 13-card sequence, whose ace the sweep
-    # may put last (R4.5 puts it first)
-    new_table = [canonical_meld(m) if len(m) == 13 else m for m in new_table]
+    for n in res[8 + n_added:q]:
+        new_table.append(tuple(res[q:q + n]))
+        q += n
     optimal = not res[1]
-    play = Play(table=tuple(sorted(new_table)), cards=tuple(sorted(added)),
-                points=hand_points(added), optimal=optimal)
+    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
+        added = sorted(_mirrored(c) for c in added)
+        new_table = sorted(canonical_meld(m) if len(m) == 13 else m
+                           for m in map(_mirror_meld, new_table))
+        play = Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
+                    optimal=optimal)
+    else:
+        play = Play(table=tuple(new_table), cards=tuple(added), points=res[7],
+                    optimal=optimal)
     return Solution(play, optimal)
 
 

@@ -375,7 +375,7 @@ def _store(mem: Any, h: int, i: int, st: int, v: int) -> Any:
 
 @_jit
 def _grown(mem: Any) -> Any:
-    new = np.zeros((mem.shape[0] * 2, 2), np.int64)
+    new = np.zeros((mem.shape[0] * 4, 2), np.int64)  # 4x: few rehashes on big searches
     for h in range(mem.shape[0]):
         w = mem[h, 1]
         if w != 0:
@@ -594,6 +594,53 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         relax = 1 if sp and f_mode[sp - 1] == 2 else 0
 
 @_jit
+def _known(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, relax: int,
+           wcost: int) -> tuple[int, int]:
+    """What :func:`_solve` ``(i, st, beta)`` returns without expanding a state: ``(1,
+    value)`` when the state is an end state, is cut by its dead-card bound or is answered
+    by the memo (the same steps in the same order as the start of :func:`_solve`, so that
+    the value and the states counted are the same), else ``(0, 0)``. Saves the trace a
+    call of :func:`_solve` per move it checks."""
+    T = P[0]
+    if i < 52 and T[O_EMPTY + i]:
+        i, st = _skip(i, st, P)
+        if st < 0:
+            return 1, INF
+    if i == 56:
+        return 1, _finish(st, wcost)
+    if not (st >> _WM) & 63:
+        st &= _NO_PARK
+    elif (st >> _SEQ) & 1:
+        st &= _NO_P3
+    lower = P[1]
+    left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
+    if left < lower.shape[0]:
+        p1 = (i >> 2) + 1
+        p5 = p1 + 4
+        lb = (lower[left, 0, p5 if st & 511 else p1]
+              + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+              + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+              + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+        if lb >= beta:
+            return 1, lb
+    if relax:
+        h = _slot(i, st, rmem)
+        if rmem[h, 1] == 0:
+            return 0, 0
+        v = _value(rmem, h)
+    else:
+        h = _slot(i, st, mem)
+        if mem[h, 1] == 0:
+            return 0, 0
+        v = _value(mem, h)
+    if v >= 0:
+        return 1, v
+    if -v - 1 >= beta:
+        return 1, -v - 1
+    return 0, 0
+
+
+@_jit
 def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any,
            out: Any, relax: int, fr: Any) -> tuple[int, Any, Any]:
     """Mirrors :meth:`Search.trace` (``relax``: of the relaxed search) from the initial
@@ -622,10 +669,13 @@ def _trace(st: int, target: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt: Any
                 dc = buf[k, 0]
                 ns = buf[k, 1]
                 if dc <= target:
-                    sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
-                                            buf, cnt, relax, fr, n)
-                    if cnt[2]:
-                        return -2, mem, rmem
+                    known, sub = _known(i + 1, ns, target - dc + 1, P, mem, rmem, relax,
+                                        cnt[4])
+                    if not known:
+                        sub, mem, rmem = _solve(i + 1, ns, target - dc + 1, P, mem, rmem,
+                                                buf, cnt, relax, fr, n)
+                        if cnt[2]:
+                            return -2, mem, rmem
                     if dc + sub == target:
                         for q in range(6):
                             out[i, q] = buf[k, 2 + q]
@@ -657,23 +707,23 @@ def _solve_traced(st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any, cnt
 
 
 @_jit
-def _run(st: int, beta: int, P: Any, cnt: Any, out: Any) -> Any:
+def _run(st: int, beta: int, P: Any, cnt: Any, out: Any, buf: Any, fr: Any, mem: Any,
+         rmem: Any) -> Any:
     """As :meth:`Search.solve_root` then :meth:`Search.trace`: the value from the
     initial state ``st`` with bound ``beta`` and, when it is below ``beta``, an optimal
     solution in ``out[step] = (ou, h, j, t, nb, g)`` with ``cnt[6]`` = the end state.
-    ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace."""
+    ``cnt[2]`` is set on move overflow, ``cnt[7]`` on a lost trace. ``buf``, ``fr``,
+    ``mem`` and ``rmem`` are views of the work array of :func:`scratch` (the memos are
+    zeroed here; a memo that fills up is replaced by a larger one for the rest of the
+    run)."""
     # the search kind as run-time values: numba compiles a function again for every
     # literal argument value, so literals 0/1 here would double the compile time
     zero = cnt[0] * 0
     one = zero + 1
     inf = zero + INF
-    buf = np.empty((56 * MAX_MOVES, 8), np.int64)  # the moves of the frames, in turn
-    fr = np.empty((9, 128), np.int64)
-    # both memos grow when half full; a search with wildcards (dead-card bounds per
-    # wildcard left) meets thousands of states, one without mostly a few dozen
-    big = P[1].shape[0] > 0
-    mem = np.zeros((1 << (13 if big else 9), 2), np.int64)
-    rmem = np.zeros((1 << (11 if big else 8), 2), np.int64)
+    # both memos grow when half full: most searches meet a few dozen states
+    mem[:] = 0
+    rmem[:] = 0
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
@@ -764,6 +814,200 @@ def _prune(mand: Any, opt: Any, wild: int, partners: Any, dead: Any) -> None:
                     changed = True
 
 
+@_jit
+def _eff(c: int) -> int:
+    """The card a table card stands for (a declared joker: its declaration)."""
+    return c - 53 if c >= 53 else c
+
+
+@_jit
+def _line_of(M: Any, k: int, n: int) -> tuple[int, int, int, int]:
+    """:func:`rummy.solver._line` of row ``k`` (``n`` cards): ``(1, suit, lowest,
+    highest)`` for a sequence, ``(0, 0, 0, 0)`` for a group."""
+    ranks = 0
+    for x in range(n):
+        ranks |= 1 << (_eff(M[k, x]) % 13)
+    if (ranks & (ranks - 1)) == 0:
+        return 0, 0, 0, 0
+    high = (ranks & 1) == 1 and ((ranks >> 12) & 1) == 1 and n != 13
+    lo = 99
+    hi = -1
+    for r in range(13):
+        if (ranks >> r) & 1:
+            p = 13 if r == 0 and high else r
+            if p < lo:
+                lo = p
+            if p > hi:
+                hi = p
+    return 1, _eff(M[k, 0]) // 13, lo, hi
+
+
+@_jit
+def _canonical_row(M: Any, k: int, n: int, keys: Any) -> None:
+    """:func:`rummy.melds.canonical_meld` of row ``k`` in place (``keys``: scratch)."""
+    ranks = 0
+    for x in range(n):
+        ranks |= 1 << (_eff(M[k, x]) % 13)
+    group = (ranks & (ranks - 1)) == 0 and n <= 4
+    high = (ranks & 1) == 1 and ((ranks >> 12) & 1) == 1 and n < 13
+    for x in range(n):
+        c = M[k, x]
+        e = _eff(c)
+        if group:
+            keys[x] = (e // 13) << 8 | c
+        elif high:
+            r = e % 13
+            keys[x] = (r if r else 13) << 8 | c
+        else:
+            keys[x] = (e % 13) << 8 | c
+    for x in range(1, n):  # insertion sort by key
+        kx = keys[x]
+        cx = M[k, x]
+        y = x - 1
+        while y >= 0 and keys[y] > kx:
+            keys[y + 1] = keys[y]
+            M[k, y + 1] = M[k, y]
+            y -= 1
+        keys[y + 1] = kx
+        M[k, y + 1] = cx
+
+
+@_jit
+def _row_less(M: Any, ml: Any, a: int, b: int) -> Any:
+    """Row ``a`` sorts before row ``b`` as Python compares tuples."""
+    na = ml[a]
+    nb = ml[b]
+    for x in range(min(na, nb)):
+        if M[a, x] != M[b, x]:
+            return M[a, x] < M[b, x]
+    return na < nb
+
+
+@_jit
+def _final_table(melds: Any, lens: Any, count: int, n: int, low: int, M: Any,
+                 aux: Any) -> int:  # noqa: C901
+    """The builder's melds as the new table: what :func:`rummy.solver._finish_melds`
+    does (A..K..A cut in two, ``n`` wildcards parked by :func:`rummy.solver._park`, the
+    melds that parking changed in display order), then every 13-card sequence with its
+    ace first (R4.5) and the melds in ascending order (as Python sorts tuples).
+    ``low``: the ace is low only. ``M``: rows of at least ``3 * count + 8`` x 16;
+    ``aux``: ``3`` x as many (row lengths, flags, order). Returns the number of melds,
+    their order in ``aux[2 * rows:]`` (``rows = M.shape[0]``), or -1 when no place is
+    left for a wildcard (a solver bug)."""
+    rows = M.shape[0]
+    ml = aux[:rows]
+    touched = aux[rows:2 * rows]
+    order = aux[2 * rows:3 * rows]
+    r = 0
+    q = 0
+    for k in range(count):
+        L = lens[k]
+        if L == 14:
+            for x in range(7):
+                M[r, x] = melds[q + x]
+                M[r + 1, x] = melds[q + 7 + x]
+            ml[r] = 7
+            ml[r + 1] = 7
+            touched[r] = 0
+            touched[r + 1] = 0
+            r += 2
+        else:
+            for x in range(L):
+                M[r, x] = melds[q + x]
+            ml[r] = L
+            touched[r] = 0
+            r += 1
+        q += L
+    top = 12 if low else 13
+    while n:
+        done = False
+        for k in range(r):
+            if ml[k] < 0 or ml[k] >= 13:
+                continue
+            is_seq, suit, lo, hi = _line_of(M, k, ml[k])
+            if is_seq:
+                p = hi + 1 if hi < top else lo - 1
+                M[k, ml[k]] = 53 + suit * 13 + p % 13
+                ml[k] += 1
+                touched[k] = 1
+                n -= 1
+                done = True
+                break
+        if done:
+            continue
+        f = -1
+        for k in range(r):
+            if ml[k] > 0 and _line_of(M, k, ml[k])[0] == 1:
+                f = k
+                break
+        if f < 0 or r + 2 > rows:
+            break
+        # a sequence of 13 has no free end: cut it in two (6 and 7 cards), by rank
+        L = ml[f]
+        for x in range(1, L):  # stable insertion sort by rank
+            cx = M[f, x]
+            rx = _eff(cx) % 13
+            y = x - 1
+            while y >= 0 and _eff(M[f, y]) % 13 > rx:
+                M[f, y + 1] = M[f, y]
+                y -= 1
+            M[f, y + 1] = cx
+        for x in range(L):
+            if x < 6:
+                M[r, x] = M[f, x]
+            else:
+                M[r + 1, x - 6] = M[f, x]
+        ml[r] = 6
+        ml[r + 1] = L - 6
+        touched[r] = 1
+        touched[r + 1] = 1
+        ml[f] = -1
+        r += 2
+    if n >= 3:
+        if r >= rows:
+            return -1
+        for x in range(n):
+            M[r, x] = 53 + x
+        ml[r] = n
+        touched[r] = 0
+        r += 1
+        n = 0
+    while n:
+        done = False
+        for k in range(r):
+            if ml[k] == 3 and _line_of(M, k, 3)[0] == 0:
+                e0 = _eff(M[k, 0])
+                used = 0
+                for x in range(3):
+                    used |= 1 << (_eff(M[k, x]) // 13)
+                suit = 0
+                while (used >> suit) & 1:
+                    suit += 1
+                M[k, 3] = 53 + suit * 13 + e0 % 13
+                ml[k] = 4
+                touched[k] = 1
+                n -= 1
+                done = True
+                break
+        if not done:
+            return -1
+    keys = np.empty(W_WIDTH, np.int64)
+    live = 0
+    for k in range(r):
+        if ml[k] < 0:
+            continue
+        if touched[k] or ml[k] == 13:
+            _canonical_row(M, k, ml[k], keys)
+        # insertion into the sorted order
+        y = live - 1
+        while y >= 0 and _row_less(M, ml, k, order[y]):
+            order[y + 1] = order[y]
+            y -= 1
+        order[y + 1] = k
+        live += 1
+    return live
+
+
 #: offsets in the constant array of :func:`_position` (built by rummy.solver.compiled)
 K_COSTS = 0  #: four cost vectors of 52: (points, cards) x (line, mirror image)
 K_PARTNERS = 4 * 52  #: the partner masks, 52 rows of K_WIDTH (0-padded)
@@ -773,9 +1017,51 @@ K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
 #: (0..3), the wildcard cost, joker_release="hand", ace low only, node limit, abort
 I_FIELDS = 10
 
+#: the scratch array ``W`` of :func:`_position`: offsets of its parts. Capacity of the
+#: new table's builder (cards + 1; a real game has at most 108 cards + 1)
+W_CAP = 256
+W_FLAT = 0  #: the flat table of a search (T_SIZE)
+W_OUT = len(FLAT_TEMPLATE)  #: the trace of a search, 56 x 6
+W_BEST = W_OUT + 56 * 6  #: the trace of the best search so far, 56 x 6
+W_DEADS = W_BEST + 56 * 6  #: dead-card costs by wildcards left, up to MAX_COUNT x 52
+W_LOWER = W_DEADS + MAX_COUNT * 52  #: their suffix sums, up to MAX_COUNT x 4 x 19
+W_BUILD = W_LOWER + MAX_COUNT * 4 * 19  #: the builder's work buffer
+W_MELDS = W_BUILD + workspace_size(W_CAP)  #: the builder's melds and their lengths
+W_LENS = W_MELDS + W_CAP
+W_RES = W_LENS + W_CAP  #: the result of a play
+W_RES_SIZE = 8 + 4 * W_CAP
+W_ROWS = 3 * W_CAP + 8  #: the melds of the new table as rows (:func:`_final_table`)
+W_WIDTH = 16
+W_M = W_RES + W_RES_SIZE
+W_AUX = W_M + W_ROWS * W_WIDTH
+W_SIZE = W_AUX + 3 * W_ROWS
+
+
+#: the one array :func:`_position` works in (:func:`scratch`): the constants ``K``,
+#: then the move buffer, the frame stack, the two memos and ``W``
+S_BUF = K_TEMPLATE + len(FLAT_TEMPLATE)
+S_FR = S_BUF + 56 * MAX_MOVES * 8
+S_MEM = S_FR + 9 * 128
+S_RMEM = S_MEM + (1 << 10) * 2
+S_W = S_RMEM + (1 << 8) * 2
+S_SIZE = S_W + W_SIZE
+
+
+def scratch(K: Any) -> Any:
+    """A new work array for :func:`_position`: the constants ``K`` (of
+    ``rummy.solver.compiled``) and room for everything a call writes. A caller keeps one
+    per thread and passes it to every call: allocating that memory (several kilobytes)
+    on every call cost more than a small search when the allocator's free lists were
+    long (after another library ran), one argument instead of six saves numba's dispatch
+    some work, and reusing the array costs nothing (no call reads what a previous one
+    left, but the constants)."""
+    ws = np.zeros(S_SIZE, np.int64)
+    ws[:S_BUF] = K
+    return ws
+
 
 @_jit
-def _position(inp: Any, K: Any) -> Any:  # noqa: C901
+def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
     ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
@@ -784,12 +1070,21 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
     node limit and the abort budget (-1: none); ``bound``: only a play leaving less than
     it is found (-1: none; see :func:`rummy.solver._best_play`). ``K``: the constants
-    (``K_*`` offsets).
+    (``K_*`` offsets) at the start of ``ws``, the work array of :func:`scratch` (reused
+    from call to call: its contents after the constants do not matter on entry).
 
-    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, cards
-    added, the added real cards ascending, each meld's length, the melds' cards]``.
+    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, real cards
+    added, points added, the added real cards ascending, each meld's length, the melds'
+    cards]``, the melds those of the new table (:func:`_final_table`); a view of ``W``
+    when it fits there.
     """
-    f = inp.shape[0] - I_FIELDS
+    K = ws[:S_BUF]
+    buf = ws[S_BUF:S_FR].reshape(56 * MAX_MOVES, 8)
+    fr = ws[S_FR:S_MEM].reshape(9, 128)
+    mem = ws[S_MEM:S_RMEM].reshape(1 << 10, 2)
+    rmem = ws[S_RMEM:S_W].reshape(1 << 8, 2)
+    W = ws[S_W:S_SIZE]
+    f = len(inp) - I_FIELDS
     cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
     wcost = inp[f + 4]
     by_hand = inp[f + 5]
@@ -881,7 +1176,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     found = False
     exceeded = 0
     used = 0
-    best_out = np.zeros((56, 6), np.int64)
+    best_out = W[W_BEST:W_BEST + 56 * 6].reshape(56, 6)
+    out = W[W_OUT:W_OUT + 56 * 6].reshape(56, 6)
     best_mand = np.zeros(52, np.int64)
     best_kept = np.zeros(52, np.int64)
     best_end = 0
@@ -932,6 +1228,9 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
             if opt[c] > top:
                 top = opt[c]
         wild = wm + hand_jokers if fill else 0
+        if wild > MAX_COUNT:  # never: the input check above bounds the jokers
+            res[0] = ST_INPUT
+            return res
         _prune(mand, opt, wild, partners, dead)
         dead_cost = 0
         for c in range(52):
@@ -939,7 +1238,8 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         if dead_cost >= best_left:
             continue
         # lower bounds: with only w wildcards left, more hand cards are dead
-        deads = np.zeros(wild * 52, np.int64)
+        deads = W[W_DEADS:W_DEADS + wild * 52]
+        deads[:] = 0
         for w in range(wild):
             opt_w = opt.copy()
             _prune(mand, opt_w, w, partners, deads[w * 52:(w + 1) * 52])
@@ -951,17 +1251,20 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         if top > MAX_COUNT or wm > MAX_COUNT or hand_jokers > MAX_COUNT:
             res[0] = ST_INPUT
             return res
-        flat = template.copy()
-        lower = np.zeros(wild * 4 * 19, np.int64)
+        flat = W[W_FLAT:W_FLAT + template.shape[0]]
+        flat[:] = template
+        lower = W[W_LOWER:W_LOWER + wild * 4 * 19]
+        lower[:] = 0
         suits = _tables(mand, opt, cost, wild, fill, deads, wild, flat, lower, low)
         cnt = np.zeros(12, np.int64)
         cnt[3] = limit
         cnt[4] = wcost
         cnt[8] = 1 if suits >= 2 else 0
         cnt[10] = abort - used if abort >= 0 else -1
-        out = np.zeros((56, 6), np.int64)
+        out[:] = 0
         st = (wm << _WM) | (hand_jokers << _WO)
-        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out)
+        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out,
+                 buf, fr, mem, rmem)
         if cnt[11]:
             res[0] = ST_ABORTED
             return res
@@ -989,10 +1292,16 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
         return res
     rows = best_out.reshape(-1)
     n = _room(rows, best_mand)
-    melds = np.empty(n, np.int64)
-    lens = np.empty(n, np.int64)
-    count = _build(rows, best_mand, best_kept, n, np.zeros(_workspace(n), np.int64),
-                   melds, lens)
+    if n <= W_CAP:  # always in a real game: the scratch array
+        melds = W[W_MELDS:W_MELDS + n]
+        lens = W[W_LENS:W_LENS + n]
+        bws = W[W_BUILD:W_BUILD + _workspace(n)]
+        bws[:] = 0
+    else:
+        melds = np.empty(n, np.int64)
+        lens = np.empty(n, np.int64)
+        bws = np.zeros(_workspace(n), np.int64)
+    count = _build(rows, best_mand, best_kept, n, bws, melds, lens)
     if count < 0:
         res[0] = ST_LOST
         return res
@@ -1011,23 +1320,43 @@ def _position(inp: Any, K: Any) -> Any:  # noqa: C901
     for c in range(52):
         if new_real[c] > real_table[c]:
             n_added += new_real[c] - real_table[c]
-    full = np.empty(7 + n_added + count + total, np.int64)
+    parked_n = _parked(best_end)
+    rows_cap = 3 * count + 8
+    if rows_cap <= W_ROWS:
+        M = W[W_M:W_M + rows_cap * W_WIDTH].reshape(rows_cap, W_WIDTH)
+        aux = W[W_AUX:W_AUX + 3 * rows_cap]
+    else:
+        M = np.empty((rows_cap, W_WIDTH), np.int64)
+        aux = np.empty(3 * rows_cap, np.int64)
+    n_rows = _final_table(melds, lens, count, parked_n, low, M, aux)
+    if n_rows < 0:
+        res[0] = ST_LOST
+        return res
+    size = 8 + n_added + n_rows + total + parked_n
+    full = W[W_RES:W_RES + size] if size <= W_RES_SIZE else np.empty(size, np.int64)
     full[0] = ST_PLAY
     full[1] = exceeded
     full[2] = used
-    full[3] = count
-    full[4] = _parked(best_end)
+    full[3] = n_rows
+    full[4] = parked_n
     full[5] = table_jokers - sum_before
     full[6] = n_added
-    q = 7
+    points = 25 * (full[5] + parked_n)
+    q = 8
     for c in range(52):
         for _ in range(new_real[c] - real_table[c]):
             full[q] = c
+            points += min(c % 13 + 1, 10)
             q += 1
-    for k in range(count):
-        full[q] = lens[k]
+    full[7] = points
+    ml = aux[:rows_cap]
+    order = aux[2 * rows_cap:3 * rows_cap]
+    for x in range(n_rows):
+        full[q] = ml[order[x]]
         q += 1
-    for k in range(total):
-        full[q] = melds[k]
-        q += 1
+    for x in range(n_rows):
+        k = order[x]
+        for y in range(ml[k]):
+            full[q] = M[k, y]
+            q += 1
     return full

@@ -37,6 +37,8 @@ it installs from the registry as a wheel; numba is that wheel, and the code it c
 from __future__ import annotations
 
 import importlib.util
+import threading
+from array import array
 from typing import Any
 
 from rummy.solver.search import Aborted
@@ -47,6 +49,11 @@ AVAILABLE = (importlib.util.find_spec("numba") is not None
 
 #: the kernels module once imported (None: numba unusable here); filled on first use
 _LOADED: dict[str, Any] = {}
+
+#: each thread's work array for the kernel (``_kernels.scratch``: the constants and
+#: memory reused from call to call, never read before a call writes it, so no answer
+#: depends on it)
+_SCRATCH = threading.local()
 
 
 def kernels() -> Any:
@@ -77,7 +84,7 @@ class Overflow(Exception):
 def _constants() -> Any:
     """The kernels' read-only array (``_kernels.K_*`` offsets), made once: the card costs
     of each objective and orientation, the partner masks of the dead-card pruning and the
-    search's flat table template."""
+    search's flat table template (and, beside it, the wildcard cost by objective)."""
     if "c" not in _LOADED:
         from rummy import solver  # the package imports this module: import it late
         k = kernels()
@@ -90,12 +97,26 @@ def _constants() -> Any:
         for row in masks:
             const += list(row) + [0] * (k.K_WIDTH - len(row))
         const += list(k._FLAT_TEMPLATE)
+        _LOADED["w"] = {objective: solver._COSTS[objective][1]
+                        for objective in ("points", "cards")}
         _LOADED["c"] = k.np.array(const, dtype=k.np.int64)
     return _LOADED["c"]
 
 
-#: index of the cost vectors in the constants, by objective; wildcard cost by objective
+#: index of the cost vectors in the constants, by objective
 _COST_ROW = {"points": 0, "cards": 2}
+
+
+def _entry_point(dispatcher: Any) -> Any:
+    """The machine code's Python entry of a numba function compiled for one signature,
+    or the function itself. The kernel is only ever called with an ``array("q")`` and the
+    work array, so the dispatcher's typing of both on every call (a few microseconds on
+    a first call after other code ran) is skipped; the entry checks the types itself."""
+    try:
+        overloads = list(dispatcher.overloads.values())
+        return overloads[0].entry_point if len(overloads) == 1 else dispatcher
+    except (AttributeError, TypeError):  # another numba's internals
+        return dispatcher
 
 
 def solve_position(cards: list[int], counts: tuple[int, int, int], objective: str,
@@ -114,23 +135,34 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
 
     Returns:
         ``res`` of ``_kernels._position`` as a list: ``[status, exceeded, nodes, melds,
-        parked wildcards, jokers added before parking, cards added, the added real cards
-        ascending, each meld's length, the melds' cards]`` (status ``ST_*`` of
+        parked wildcards, jokers added before parking, real cards added, R1.5 points
+        added, the added real cards ascending, each meld's length, the melds' cards]``
+        (the melds of the whole new table, wildcards parked, each in display order, in
+        ascending order) (status ``ST_*`` of
         :mod:`rummy.solver._kernels`; only ``ST_PLAY`` has the fields after ``nodes``).
 
     Raises:
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
         Aborted: more states than ``abort``.
     """
-    from rummy.solver import _COSTS  # the package imports this module: import it late
-    k = kernels()
+    k = _LOADED["k"]  # the caller checked usable()
+    ws = getattr(_SCRATCH, "ws", None)
+    if ws is None:  # this thread's first call (the constants are made once a process)
+        ws = _SCRATCH.ws = k.scratch(_constants())
     cards += counts
-    cards += (_COST_ROW[objective] + (1 if mirror else 0), _COSTS[objective][1],
+    cards += (_COST_ROW[objective] + (1 if mirror else 0), _LOADED["w"][objective],
               1 if by_hand else 0, 0 if ace_high else 1,
               -1 if node_limit is None else min(node_limit, 1 << 62),
               -1 if abort is None else min(abort, 1 << 62),
               -1 if bound is None else min(bound, 1 << 62))
-    res = k._position(k.np.array(cards, dtype=k.np.int64), _constants())
+    # an array.array rather than a numpy array: cheaper to make from a list, above all
+    # on a first call after other code ran (numba reads it through the buffer protocol)
+    call = _LOADED.get("e")
+    if call is None:  # the first call: numba compiles, or loads from its cache
+        res = k._position(array("q", cards), ws)
+        _LOADED["e"] = _entry_point(k._position)
+    else:
+        res = call(array("q", cards), ws)
     status = int(res[0])
     if status == k.ST_ABORTED:
         raise Aborted

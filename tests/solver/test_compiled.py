@@ -43,6 +43,21 @@ def test_same_play_as_the_pure_reference(chunk: int) -> None:
             check_action(table, hand, fast.table)
 
 
+def test_threads_solving_at_once_get_the_plays_of_one_thread() -> None:
+    """The kernel releases the GIL and reuses scratch arrays: each thread has its own
+    (compiled.py), so plays solved in several threads at once are those of one thread,
+    and a play does not change when later calls reuse the scratch it came from."""
+    from concurrent.futures import ThreadPoolExecutor
+    positions = _positions("compiled:threads", 80)
+    expected = [best_play(t, h, backend="compiled") for t, h in positions]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(2):
+            got = list(pool.map(lambda p: best_play(p[0], p[1], backend="compiled"),
+                                positions))
+            assert got == expected
+    assert [best_play(t, h, backend="pure") for t, h in positions[:20]] == expected[:20]
+
+
 def test_same_play_with_keep_and_cards_objective() -> None:
     rng = random.Random("compiled:options")
     for table, hand in _positions("compiled:options", 120):
