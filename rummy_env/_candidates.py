@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rummy.bots._melding import _BY_LOW, _fit_bits, joker_melds
+from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
 from rummy.commands import Meld
@@ -205,159 +205,6 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     return [(t, c) for _, t, c, _ in out]
 
 
-def _chains(entries: Sequence[tuple[int, int, tuple[int, ...]]]
-            ) -> tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]:
-    """``entries`` (order, mask, cards) cut into chains in which each mask holds the one
-    before it (shortest first): once a mask is not in the hand, neither is the rest of
-    its chain."""
-    chains: list[list[tuple[int, int, tuple[int, ...]]]] = []
-    for e in sorted(entries, key=lambda x: (len(x[2]), x[0])):
-        for ch in chains:
-            if e[1] & ch[-1][1] == ch[-1][1]:
-                ch.append(e)
-                break
-        else:
-            chains.append([e])
-    return tuple(map(tuple, chains))
-
-
-#: :data:`rummy.bots._melding._BY_LOW` as chains (:func:`_chains`), per lowest card
-_LOW_CHAINS = tuple(_chains(entries) for entries in _BY_LOW)
-
-
-def _form_hand_melds(hand: Sequence[int]) -> tuple[list[tuple[int, ...]], list[int]]:
-    """:func:`rummy.bots._melding.form_hand_melds` (the same melds, the same leftover, in
-    the same order), the melds held by the hand found by walking chains of nested melds
-    instead of testing every meld of each card."""
-    left = list(hand)
-    hm = 0
-    for c in left:
-        if c < 52:
-            hm |= 1 << c
-    found = []
-    for c in {c for c in left if c < 52}:
-        for chain in _LOW_CHAINS[c]:
-            for x in chain:
-                if x[1] & hm != x[1]:
-                    break
-                found.append(x)
-    melds: list[tuple[int, ...]] = []
-    if not found:
-        return melds, left
-    found.sort()
-    while found:  # the hand only shrinks, so the candidates only shrink
-        cards = found[0][2]
-        melds.append(cards)
-        for c in cards:
-            left.remove(c)
-        hm = 0
-        for c in left:
-            if c < 52:
-                hm |= 1 << c
-        found = [x for x in found if x[1] & hm == x[1]]
-    return melds, left
-
-
-@functools.lru_cache(maxsize=16384)
-def _meld_bits(meld: tuple[int, ...]) -> tuple[int, int]:
-    """A meld's effective-card mask and the real cards (bits) that extend it to a legal
-    meld (:func:`rummy.bots._melding._fit_bits`). Cached per meld (a meld outlives many
-    tables)."""
-    mm = sum(map(EFF_BIT.__getitem__, meld))
-    return mm, _fit_bits(mm, len(meld) + 1)
-
-
-@functools.lru_cache(maxsize=256)
-def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """Per meld of ``table``: its effective-card mask and the real cards (bits) that
-    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
-    per table."""
-    bits = list(map(_meld_bits, table))
-    masks = tuple(b[0] for b in bits)
-    fits = tuple(b[1] for b in bits)
-    union = 0
-    for f in fits:
-        union |= f
-    return masks, fits, union
-
-
-def _lay_off(table0: Table, melds: list[tuple[int, ...]], left: list[int]) -> bool:
-    """:func:`rummy.bots._melding.lay_off` with jokers (the same lay-offs in the same
-    order) of ``left`` (ascending, jokers last) on ``melds`` (``table0``'s melds, then
-    new ones): the first card of ``left`` that fits a meld is its lowest real card that
-    fits, else a joker; found with bit masks, the table's part cached per table."""
-    if not left or not melds:
-        return False
-    masks0, fits0, union = _table_fits(table0)
-    masks = list(masks0)
-    fits = list(fits0)
-    for meld in melds[len(table0):]:
-        mm = sum(map(EFF_BIT.__getitem__, meld))
-        masks.append(mm)
-        f = _fit_bits(mm, len(meld) + 1)
-        fits.append(f)
-        union |= f
-    counts: dict[int, int] = {}
-    for c in left:
-        counts[c] = counts.get(c, 0) + 1
-    jokers = counts.pop(JOKER, 0)
-    lb = 0
-    for c in counts:
-        lb |= 1 << c
-    if not (union & lb or (jokers and union)):
-        return False  # no card fits any meld
-    changed = False
-    progress = True
-    while progress and (lb or jokers):
-        progress = False
-        for i, f in enumerate(fits):
-            if not f:
-                continue
-            x = f & lb
-            if x:
-                c = (x & -x).bit_length() - 1
-                melds[i] += (c,)
-                masks[i] += 1 << c
-                k = counts[c] - 1
-                counts[c] = k
-                if not k:
-                    lb &= ~(1 << c)
-            elif jokers:
-                d = (f & -f).bit_length() - 1  # the first declaration that fits
-                melds[i] += (TABLE_JOKER_BASE + d,)
-                masks[i] += 1 << d
-                c = JOKER
-                jokers -= 1
-            else:
-                continue
-            fits[i] = _fit_bits(masks[i], len(melds[i]) + 1)
-            left.remove(c)
-            progress = changed = True
-            if not (lb or jokers):
-                break
-    return changed
-
-
-def basic_plan(v: PlayerView) -> Table | None:
-    """:meth:`rummy.bots.basic.BasicBot.plan` of ``v`` (the same new table; the
-    environment's slot 2), with :func:`_form_hand_melds` and :func:`_lay_off`."""
-    rules = v.rules
-    melds, left = _form_hand_melds(v.hand)
-    if JOKER in left:
-        melds += joker_melds(left)
-    opening = rules.opening_meld_per_player and not v.opened[v.seat or 0]
-    if opening or not v.table:
-        if not melds or sum(map(hand_points, melds)) < rules.opening_meld_min_points:
-            return None
-        if opening:
-            return v.table + tuple(melds)
-    table = list(v.table) + melds
-    laid = _lay_off(v.table, table, left)
-    if not melds and not laid:
-        return None
-    return tuple(table)
-
-
 def _diff(table0: Table, new: Table) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
     """``(added, removed)``: the canonical melds of ``new`` (``table0``'s melds in place,
     some grown, new melds after them, as the basic play builds it) that are not
@@ -435,7 +282,7 @@ class Candidates:
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        basic = basic_plan(v)
+        basic = BasicBot.plan(v)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None

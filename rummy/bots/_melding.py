@@ -33,24 +33,56 @@ def _mask(cards: Sequence[int]) -> int:
     return m
 
 
+def _chains(entries: Sequence[tuple[int, int, tuple[int, ...]]]
+            ) -> tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]:
+    """``entries`` (order, mask, cards) cut into chains in which each mask holds the one
+    before it (shortest first): once a mask is not in the hand, neither is the rest of
+    its chain."""
+    chains: list[list[tuple[int, int, tuple[int, ...]]]] = []
+    for e in sorted(entries, key=lambda x: (len(x[2]), x[0])):
+        for ch in chains:
+            if e[1] & ch[-1][1] == ch[-1][1]:
+                ch.append(e)
+                break
+        else:
+            chains.append([e])
+    return tuple(map(tuple, chains))
+
+
+#: :data:`_BY_LOW` as chains (:func:`_chains`), per lowest card
+_LOW_CHAINS = tuple(_chains(entries) for entries in _BY_LOW)
+
+
 def form_hand_melds(hand: Sequence[int]) -> tuple[list[MeldCards], list[int]]:
-    """Greedily take legal melds of real cards from ``hand``, longest first.
+    """Greedily take legal melds of real cards from ``hand``, longest first (then most
+    points, then by cards: the order of :data:`_MELDS_BY_SIZE`). The melds the hand holds
+    are found by walking chains of nested melds per lowest card (:data:`_LOW_CHAINS`)
+    rather than testing every meld of each card.
 
     Returns:
-        ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left.
+        ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left,
+        in ``hand``'s order.
     """
     left = list(hand)
-    melds: list[MeldCards] = []
     hm = _mask(left)
-    candidates = sorted(x for c in {c for c in left if c < 52} for x in _BY_LOW[c]
-                        if x[1] & hm == x[1])
-    while candidates:  # the hand only shrinks, so the candidates only shrink
-        _, m, cards = candidates[0]
+    found = []
+    for c in {c for c in left if c < 52}:
+        for chain in _LOW_CHAINS[c]:
+            for x in chain:
+                if x[1] & hm != x[1]:
+                    break
+                found.append(x)
+    melds: list[MeldCards] = []
+    if not found:
+        return melds, left
+    found.sort()
+    while found:  # the hand only shrinks, so the candidates only shrink
+        cards = found[0][2]
         melds.append(cards)
         for c in cards:
             left.remove(c)
         hm = _mask(left)
-        candidates = [x for x in candidates if x[1] & hm == x[1]]
+        found = [x for x in found if x[1] & hm == x[1]]
     return melds, left
 
 
@@ -120,5 +152,89 @@ def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> 
                     continue
                 left.remove(c)
                 progress = changed = True
+                break
+    return changed
+
+
+@functools.lru_cache(maxsize=16384)
+def _meld_bits(meld: MeldCards) -> tuple[int, int]:
+    """A meld's effective-card mask and the real cards (bits) that extend it to a legal
+    meld (:func:`_fit_bits`). Cached per meld (a meld outlives many tables)."""
+    mm = sum(map(EFF_BIT.__getitem__, meld))
+    return mm, _fit_bits(mm, len(meld) + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Per meld of ``table``: its effective-card mask and the real cards (bits) that
+    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
+    per table."""
+    bits = list(map(_meld_bits, table))
+    masks = tuple(b[0] for b in bits)
+    fits = tuple(b[1] for b in bits)
+    union = 0
+    for f in fits:
+        union |= f
+    return masks, fits, union
+
+
+def lay_off_ascending(table: tuple[MeldCards, ...], melds: list[MeldCards],
+                      left: list[int]) -> bool:
+    """:func:`lay_off` with jokers for a ``left`` in ascending order (jokers last, as a
+    view's hand is): the same lay-offs in the same order, found with bit masks. ``melds``
+    holds ``table``'s melds first (its part of the work is cached per table), then new
+    ones. The first card of ``left`` that fits a meld is its lowest real card that fits,
+    else a hand joker declared as the first card that keeps the meld legal (R5.3, R5.6).
+
+    Mutates ``melds`` and ``left``; returns True if any card was laid off.
+    """
+    if not left or not melds:
+        return False
+    masks0, fits0, union = _table_fits(table)
+    masks = list(masks0)
+    fits = list(fits0)
+    for meld in melds[len(table):]:
+        mm = sum(map(EFF_BIT.__getitem__, meld))
+        masks.append(mm)
+        f = _fit_bits(mm, len(meld) + 1)
+        fits.append(f)
+        union |= f
+    counts: dict[int, int] = {}
+    for c in left:
+        counts[c] = counts.get(c, 0) + 1
+    jokers = counts.pop(JOKER, 0)
+    lb = 0
+    for c in counts:
+        lb |= 1 << c
+    if not (union & lb or (jokers and union)):
+        return False  # no card fits any meld
+    changed = False
+    progress = True
+    while progress and (lb or jokers):
+        progress = False
+        for i, f in enumerate(fits):
+            if not f:
+                continue
+            x = f & lb
+            if x:
+                c = (x & -x).bit_length() - 1
+                melds[i] += (c,)
+                masks[i] += 1 << c
+                k = counts[c] - 1
+                counts[c] = k
+                if not k:
+                    lb &= ~(1 << c)
+            elif jokers:
+                d = (f & -f).bit_length() - 1  # the first declaration that fits
+                melds[i] += (TABLE_JOKER_BASE + d,)
+                masks[i] += 1 << d
+                c = JOKER
+                jokers -= 1
+            else:
+                continue
+            fits[i] = _fit_bits(masks[i], len(melds[i]) + 1)
+            left.remove(c)
+            progress = changed = True
+            if not (lb or jokers):
                 break
     return changed

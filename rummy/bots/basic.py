@@ -3,7 +3,7 @@ table melds, without deeper manipulation; knocks whenever allowed."""
 
 from __future__ import annotations
 
-from rummy.bots._melding import form_hand_melds, joker_melds, lay_off
+from rummy.bots._melding import form_hand_melds, joker_melds, lay_off_ascending
 from rummy.bots.base import BotBase, legal_for
 from rummy.cards import hand_points
 from rummy.commands import Command, Draw, Knock, Meld, Pass
@@ -46,7 +46,7 @@ class BasicBot(BotBase):
             if opening:
                 return view.table + tuple(melds)
         table = list(view.table) + melds
-        laid = lay_off(table, left)
+        laid = lay_off_ascending(view.table, table, left)  # a view's hand is ascending
         if not melds and not laid:
             return None
         return tuple(table)

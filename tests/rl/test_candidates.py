@@ -203,17 +203,62 @@ def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
     assert proved > 0
 
 
+def _form_hand_melds_reference(hand):
+    """rummy.bots._melding.form_hand_melds as first written (every meld of each card
+    tested against the hand)."""
+    from rummy.bots._melding import _BY_LOW, _mask
+    left = list(hand)
+    melds = []
+    hm = _mask(left)
+    candidates = sorted(x for c in {c for c in left if c < 52} for x in _BY_LOW[c]
+                        if x[1] & hm == x[1])
+    while candidates:
+        _, _m, cards = candidates[0]
+        melds.append(cards)
+        for c in cards:
+            left.remove(c)
+        hm = _mask(left)
+        candidates = [x for x in candidates if x[1] & hm == x[1]]
+    return melds, left
+
+
+def _basic_plan_reference(v):
+    """BasicBot.plan as first written, from the reference melding above."""
+    from rummy.bots._melding import joker_melds
+    from rummy.cards import hand_points
+    rules = v.rules
+    melds, left = _form_hand_melds_reference(v.hand)
+    melds += joker_melds(left)
+    opening = rules.opening_meld_per_player and not v.opened[v.seat or 0]
+    if opening or not v.table:
+        if not melds or sum(map(hand_points, melds)) < rules.opening_meld_min_points:
+            return None
+        if opening:
+            return v.table + tuple(melds)
+    table = list(v.table) + melds
+    laid = _lay_off_reference(table, left)
+    if not melds and not laid:
+        return None
+    return tuple(table)
+
+
 @pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
 @pytest.mark.parametrize("players", [2, 3])
-def test_the_basic_slot_is_the_basic_bots_plan(players: int, rules: RuleSet) -> None:
-    """basic_plan (bit masks, nested-meld chains) makes the basic bot's new table."""
+def test_the_basic_bots_plan_is_the_reference_plan(players: int, rules: RuleSet) -> None:
+    """BasicBot.plan (nested-meld chains, bit-mask lay-offs cached per table; also the
+    environment's slot 2) makes the new table the first version made, on hands with and
+    without jokers."""
+    from rummy.bots._melding import form_hand_melds
     from rummy.bots.basic import BasicBot
     checked = 0
     for seed in range(3):
         for env in _meld_states(players, rules, seed=seed, limit=80):
             s = env.state_
             v = view(s, s.turn)
-            assert _candidates.basic_plan(v) == BasicBot.plan(v)
+            assert BasicBot.plan(v) == _basic_plan_reference(v)
+            with_jokers = v._replace(hand=tuple(sorted(v.hand + (52, 52))))
+            assert BasicBot.plan(with_jokers) == _basic_plan_reference(with_jokers)
+            assert form_hand_melds(v.hand) == _form_hand_melds_reference(v.hand)
             checked += 1
     assert checked > 100
 
