@@ -17,7 +17,9 @@ from rummy_grpc.server import create_server, make_store
 from rummy_store import EventStore, RedisEventStore
 from rummy_store.contract._helpers import numbered
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
+from tests.harness import HANG_GUARD
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(int(HANG_GUARD) + 60)]
 
 
 async def test_a_relay_that_never_ran_is_done_by_the_sweep_once(store: EventStore,
@@ -63,7 +65,7 @@ async def test_served_games_on_the_cluster_each_summary_once(cluster_url: str) -
         stream = stub.StreamResults(pb.StreamResultsRequest(
             admin_token="adm", group="ratings", consumer="c", max_batch=50))
         while len(got) < 40:
-            batch = (await asyncio.wait_for(stream.read(), 60)).results
+            batch = (await asyncio.wait_for(stream.read(), HANG_GUARD)).results
             got += batch
             await stub.AckResults(pb.AckResultsRequest(
                 admin_token="adm", group="ratings", entry_ids=[r.entry_id for r in batch]))

@@ -22,8 +22,9 @@ from rummy_store.redis_store import cluster_client_from_url
 
 from rummy.events import from_dict
 from rummy.invariants import verify_log
+from tests.harness import HANG_GUARD
 
-pytestmark = [pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.timeout(int(HANG_GUARD) + 60)]
 
 
 # -- the URL (no cluster needed) ---------------------------------------------------------------
@@ -217,7 +218,7 @@ async def test_the_cluster_hub_tells_a_stream_that_went_back_in_time(store_facto
         keys = [writer.key("rw", k) for k in ("events", "meta")]
         saved = {k: await raw.dump(k) for k in keys if await raw.exists(k)}
         await writer.append("rw", numbered(2, 4), 3)
-        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(5)]
+        got = [await asyncio.wait_for(anext(sub), HANG_GUARD) for _ in range(5)]
         assert [e.version for e in got] == [1, 2, 3, 4, 5]
         nxt = asyncio.ensure_future(anext(sub))
         await asyncio.sleep(0.2)
@@ -230,7 +231,7 @@ async def test_the_cluster_hub_tells_a_stream_that_went_back_in_time(store_facto
         hub.recovering = True  # what a node reader's failure sets
         hub.request_regroup(refresh=True)
         with pytest.raises(StreamRewound) as err:
-            await asyncio.wait_for(nxt, 15)
+            await asyncio.wait_for(nxt, HANG_GUARD)
         assert (err.value.delivered, err.value.actual) == (5, 3)
     finally:
         await sub.aclose()

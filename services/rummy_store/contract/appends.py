@@ -16,7 +16,7 @@ from rummy_store import (
     VersionConflict,
     decode_events,
 )
-from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark, turn
+from rummy_store.contract._helpers import HANG_GUARD, StoreFactory, numbered, pytestmark, turn
 
 __all__ = [
     "pytestmark",
@@ -40,7 +40,7 @@ __all__ = [
 
 
 async def test_ping_answers(store: EventStore) -> None:
-    await asyncio.wait_for(store.ping(), timeout=5)  # raises if the store does not answer
+    await asyncio.wait_for(store.ping(), timeout=HANG_GUARD)  # raises if the store does not answer
 
 
 async def test_the_store_implements_the_port(store: EventStore) -> None:

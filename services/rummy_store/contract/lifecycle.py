@@ -24,7 +24,7 @@ from rummy_store.base import (
     SnapshotLog,
     Subscriptions,
 )
-from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark
+from rummy_store.contract._helpers import HANG_GUARD, StoreFactory, numbered, pytestmark
 
 __all__ = [
     "pytestmark",
@@ -45,7 +45,7 @@ async def test_the_store_implements_each_port(store: EventStore, port: type) -> 
 
 
 async def test_check_access_passes_for_the_stores_user(store: EventStore) -> None:
-    await asyncio.wait_for(store.check_access(), timeout=10)  # the tests' user may do all
+    await asyncio.wait_for(store.check_access(), timeout=HANG_GUARD)  # the tests' user may do all
     await store.append("g1", numbered(1), 0)  # and it wrote nothing the store then trips on
     assert await store.version("g1") == 1
 
@@ -76,7 +76,7 @@ async def test_append_feed_hears_every_append_of_any_client_or_is_none(
     if feed is None:  # a store without a feed: readers ask the store
         return
     try:
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(HANG_GUARD):
             while not feed.live:  # notifications start once the feed is subscribed
                 await asyncio.sleep(0.02)
             await writer.append("fa", numbered(2), 0)

@@ -12,7 +12,7 @@ from rummy.events import CardDrawn, Event, Passed, TurnEnded
 from rummy_store import (
     EventStore,
 )
-from rummy_store.contract._helpers import StoreFactory, numbered, pytestmark, take
+from rummy_store.contract._helpers import HANG_GUARD, StoreFactory, numbered, pytestmark, take
 
 __all__ = [
     "pytestmark",
@@ -102,7 +102,7 @@ async def test_subscribe_is_in_order_without_gaps_under_concurrent_appends(
     total = sum(1 + k % 3 for k in range(60))
     try:
         writer = asyncio.ensure_future(write())
-        got = await take(sub, total, timeout=20)
+        got = await take(sub, total)
         await writer
         assert [e.version for e in got] == list(range(1, total + 1))
         assert [e.data["points"] for e in got] == list(range(1, total + 1))
@@ -129,7 +129,7 @@ async def test_cancel_during_blocking_read_ends_every_subscriber(store: EventSto
         task.cancel()
 
     await asyncio.gather(*(cancel_later(t) for t in tasks))
-    done, pending = await asyncio.wait(tasks, timeout=5)
+    done, pending = await asyncio.wait(tasks, timeout=HANG_GUARD)
     assert not pending, f"{len(pending)} subscribers still polling after cancel"
     assert all(t.cancelled() for t in done)
 
@@ -153,7 +153,7 @@ async def test_subscribe_ends_when_its_task_is_cancelled(store: EventStore) -> N
     assert await store.version("g1") == 2
 
 
-async def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+async def _until(predicate: Callable[[], bool], timeout: float = HANG_GUARD) -> bool:
     """Wait until ``predicate()`` holds (polling every 10 ms); its last value."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -171,7 +171,7 @@ async def test_many_subscribers_of_one_game_all_get_every_event_in_order(
     subs = [reader.subscribe("g1", block_ms=50) for _ in range(50)]
     total = 2 + sum(1 + k % 4 for k in range(25))
     try:
-        pending = [asyncio.ensure_future(take(sub, total, timeout=20)) for sub in subs]
+        pending = [asyncio.ensure_future(take(sub, total)) for sub in subs]
         await asyncio.sleep(0.05)
         version = 2
         for k in range(25):
@@ -192,7 +192,7 @@ async def test_subscribers_of_many_games_at_once(store_factory: StoreFactory) ->
     games = [f"m{i}" for i in range(40)]
     subs = {g: [reader.subscribe(g, block_ms=50) for _ in range(3)] for g in games}
     try:
-        pending = {g: [asyncio.ensure_future(take(s, 4, timeout=20)) for s in subs[g]]
+        pending = {g: [asyncio.ensure_future(take(s, 4)) for s in subs[g]]
                    for g in games}
         await asyncio.sleep(0.1)
         for i, g in enumerate(games):
@@ -225,11 +225,11 @@ async def test_cancelling_200_subscribers_leaves_none_registered(store: EventSto
 
     base = store.subscriber_count()
     tasks = [asyncio.create_task(consume("busy" if i % 2 else "other")) for i in range(200)]
-    await asyncio.wait_for(started.wait(), 20)
+    await asyncio.wait_for(started.wait(), HANG_GUARD)
     assert await _until(lambda: store.subscriber_count() == base + 200)
     for task in tasks:
         task.cancel()
-    done, pending = await asyncio.wait(tasks, timeout=5)
+    done, pending = await asyncio.wait(tasks, timeout=HANG_GUARD)
     assert not pending, f"{len(pending)} subscribers still running after cancel"
     errors = [t.exception() for t in done if not t.cancelled()]
     assert not errors, errors[:3]
@@ -262,7 +262,7 @@ async def test_an_event_appended_between_catch_up_and_registration_is_not_lost(
         assert [e.version for e in await take(b, 3)] == [1, 2, 3]
         await writer.append("g1", numbered(1, 4), 3)
         assert [e.version for e in await pending_a] == [4]
-        assert [e.version for e in await take(b, 1, timeout=5)] == [4]
+        assert [e.version for e in await take(b, 1)] == [4]
     finally:
         await a.aclose()
         await b.aclose()
@@ -349,7 +349,7 @@ async def test_the_repository_appends_and_reads_core_events(store: EventStore) -
     assert again is not None and again.duplicate and again.version == 3
     sub = repo.subscribe("g1", 1)
     try:
-        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(2)]
+        got = [await asyncio.wait_for(anext(sub), HANG_GUARD) for _ in range(2)]
     finally:
         await sub.aclose()
     assert [r.event for r in got] == events[1:]
