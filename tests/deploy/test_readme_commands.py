@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "make demo": "make",
     "make test": "make",
     "make test-fast": "make",
+    "make test-slow": "make",
     "make chaos": "make",
     "make lint": "make",
     "make bench": "make",
