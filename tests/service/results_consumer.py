@@ -1,9 +1,10 @@
 """A results-feed consumer as a process of its own, for the tests that kill one.
 
 ``python -m tests.service.results_consumer PORT GROUP CONSUMER LOG [ACK_DELAY]``: reads
-``StreamResults`` with a 1 s lease; for each batch writes ``got <id> <game> <kind>`` lines
-to LOG (flushed), waits ACK_DELAY seconds, acknowledges the batch and writes ``ack <id>``
-lines. A test SIGKILLs it while it waits: the batch stays unacknowledged.
+``StreamResults`` with a lease of :data:`LEASE` seconds; for each batch writes
+``got <id> <game> <kind>`` lines to LOG (flushed), waits ACK_DELAY seconds, acknowledges
+the batch and writes ``ack <id>`` lines. A test SIGKILLs it while it waits: the batch stays
+unacknowledged.
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from tests.chaos_helpers import ADMIN_TOKEN
 
+LEASE = 10
+"""This consumer's lease in seconds: longer than its own time to acknowledge on a loaded
+machine. With 1 s, a consumer beside CPU hogs at load 10 took its own unacknowledged
+batches back again and again, and entries reached the fifth delivery and were parked, so
+the consumer that came after it never saw them. Another consumer takes over a killed one's
+entries after *its* lease (``XAUTOCLAIM``'s idle time is the claimer's)."""
+
 
 async def main(port: int, group: str, consumer: str, log_path: str, delay: float) -> None:
     """Consume until killed (see the module)."""
@@ -25,7 +33,7 @@ async def main(port: int, group: str, consumer: str, log_path: str, delay: float
         with open(log_path, "a", buffering=1) as log:
             async for msg in stub.StreamResults(pb.StreamResultsRequest(
                     admin_token=ADMIN_TOKEN, group=group, consumer=consumer, max_batch=20,
-                    lease_seconds=1)):
+                    lease_seconds=LEASE)):
                 for r in msg.results:
                     log.write(f"got {r.entry_id} {r.game_id} {r.kind}\n")
                 await asyncio.sleep(delay)
