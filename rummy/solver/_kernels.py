@@ -385,6 +385,21 @@ def _grown(mem: Any) -> Any:
     return new
 
 @_jit
+def _dead_bound(i: int, st: int, lower: Any, left: int) -> Any:
+    """The dead-card lower bound of the state ``(i, st)`` with ``left`` wildcards still
+    to place: the sum over the four suits of ``lower[left, suit, column]``, the column
+    that of the rank ``i`` has reached, 4 further on when the suit's nine state bits are
+    not all zero. Shared by :func:`_solve` and :func:`_known` (the same bound in both, so
+    the values and the states counted agree)."""
+    p1 = (i >> 2) + 1
+    p5 = p1 + 4
+    return (lower[left, 0, p5 if st & 511 else p1]
+            + lower[left, 1, p5 if (st >> 9) & 511 else p1]
+            + lower[left, 2, p5 if (st >> 18) & 511 else p1]
+            + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+
+
+@_jit
 def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
            cnt: Any, relax0: int, fr: Any, base0: int) -> tuple[int, Any, Any]:  # noqa: C901
     """Mirrors :meth:`Search.solve` (fail-soft bound ``beta``) with an explicit stack
@@ -437,12 +452,7 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
                 known = False
                 left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
                 if left < has_lower:
-                    p1 = (i >> 2) + 1
-                    p5 = p1 + 4
-                    lb = (lower[left, 0, p5 if st & 511 else p1]
-                          + lower[left, 1, p5 if (st >> 9) & 511 else p1]
-                          + lower[left, 2, p5 if (st >> 18) & 511 else p1]
-                          + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+                    lb = _dead_bound(i, st, lower, left)
                     if lb >= beta:
                         ret = lb
                         known = True
@@ -615,12 +625,7 @@ def _known(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, relax: int,
     lower = P[1]
     left = ((st >> _WM) & 7) + ((st >> _WO) & 7)
     if left < lower.shape[0]:
-        p1 = (i >> 2) + 1
-        p5 = p1 + 4
-        lb = (lower[left, 0, p5 if st & 511 else p1]
-              + lower[left, 1, p5 if (st >> 9) & 511 else p1]
-              + lower[left, 2, p5 if (st >> 18) & 511 else p1]
-              + lower[left, 3, p5 if (st >> 27) & 511 else p1])
+        lb = _dead_bound(i, st, lower, left)
         if lb >= beta:
             return 1, lb
     if relax:
