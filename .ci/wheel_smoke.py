@@ -12,12 +12,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import grpc
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
+from rummy_grpc.processes import wait_port_file
 
 
 def main() -> int:
@@ -34,13 +34,9 @@ def main() -> int:
              "--port", "0", "--port-file", str(port_file)], cwd=tmp,
             env={**os.environ, "RUMMY_LOG_LEVEL": "WARNING"})
         try:
-            for _ in range(300):
-                if port_file.exists() and port_file.read_text().strip():
-                    break
-                if server.poll() is not None:
-                    raise SystemExit(f"rummy serve exited with {server.returncode}")
-                time.sleep(0.1)
-            port = int(port_file.read_text())
+            # the first start after an install compiles the solver bots' kernels (35 s
+            # idle, longer under load): wait as long as `rummy serve --processes` does
+            port = wait_port_file(port_file, server)
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 stub = pb_grpc.GameServiceStub(channel)
                 created = stub.CreateGame(pb.CreateGameRequest(seats=[

@@ -67,6 +67,7 @@ import grpc  # noqa: E402
 import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
+from rummy_grpc.processes import wait_port_file  # noqa: E402
 
 ECHO_SERVER = r'''
 import asyncio, grpc
@@ -391,12 +392,10 @@ def start(cmd: list[str], env: dict[str, str] | None = None,
         if not line.strip():
             raise SystemExit(f"{cmd[:3]} did not start")
         return proc, int(line)
-    deadline = time.monotonic() + 60
-    while not port_file.exists() or not port_file.read_text().strip():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"{cmd[:4]} did not start")
-        time.sleep(0.05)
-    return proc, int(port_file.read_text())
+    try:
+        return proc, wait_port_file(port_file, proc)  # type: ignore[arg-type]
+    except (ChildProcessError, TimeoutError) as e:
+        raise SystemExit(f"{cmd[:4]} did not start: {e}") from None
 
 
 def rummy_server(store: list[str], prefix: str, tmp: Path, name: str,

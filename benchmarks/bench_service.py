@@ -73,6 +73,7 @@ import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
+from rummy_grpc.processes import wait_port_file  # noqa: E402
 from rummy_store import RedisEventStore  # noqa: E402
 
 from rummy.bots import make_bot  # noqa: E402
@@ -376,12 +377,10 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
          # one client process makes every call: no per-caller rate limit in the way
          "--rate-commands", "0", "--rate-create", "0", *extra], env=env,
         stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not port_file.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("the server did not start")
-        time.sleep(0.05)
-    return proc, int(port_file.read_text())
+    try:
+        return proc, wait_port_file(port_file, proc)
+    except (ChildProcessError, TimeoutError) as e:
+        raise SystemExit(f"the server did not start: {e}") from None
 
 
 def free_port() -> int:

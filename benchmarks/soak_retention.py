@@ -55,6 +55,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "services"), str(ROOT / "benchmarks")]
 import grpc  # noqa: E402
 import redis  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
+from rummy_grpc.processes import wait_port_file  # noqa: E402
 from soak_service import ADMIN, play_one, slope  # noqa: E402
 
 PG_URL = os.environ.get("RUMMY_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -111,14 +112,12 @@ def start_server(url: str, prefix: str, pg_url: str, schema: str, retain: float,
          "--retain-finished", str(retain), "--archive-url", pg_url, "--archive-schema",
          schema, "--rate-commands", "0", "--rate-events", "0"],
         env=env, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 60
-    while not port_file.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit("error: the server did not start: "
-                             + (Path(workdir) / "server.log").read_text()[-2000:])
-        time.sleep(0.1)
-    return proc, int(port_file.read_text())
+    try:
+        return proc, wait_port_file(port_file, proc)
+    except (ChildProcessError, TimeoutError) as e:
+        proc.kill()
+        raise SystemExit(f"error: {e}: "
+                         + (Path(workdir) / "server.log").read_text()[-2000:]) from None
 
 
 def archived_count(pg_url: str, schema: str) -> int:

@@ -69,6 +69,7 @@ import rummy_grpc  # noqa: E402,F401 - generates rummy_api when missing
 from rummy_api.v1 import game_service_pb2 as pb  # noqa: E402
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
 from rummy_grpc.convert import view_from_proto  # noqa: E402
+from rummy_grpc.processes import wait_port_file  # noqa: E402
 
 from rummy.bots import make_bot  # noqa: E402
 from rummy.commands import Draw, EndTurn, Knock, Meld, Pass  # noqa: E402
@@ -225,14 +226,13 @@ def start_server(redis_url: str, prefix: str, workdir: Path, cache: int | None,
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "services")]))
     log = open(workdir / "server.log", "wb")  # noqa: SIM115 - the process keeps it
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while not port_file.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop(proc)
-            raise RuntimeError("rummy serve did not start: "
-                               + (workdir / "server.log").read_text(errors="replace")[-3000:])
-        time.sleep(0.05)
-    return proc, int(port_file.read_text())
+    try:
+        return proc, wait_port_file(port_file, proc)
+    except (ChildProcessError, TimeoutError) as e:
+        stop(proc)
+        raise RuntimeError(f"rummy serve did not start ({e}): "
+                           + (workdir / "server.log").read_text(errors="replace")[-3000:]
+                           ) from None
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -4,10 +4,14 @@ One Python process runs one event loop on one core. With ``--processes N`` the c
 becomes a small supervisor: it starts N copies of ``rummy serve`` (the same flags, one
 process each, all bound to the same port with ``SO_REUSEPORT``, so the kernel spreads new
 connections across them), writes the port file once all of them serve, forwards SIGTERM and
-SIGINT, and starts a copy again (after a back-off) when one dies. The copies are ordinary
-replicas: they share nothing but the event store (games, due bot turns and turn deadlines
-live there), so any copy serves any game. gRPC keeps one HTTP/2 connection per channel, so
-spread load by opening several channels (or use a proxy that balances per request).
+SIGINT, and starts a copy again (after a back-off) when one dies. The first copy starts
+alone, and the others once it serves: the first start after an install compiles the solver
+bots' kernels (:mod:`rummy_grpc.warmup`, about 35 s of one core), and the copies after it
+load them from numba's on-disk cache in about a second instead of each compiling them.
+The copies are ordinary replicas: they share nothing but the event store (games, due bot
+turns and turn deadlines live there), so any copy serves any game. gRPC keeps one HTTP/2
+connection per channel, so spread load by opening several channels (or use a proxy that
+balances per request).
 
 Needs a shared store (``--redis-url``): N in-memory stores would be N separate services.
 Each copy's Prometheus endpoint is ``--metrics-port`` + its index (``--metrics-port 0``: a
@@ -34,6 +38,12 @@ from pathlib import Path
 
 #: seconds a copy must have served for its restart back-off to start again from 1 s
 STABLE_SECONDS = 60.0
+
+START_TIMEOUT = 600.0
+"""Most seconds to wait for a starting server process to serve (write its port file).
+The first start after an install compiles the solver bots' kernels before the server
+serves: about 35 s of one core on an idle machine, several times that under load. A server
+process that is still alive after this long is taken to hang."""
 
 
 def _die_with_parent() -> None:
@@ -78,6 +88,35 @@ def write_port_file(path: str, port: int) -> None:
     with open(part, "w") as f:
         f.write(str(port))
     os.replace(part, path)
+
+
+def wait_port_file(path: str | os.PathLike[str], proc: subprocess.Popen[bytes],
+                   timeout: float = START_TIMEOUT) -> int:
+    """Wait until the server process ``proc`` has written its ``--port-file`` ``path``
+    (it does once it serves) and return the port in it.
+
+    Args:
+        path: the port file given to ``rummy serve --port-file``.
+        proc: the ``rummy serve`` process.
+        timeout: most seconds to wait (default :data:`START_TIMEOUT`).
+
+    Raises:
+        ChildProcessError: ``proc`` exited before it served (its exit code in the message).
+        TimeoutError: it did not serve within ``timeout`` seconds (it is left running: the
+            caller stops it).
+    """
+    file = Path(path)
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            return int(file.read_text())
+        if proc.poll() is not None:
+            raise ChildProcessError(f"the server exited with {proc.returncode} before it "
+                                    f"wrote its port file {file}")
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"the server did not write its port file {file} within "
+                               f"{timeout:.0f} s")
+        time.sleep(0.05)
 
 
 def free_port(host: str) -> int:
@@ -128,12 +167,11 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signum)
 
-    procs = [start(i) for i in range(n)]
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        deadline = time.monotonic() + 60
-        while not all((tmp / f"port{i}").exists() for i in range(n)):
+    def serving(count: int) -> int | None:
+        """Wait until copies 0..count-1 serve: None, or the command's exit code when one
+        died, a stop was asked for, or :data:`START_TIMEOUT` passed (all are stopped)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while not all((tmp / f"port{i}").exists() for i in range(count)):
             dead = [p for p in procs if p.poll() is not None]
             if stop or dead or time.monotonic() > deadline:
                 asked = stop  # asked to stop while starting: not an error
@@ -141,10 +179,22 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                 for p in procs:
                     p.wait(30)
                 print("stopped before every server process was serving" if asked else
-                      f"error: {len(dead) or n} of {n} server processes did not start",
-                      file=sys.stderr)
+                      f"error: {len(dead) or count} of {n} server processes did not start"
+                      + ("" if dead else f" within {START_TIMEOUT:.0f} s"), file=sys.stderr)
                 return 0 if asked else 1
             time.sleep(0.05)
+        return None
+
+    procs = [start(0)]  # alone first: it compiles the kernels the others then load
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        failed = serving(1)
+        if failed is None:
+            procs.extend(start(i) for i in range(1, n))
+            failed = serving(n)
+        if failed is not None:
+            return failed
         print(f"serving rummy_api.v1.GameService on {args.host}:{port} with {n} processes "
               f"(SO_REUSEPORT)", flush=True)
         if args.port_file:
@@ -176,4 +226,4 @@ def supervise(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-__all__ = ["copy_argv", "supervise", "write_port_file"]
+__all__ = ["START_TIMEOUT", "copy_argv", "supervise", "wait_port_file", "write_port_file"]

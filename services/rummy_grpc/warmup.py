@@ -2,8 +2,8 @@
 
 The solver-based bots (``greedy``, ``strategic``, ``human``, ``search``) run the compiled
 search of :mod:`rummy.solver.compiled`, whose numba kernels are compiled on their first call
-in a process (or loaded from numba's on-disk cache: about 1 s). Compiling takes 18 s on an
-idle machine with an empty cache (``NUMBA_CACHE_DIR``) and up to 50 s under load, and it
+in a process (or loaded from numba's on-disk cache: about 1 s). Compiling takes 35 s on an
+idle machine with an empty cache (``NUMBA_CACHE_DIR``) and over a minute under load, and it
 holds the interpreter lock most of that time. Without a warm-up that happened inside the
 first call of the first game with a solver bot (the human's command waits for the bot's
 move that follows it) and slowed every other call meanwhile, while health already said

@@ -8,10 +8,11 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.harness import HANG_GUARD
 
 from .conftest import DEPLOY, REPO
 
@@ -90,6 +91,7 @@ def test_probe_usage() -> None:
 def test_grpc_probe_against_a_live_server(tmp_path: Path) -> None:
     pytest.importorskip("grpc_health")
     pytest.importorskip("rummy_grpc")
+    from rummy_grpc.processes import wait_port_file
     port_file = tmp_path / "port"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), str(REPO / "services"), str(REPO / "workers")])}
@@ -97,12 +99,11 @@ def test_grpc_probe_against_a_live_server(tmp_path: Path) -> None:
                              "--host", "127.0.0.1", "--port-file", str(port_file)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
-        target = f"127.0.0.1:{port_file.read_text()}"
+        try:
+            port = wait_port_file(port_file, proc, HANG_GUARD)  # type: ignore[arg-type]
+        except ChildProcessError:
+            raise AssertionError(proc.stdout.read().decode()) from None  # type: ignore[union-attr]
+        target = f"127.0.0.1:{port}"
         ok = _probe("grpc", target)
         assert ok.returncode == 0, ok.stderr
         assert _probe("grpc", target, "rummy_api.v1.GameService").returncode == 0

@@ -23,6 +23,7 @@ from rummy_api.v1 import game_service_pb2 as pb
 from rummy_api.v1 import game_service_pb2_grpc as pb_grpc
 
 from tests.chaos_helpers import ADMIN_TOKEN, ROOT
+from tests.harness import HANG_GUARD
 from tests.redis_helpers import REDIS_URL, redis_unreachable
 
 from .conftest import humans
@@ -60,7 +61,7 @@ def _start_skewed(offset: str, prefix: str, tmp_path: Path
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0",
          "--port-file", str(port_file), "--bot-strategies", "basic"],
         env=env, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_GUARD
     while not port_file.exists():
         if proc.poll() is not None:
             raise AssertionError("server exited: "
