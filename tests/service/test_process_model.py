@@ -11,8 +11,8 @@ import re
 import signal
 import socket
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
