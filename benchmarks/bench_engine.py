@@ -20,8 +20,8 @@ straightforward Counter-based check ``check_action_slow``) and the published anc
   Needs the ``bench`` extra (``pip install -e '.[bench]'``, OpenSpiel); without it these
   rows are skipped with a message.
 
-Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel] [--rounds N]
-       [--seconds S]
+Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel|step|validation|steps|games]
+       [--rounds N] [--seconds S]   (``--only step``: the OpenSpiel comparison (b) alone)
 """
 
 from __future__ import annotations
@@ -318,7 +318,34 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
           f"({players}-player Manipulation Rummy to the target score); OpenSpiel "
           f"{os_dec / os_games:,.1f} (+{count['chance'] / os_games:,.1f} chance actions; "
           "2-player gin rummy, one hand)")
-    # (b) the engine step alone: recorded commands / action lists replayed
+    bench_openspiel_step(quick, rounds, seconds, game, rng)
+
+
+def _load_openspiel(rounds: int, seconds: float, what: str):
+    """The OpenSpiel ``gin_rummy`` game, or ``None`` (with a message) without OpenSpiel."""
+    print(f"\nengine vs OpenSpiel gin_rummy, {what}: {rounds} rounds of ~"
+          f"{seconds:g} CPU-s per engine, interleaved in slices within each round (rates per "
+          f"CPU-second; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    try:
+        import pyspiel  # type: ignore[import-not-found]
+    except ImportError:
+        print("  SKIPPED: OpenSpiel is not installed (pip install -e '.[bench]' or "
+              "pip install open_spiel); the OpenSpiel rows need it")
+        return None
+    return pyspiel.load_game("gin_rummy")
+
+
+def bench_openspiel_step(quick: bool, rounds: int, seconds: float, game=None,
+                         rng: random.Random | None = None) -> None:
+    """(b) the engine step alone: recorded commands / action lists replayed (``--only
+    step`` runs this part alone)."""
+    if game is None:
+        game = _load_openspiel(rounds, seconds, "engine step alone")
+        if game is None:
+            return
+    if rng is None:
+        rng = random.Random(15)
+    players = 4
     runs = record_commands(10 if quick else 30, players)
     os_runs = [_os_record(game, rng) for _ in range(100 if quick else 300)]
     ours_steps = sum(len(c) for _, c in runs)
@@ -403,3 +430,5 @@ if __name__ == "__main__":
         bench_games(quick)
     if only in (None, "openspiel"):
         bench_openspiel(quick, n_rounds, secs)
+    if only == "step":
+        bench_openspiel_step(quick, n_rounds, secs)
