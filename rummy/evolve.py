@@ -6,7 +6,7 @@ validated by :func:`rummy.decide.decide` when it was recorded) and never fails o
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import insort
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -71,7 +71,9 @@ def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
 
 def _with_hand(hands: tuple[tuple[int, ...], ...], seat: int,
                hand: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    return hands[:seat] + (hand,) + hands[seat + 1:]
+    new = list(hands)  # two allocations; slicing and joining takes five
+    new[seat] = hand
+    return tuple(new)
 
 
 def _game_started(_state: Any, e: GameStarted) -> GameState:
@@ -99,8 +101,9 @@ def _card_drawn(s: GameState, e: CardDrawn) -> GameState:
     seat = e.seat
     hand = s.hands[seat]
     card = e.card if e.card is not None else s.deck[s.stock_pos]
-    i = bisect_left(hand, card)  # insert keeping the hand sorted
-    new_hand = hand[:i] + (card,) + hand[i:]
+    grown = list(hand)
+    insort(grown, card)  # keeping the hand sorted
+    new_hand = tuple(grown)
     phase = _turn_over_phase(s, new_hand) if e.draw >= s.rules.max_draws_per_turn \
         else MELD_OR_PASS
     x = list(s)
