@@ -52,6 +52,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import _HANDLERS, evolve
+from rummy.evolve import _turn_ended as _evolve_turn_ended
 from rummy.fairness import seed_commitment
 from rummy.lifecycle import (
     decide_leave,
@@ -403,8 +404,15 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
         handler = _HANDLERS.get(type(e))
         s = handler(s, e) if handler is not None else evolve(s, e)
     assert s is not None
-    if s.phase in STABLE_PHASES:  # the usual case: no automatic event
+    phase = s.phase
+    if phase in STABLE_PHASES:  # the usual case: no automatic event
         return s, events
+    if phase == TURN_OVER:  # the next usual case: the turn passes on (what _automatic says)
+        auto = _turn_ended(s.turn)
+        events.append(auto)
+        s = _evolve_turn_ended(s, auto)
+        if s.control is None and s.phase in STABLE_PHASES:
+            return s, events
     auto = _automatic(s)
     while auto is not None:
         events.append(auto)
