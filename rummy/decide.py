@@ -408,9 +408,9 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
     if phase in STABLE_PHASES:  # the usual case: no automatic event
         return s, events
     if phase == TURN_OVER:  # the next usual case: the turn passes on (what _automatic says)
-        auto = _turn_ended(s.turn)
-        events.append(auto)
-        s = _evolve_turn_ended(s, auto)
+        ended = _turn_ended(s.turn)
+        events.append(ended)
+        s = _evolve_turn_ended(s, ended)
         if s.control is None and s.phase in STABLE_PHASES:
             return s, events
     auto = _automatic(s)
