@@ -313,7 +313,8 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
     ratio_a = om / sm
     print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_a:>5.2f}x   target >= 1.5x "
           f"({'met' if ratio_a >= 1.5 else 'NOT met'})")
-    print(f"    p99 {op:>10,.0f} {sp:>10,.0f}   (slowest round)")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {op / sp:>5.2f}x   (slowest round of each; "
+          "ratio of the two)")
     print(f"  decisions per game (the games differ): ours {our_dec / our_games:,.1f} "
           f"({players}-player Manipulation Rummy to the target score); OpenSpiel "
           f"{os_dec / os_games:,.1f} (+{count['chance'] / os_games:,.1f} chance actions; "
@@ -404,7 +405,8 @@ def bench_openspiel_step(quick: bool, rounds: int, seconds: float, game=None,
     nm, np_ = _summary(os_new)
     ratio_b = om / sm
     print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_b:>5.2f}x {nm:>10,.0f} {om / nm:>5.2f}x")
-    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {'':>6} {np_:>10,.0f}   (slowest round)")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {op / sp:>5.2f}x {np_:>10,.0f} {op / np_:>5.2f}x   "
+          "(slowest round of each; ratio of the two)")
     print(f"  like for like (both from a cloned start state): {ratio_b:.2f}x, target >= 1.0x "
           f"({'met' if ratio_b >= 1.0 else 'NOT met'}); with OpenSpiel's "
           f"new_initial_state() in its time: {om / nm:.2f}x")

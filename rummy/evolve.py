@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from rummy.cards import hand_points
 from rummy.events import (
@@ -59,6 +59,7 @@ from rummy.state import (
         "version", "turn", "phase", "draws", "hands", "table", "stock_pos",
         "final_turns_left", "knocker", "end_reason", "opened", "control"))
 _new_state = tuple.__new__
+_T = TypeVar("_T")
 
 
 def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
@@ -69,8 +70,8 @@ def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
     return KNOCK_OR_END if hand_points(hand) <= state.rules.knock_threshold else TURN_OVER
 
 
-def _with_hand(hands: tuple[tuple[int, ...], ...], seat: int,
-               hand: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+def _with_hand(hands: tuple[_T, ...], seat: int, hand: _T) -> tuple[_T, ...]:
+    """``hands`` with item ``seat`` replaced by ``hand`` (any per-seat tuple)."""
     new = list(hands)  # two allocations; slicing and joining takes five
     new[seat] = hand
     return tuple(new)
@@ -136,19 +137,21 @@ def _passed(s: GameState, e: Passed) -> GameState:
 
 
 def _melded(s: GameState, e: Melded) -> GameState:
-    hand = list(s.hands[e.seat])
+    seat = e.seat
+    hands = s.hands
+    hand = list(hands[seat])
     for c in e.cards:
         hand.remove(c)
     new_hand = tuple(hand)
     x = list(s)
     x[_VERSION] = s.version + 1
-    x[_HANDS] = _with_hand(s.hands, e.seat, new_hand)
+    x[_HANDS] = _with_hand(hands, seat, new_hand)
     x[_TABLE] = e.table
     opened = s.opened
-    if not opened[e.seat]:
-        x[_OPENED] = opened[:e.seat] + (True,) + opened[e.seat + 1:]
+    if not opened[seat]:
+        x[_OPENED] = _with_hand(opened, seat, True)
     if s.control is not None:
-        x[_CONTROL] = decided(s, e.seat)
+        x[_CONTROL] = decided(s, seat)
     if not new_hand:  # R6.2: going out ends the round at once
         x[_PHASE] = ROUND_OVER
         x[_KNOCKER] = e.seat
