@@ -449,12 +449,15 @@ def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence
     left = list(table)
     changed: list[Sequence[int]] = []
     melds: list[MeldCards] = []  # the unchanged melds (canonical already), then the rest
-    for m in new_table:
-        if m in left:  # an unchanged meld (equality, as the reference's dict keys)
-            left.remove(m)
-            melds.append(m)  # equal to a meld of the table (a tuple)
-        else:
-            changed.append(m)
+    try:
+        for m in new_table:
+            if m in left:  # an unchanged meld (equality, as the reference's dict keys)
+                left.remove(m)
+                melds.append(m)  # equal to a meld of the table (a tuple)
+            else:
+                changed.append(m)
+    except (TypeError, ValueError):  # a value whose == is not a truth value (an array)
+        return None
     if not changed:
         return None  # R5.1
     try:

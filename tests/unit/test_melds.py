@@ -397,3 +397,11 @@ def test_engine_fast_path_gives_the_reference_result_on_odd_values(new) -> None:
     hand = (1, 3, 4, 5, 6, 7, JOKER)
     assert _full_outcome(check_and_canonical, table, hand, new, None) == \
         _full_outcome(_check_and_canonical_reference, table, hand, new, None)
+
+
+def test_engine_fast_path_gives_the_reference_result_on_arrays() -> None:
+    # a meld whose == gives an array (numpy) is no truth value: the reference's answer
+    np = pytest.importorskip("numpy")
+    for new in [(np.array([0, 1, 2]),), ((0, 1, 2), np.array([3, 4, 5]))]:
+        assert _full_outcome(check_and_canonical, ((0, 1, 2),), (3, 4, 5), new, None) == \
+            _full_outcome(_check_and_canonical_reference, ((0, 1, 2),), (3, 4, 5), new, None)
