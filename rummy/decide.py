@@ -154,13 +154,14 @@ def _decide_draw(state: GameState | None, cmd: Draw) -> list[Event]:
     """R3.1-R3.3, R3.6, R8.1: the card due from the stock (and the stock's end)."""
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn or state.phase != DRAW:
-        s = _check_seat(state, seat)
-        if s.phase == MELD_OR_PASS and s.stock_pos >= len(s.deck):
-            raise IllegalMoveError("R8.1", "the stock is empty: no more draws this round")
-        if s.phase == MELD_OR_PASS:
-            raise IllegalMoveError("R3.2", "meld or pass first; the next card is drawn only "
-                                   "after a pass")
-        raise _phase_error(s, "draw")
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != DRAW:
+            if state.phase == MELD_OR_PASS and state.stock_pos >= len(state.deck):
+                raise IllegalMoveError("R8.1", "the stock is empty: no more draws this round")
+            if state.phase == MELD_OR_PASS:
+                raise IllegalMoveError("R3.2", "meld or pass first; the next card is drawn "
+                                       "only after a pass")
+            raise _phase_error(state, "draw")
     pos = state.stock_pos
     deck = state.deck
     if pos + 1 == len(deck):  # R8.1
@@ -173,7 +174,9 @@ def _decide_pass(state: GameState | None, cmd: Pass) -> list[Event]:
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn \
             or state.phase != MELD_OR_PASS:
-        raise _phase_error(_check_seat(state, seat), "pass")
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != MELD_OR_PASS:
+            raise _phase_error(state, "pass")
     return [_passed(seat)]
 
 
@@ -182,13 +185,14 @@ def _decide_meld(state: GameState | None, cmd: Meld) -> list[Event]:
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn \
             or state.phase != MELD_OR_PASS:
-        s = _check_seat(state, seat)
-        if s.phase == KNOCK_OR_END and s.draws >= s.rules.max_draws_per_turn:
-            raise IllegalMoveError("R3.3", "a player who has drawn a third card may not meld "
-                                   "this turn")
-        if s.phase == KNOCK_OR_END:
-            raise IllegalMoveError("R3.4", "at most one meld action per turn")
-        raise _phase_error(s, "meld")
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != MELD_OR_PASS:
+            if state.phase == KNOCK_OR_END and state.draws >= state.rules.max_draws_per_turn:
+                raise IllegalMoveError("R3.3", "a player who has drawn a third card may not "
+                                       "meld this turn")
+            if state.phase == KNOCK_OR_END:
+                raise IllegalMoveError("R3.4", "at most one meld action per turn")
+            raise _phase_error(state, "meld")
     rules = state.rules
     added, new_table = check_and_canonical(state.table, state.hands[seat], cmd.table,
                                            rules)  # I2
