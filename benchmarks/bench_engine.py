@@ -20,8 +20,8 @@ straightforward Counter-based check ``check_action_slow``) and the published anc
   Needs the ``bench`` extra (``pip install -e '.[bench]'``, OpenSpiel); without it these
   rows are skipped with a message.
 
-Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel] [--rounds N]
-       [--seconds S]
+Usage: python benchmarks/bench_engine.py [--quick] [--only openspiel|step|validation|steps|games]
+       [--rounds N] [--seconds S]   (``--only step``: the OpenSpiel comparison (b) alone)
 """
 
 from __future__ import annotations
@@ -313,12 +313,40 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
     ratio_a = om / sm
     print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_a:>5.2f}x   target >= 1.5x "
           f"({'met' if ratio_a >= 1.5 else 'NOT met'})")
-    print(f"    p99 {op:>10,.0f} {sp:>10,.0f}   (slowest round)")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {op / sp:>5.2f}x   (slowest round of each; "
+          "ratio of the two)")
     print(f"  decisions per game (the games differ): ours {our_dec / our_games:,.1f} "
           f"({players}-player Manipulation Rummy to the target score); OpenSpiel "
           f"{os_dec / os_games:,.1f} (+{count['chance'] / os_games:,.1f} chance actions; "
           "2-player gin rummy, one hand)")
-    # (b) the engine step alone: recorded commands / action lists replayed
+    bench_openspiel_step(quick, rounds, seconds, game, rng)
+
+
+def _load_openspiel(rounds: int, seconds: float, what: str):
+    """The OpenSpiel ``gin_rummy`` game, or ``None`` (with a message) without OpenSpiel."""
+    print(f"\nengine vs OpenSpiel gin_rummy, {what}: {rounds} rounds of ~"
+          f"{seconds:g} CPU-s per engine, interleaved in slices within each round (rates per "
+          f"CPU-second; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    try:
+        import pyspiel  # type: ignore[import-not-found]
+    except ImportError:
+        print("  SKIPPED: OpenSpiel is not installed (pip install -e '.[bench]' or "
+              "pip install open_spiel); the OpenSpiel rows need it")
+        return None
+    return pyspiel.load_game("gin_rummy")
+
+
+def bench_openspiel_step(quick: bool, rounds: int, seconds: float, game=None,
+                         rng: random.Random | None = None) -> None:
+    """(b) the engine step alone: recorded commands / action lists replayed (``--only
+    step`` runs this part alone)."""
+    if game is None:
+        game = _load_openspiel(rounds, seconds, "engine step alone")
+        if game is None:
+            return
+    if rng is None:
+        rng = random.Random(15)
+    players = 4
     runs = record_commands(10 if quick else 30, players)
     os_runs = [_os_record(game, rng) for _ in range(100 if quick else 300)]
     ours_steps = sum(len(c) for _, c in runs)
@@ -377,7 +405,8 @@ def bench_openspiel(quick: bool, rounds: int, seconds: float) -> None:
     nm, np_ = _summary(os_new)
     ratio_b = om / sm
     print(f" median {om:>10,.0f} {sm:>10,.0f} {ratio_b:>5.2f}x {nm:>10,.0f} {om / nm:>5.2f}x")
-    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {'':>6} {np_:>10,.0f}   (slowest round)")
+    print(f"    p99 {op:>10,.0f} {sp:>10,.0f} {op / sp:>5.2f}x {np_:>10,.0f} {op / np_:>5.2f}x   "
+          "(slowest round of each; ratio of the two)")
     print(f"  like for like (both from a cloned start state): {ratio_b:.2f}x, target >= 1.0x "
           f"({'met' if ratio_b >= 1.0 else 'NOT met'}); with OpenSpiel's "
           f"new_initial_state() in its time: {om / nm:.2f}x")
@@ -403,3 +432,5 @@ if __name__ == "__main__":
         bench_games(quick)
     if only in (None, "openspiel"):
         bench_openspiel(quick, n_rounds, secs)
+    if only == "step":
+        bench_openspiel_step(quick, n_rounds, secs)

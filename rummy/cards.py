@@ -148,7 +148,19 @@ def decks_for(players: int) -> int:
 
 
 def shuffled_deck(decks: int, rng: random.Random) -> tuple[int, ...]:
-    """A shuffled deck drawn from ``rng`` (the order is then recorded in an event)."""
+    """A shuffled deck drawn from ``rng`` (the order is then recorded in an event): the
+    order ``rng.shuffle`` gives, with the loop of ``random.Random.shuffle`` written out
+    for a plain ``random.Random`` (its ``_randbelow`` inlined; a test compares the two)."""
     deck = list(new_deck(decks))
-    rng.shuffle(deck)
+    if type(rng) is not random.Random:
+        rng.shuffle(deck)
+        return tuple(deck)
+    getrandbits = rng.getrandbits
+    for i in range(len(deck) - 1, 0, -1):  # Fisher-Yates, as random.Random.shuffle
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:  # rejection sampling, as random.Random._randbelow_with_getrandbits
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
     return tuple(deck)

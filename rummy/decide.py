@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 from rummy.cards import decks_for, format_card, hand_points, physical, shuffled_deck
 from rummy.commands import (
@@ -50,6 +52,7 @@ from rummy.events import (
     TurnEnded,
 )
 from rummy.evolve import _HANDLERS, evolve
+from rummy.evolve import _turn_ended as _evolve_turn_ended
 from rummy.fairness import seed_commitment
 from rummy.lifecycle import (
     decide_leave,
@@ -147,87 +150,129 @@ def _check_seat(state: GameState | None, seat: object) -> GameState:
     return state
 
 
+def _decide_draw(state: GameState | None, cmd: Draw) -> list[Event]:
+    """R3.1-R3.3, R3.6, R8.1: the card due from the stock (and the stock's end)."""
+    seat = cmd.seat
+    if state is None or type(seat) is not int or seat != state.turn or state.phase != DRAW:
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != DRAW:
+            if state.phase == MELD_OR_PASS and state.stock_pos >= len(state.deck):
+                raise IllegalMoveError("R8.1", "the stock is empty: no more draws this round")
+            if state.phase == MELD_OR_PASS:
+                raise IllegalMoveError("R3.2", "meld or pass first; the next card is drawn "
+                                       "only after a pass")
+            raise _phase_error(state, "draw")
+    pos = state.stock_pos
+    deck = state.deck
+    if pos + 1 == len(deck):  # R8.1
+        return [_card_drawn(seat, deck[pos], state.draws + 1), StockExhausted(seat)]
+    return [_card_drawn(seat, deck[pos], state.draws + 1)]
+
+
+def _decide_pass(state: GameState | None, cmd: Pass) -> list[Event]:
+    """R3.2, R3.3, R8.2: a pass instead of a meld."""
+    seat = cmd.seat
+    if state is None or type(seat) is not int or seat != state.turn \
+            or state.phase != MELD_OR_PASS:
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != MELD_OR_PASS:
+            raise _phase_error(state, "pass")
+    return [_passed(seat)]
+
+
+def _decide_meld(state: GameState | None, cmd: Meld) -> list[Event]:
+    """R5: one meld action, validated (R5.1-R5.9; the opening variants of R5.5)."""
+    seat = cmd.seat
+    if state is None or type(seat) is not int or seat != state.turn \
+            or state.phase != MELD_OR_PASS:
+        state = _check_seat(state, seat)  # an error, or a seat of an int subclass
+        if state.phase != MELD_OR_PASS:
+            if state.phase == KNOCK_OR_END and state.draws >= state.rules.max_draws_per_turn:
+                raise IllegalMoveError("R3.3", "a player who has drawn a third card may not "
+                                       "meld this turn")
+            if state.phase == KNOCK_OR_END:
+                raise IllegalMoveError("R3.4", "at most one meld action per turn")
+            raise _phase_error(state, "meld")
+    rules = state.rules
+    added, new_table = check_and_canonical(state.table, state.hands[seat], cmd.table,
+                                           rules)  # I2
+    if rules.opening_meld_per_player or rules.opening_meld_min_points:
+        check_opening(state, cmd, added)
+    return [Melded(seat, added, new_table)]
+
+
+def _decide_knock(state: GameState | None, cmd: Knock) -> list[Event]:
+    """R6.1 (and the §11 variant ``knock_timing="start"``)."""
+    s = _check_seat(state, cmd.seat)
+    if s.rules.knock_timing == "start":
+        return [_knock_at_start(s, cmd.seat)]
+    if s.phase != KNOCK_OR_END:
+        points = hand_points(s.hands[cmd.seat])
+        if s.phase in (DRAW, MELD_OR_PASS):
+            raise IllegalMoveError("R6.1", "a player may knock only after the turn is over "
+                                   "(after a meld, the last draw, or a pass with no draw due)")
+        raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
+                               f"{s.rules.knock_threshold} or fewer")
+    return [Knocked(cmd.seat, hand_points(s.hands[cmd.seat]))]
+
+
+def _decide_end_turn(state: GameState | None, cmd: EndTurn) -> list[Event]:
+    """R6.3: the turn ends without a knock."""
+    s = _check_seat(state, cmd.seat)
+    if s.phase != KNOCK_OR_END:
+        raise _phase_error(s, "end the turn")
+    return [_turn_ended(cmd.seat)]
+
+
+def _decide_create(state: GameState | None, cmd: CreateGame) -> list[Event]:
+    """R1.1, R2.1, §11: a new game."""
+    if state is not None:
+        raise IllegalMoveError("R2", "the game already exists")
+    if not isinstance(cmd.rules, RuleSet):
+        raise NotationError(f"rules must be a RuleSet, got {type(cmd.rules).__name__}")
+    if not isinstance(cmd.names, (tuple, list)) or \
+            not all(isinstance(n, str) for n in cmd.names):
+        raise NotationError(f"names must be a list of strings, got {cmd.names!r}")
+    for i, name in enumerate(cmd.names):
+        check_seat_name(i, name)
+    cmd.rules.check_players(cmd.players)
+    if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
+        raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)
+    names = tuple(cmd.names) or tuple(f"seat{i}" for i in range(cmd.players))
+    if len(names) != cmd.players:
+        raise NotationError(f"{len(names)} names for {cmd.players} seats")
+    check_turn_seconds(cmd.turn_seconds)
+    commitment = ""
+    if cmd.salt is not None:
+        try:
+            commitment = seed_commitment(cmd.seed, cmd.salt)
+        except ValueError as e:
+            raise NotationError(str(e), token=cmd.salt) from None
+    return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
+                        cmd.seed, names, cmd.turn_seconds, cmd.salt, commitment)]
+
+
+#: the decider of each command class (a subclass takes its first base's, in this order)
+_DECIDERS: dict[type, Callable[[Any, Any], list[Event]]] = {
+    Draw: _decide_draw,
+    Pass: _decide_pass,
+    Meld: _decide_meld,
+    Knock: _decide_knock,
+    EndTurn: _decide_end_turn,
+    Leave: decide_leave,
+    Reclaim: decide_reclaim,
+    CreateGame: _decide_create,
+}
+
+
 def _primary(state: GameState | None, cmd: Command) -> list[Event]:
     """The events a command causes directly (validation happens here)."""
-    if isinstance(cmd, Draw):
-        s = _check_seat(state, cmd.seat)
-        if s.phase != DRAW:
-            if s.phase == MELD_OR_PASS and s.stock_pos >= len(s.deck):
-                raise IllegalMoveError("R8.1", "the stock is empty: no more draws this round")
-            if s.phase == MELD_OR_PASS:
-                raise IllegalMoveError("R3.2", "meld or pass first; the next card is drawn only "
-                                       "after a pass")
-            raise _phase_error(s, "draw")
-        card = s.deck[s.stock_pos]
-        events: list[Event] = [_card_drawn(cmd.seat, card, s.draws + 1)]
-        if s.stock_pos + 1 == len(s.deck):
-            events.append(StockExhausted(cmd.seat))  # R8.1
-        return events
-    if isinstance(cmd, Pass):
-        s = _check_seat(state, cmd.seat)
-        if s.phase != MELD_OR_PASS:
-            raise _phase_error(s, "pass")
-        return [_passed(cmd.seat)]
-    if isinstance(cmd, Meld):
-        s = _check_seat(state, cmd.seat)
-        if s.phase != MELD_OR_PASS:
-            if s.phase == KNOCK_OR_END and s.draws >= s.rules.max_draws_per_turn:
-                raise IllegalMoveError("R3.3", "a player who has drawn a third card may not meld "
-                                       "this turn")
-            if s.phase == KNOCK_OR_END:
-                raise IllegalMoveError("R3.4", "at most one meld action per turn")
-            raise _phase_error(s, "meld")
-        hand = s.hands[cmd.seat]
-        added, new_table = check_and_canonical(s.table, hand, cmd.table, s.rules)  # I2
-        check_opening(s, cmd, added)
-        return [Melded(cmd.seat, added, new_table)]
-    if isinstance(cmd, Knock):
-        s = _check_seat(state, cmd.seat)
-        if s.rules.knock_timing == "start":
-            return [_knock_at_start(s, cmd.seat)]
-        if s.phase != KNOCK_OR_END:
-            points = hand_points(s.hands[cmd.seat])
-            if s.phase in (DRAW, MELD_OR_PASS):
-                raise IllegalMoveError("R6.1", "a player may knock only after the turn is over "
-                                       "(after a meld, the last draw, or a pass with no draw due)")
-            raise IllegalMoveError("R6.1", f"the hand is worth {points} points; knocking needs "
-                                   f"{s.rules.knock_threshold} or fewer")
-        return [Knocked(cmd.seat, hand_points(s.hands[cmd.seat]))]
-    if isinstance(cmd, EndTurn):
-        s = _check_seat(state, cmd.seat)
-        if s.phase != KNOCK_OR_END:
-            raise _phase_error(s, "end the turn")
-        return [_turn_ended(cmd.seat)]
-    if isinstance(cmd, Leave):
-        return decide_leave(state, cmd)
-    if isinstance(cmd, Reclaim):
-        return decide_reclaim(state, cmd)
-    if isinstance(cmd, CreateGame):
-        if state is not None:
-            raise IllegalMoveError("R2", "the game already exists")
-        if not isinstance(cmd.rules, RuleSet):
-            raise NotationError(f"rules must be a RuleSet, got {type(cmd.rules).__name__}")
-        if not isinstance(cmd.names, (tuple, list)) or \
-                not all(isinstance(n, str) for n in cmd.names):
-            raise NotationError(f"names must be a list of strings, got {cmd.names!r}")
-        for i, name in enumerate(cmd.names):
-            check_seat_name(i, name)
-        cmd.rules.check_players(cmd.players)
-        if isinstance(cmd.seed, bool) or not isinstance(cmd.seed, int):
-            raise NotationError(f"seed must be an integer, got {cmd.seed!r}", token=cmd.seed)
-        names = tuple(cmd.names) or tuple(f"seat{i}" for i in range(cmd.players))
-        if len(names) != cmd.players:
-            raise NotationError(f"{len(names)} names for {cmd.players} seats")
-        check_turn_seconds(cmd.turn_seconds)
-        commitment = ""
-        if cmd.salt is not None:
-            try:
-                commitment = seed_commitment(cmd.seed, cmd.salt)
-            except ValueError as e:
-                raise NotationError(str(e), token=cmd.salt) from None
-        return [GameStarted(cmd.players, cmd.rules, first_dealer(cmd.seed, cmd.players),
-                            cmd.seed, names, cmd.turn_seconds, cmd.salt, commitment)]
-    raise NotationError(f"unknown command {cmd!r}")
+    decider = _DECIDERS.get(type(cmd))
+    if decider is None:
+        decider = next((d for c, d in _DECIDERS.items() if isinstance(cmd, c)), None)
+        if decider is None:
+            raise NotationError(f"unknown command {cmd!r}")
+    return decider(state, cmd)
 
 
 def _knock_at_start(s: GameState, seat: int) -> Knocked:
@@ -356,14 +401,22 @@ def step(state: GameState | None, command: Command) -> tuple[GameState, list[Eve
         IllegalMoveError: the command breaks a rule; ``rule`` names it (e.g. ``"R5.8"``).
         InvalidRuleSetError: ``CreateGame`` with an invalid player count or rule set.
     """
-    events = _primary(state, command)
+    decider = _DECIDERS.get(type(command))
+    events = decider(state, command) if decider is not None else _primary(state, command)
     s: GameState | None = state
     for e in events:
         handler = _HANDLERS.get(type(e))
         s = handler(s, e) if handler is not None else evolve(s, e)
     assert s is not None
-    if s.phase in STABLE_PHASES:  # the usual case: no automatic event
+    phase = s.phase
+    if phase in STABLE_PHASES:  # the usual case: no automatic event
         return s, events
+    if phase == TURN_OVER:  # the next usual case: the turn passes on (what _automatic says)
+        ended = _turn_ended(s.turn)
+        events.append(ended)
+        s = _evolve_turn_ended(s, ended)
+        if s.control is None and s.phase in STABLE_PHASES:
+            return s, events
     auto = _automatic(s)
     while auto is not None:
         events.append(auto)

@@ -6,9 +6,9 @@ validated by :func:`rummy.decide.decide` when it was recorded) and never fails o
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import insort
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from rummy.cards import hand_points
 from rummy.events import (
@@ -59,6 +59,7 @@ from rummy.state import (
         "version", "turn", "phase", "draws", "hands", "table", "stock_pos",
         "final_turns_left", "knocker", "end_reason", "opened", "control"))
 _new_state = tuple.__new__
+_T = TypeVar("_T")
 
 
 def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
@@ -69,9 +70,11 @@ def _turn_over_phase(state: GameState, hand: tuple[int, ...]) -> Phase:
     return KNOCK_OR_END if hand_points(hand) <= state.rules.knock_threshold else TURN_OVER
 
 
-def _with_hand(hands: tuple[tuple[int, ...], ...], seat: int,
-               hand: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    return hands[:seat] + (hand,) + hands[seat + 1:]
+def _with_hand(hands: tuple[_T, ...], seat: int, hand: _T) -> tuple[_T, ...]:
+    """``hands`` with item ``seat`` replaced by ``hand`` (any per-seat tuple)."""
+    new = list(hands)  # two allocations; slicing and joining takes five
+    new[seat] = hand
+    return tuple(new)
 
 
 def _game_started(_state: Any, e: GameStarted) -> GameState:
@@ -99,8 +102,9 @@ def _card_drawn(s: GameState, e: CardDrawn) -> GameState:
     seat = e.seat
     hand = s.hands[seat]
     card = e.card if e.card is not None else s.deck[s.stock_pos]
-    i = bisect_left(hand, card)  # insert keeping the hand sorted
-    new_hand = hand[:i] + (card,) + hand[i:]
+    grown = list(hand)
+    insort(grown, card)  # keeping the hand sorted
+    new_hand = tuple(grown)
     phase = _turn_over_phase(s, new_hand) if e.draw >= s.rules.max_draws_per_turn \
         else MELD_OR_PASS
     x = list(s)
@@ -133,19 +137,21 @@ def _passed(s: GameState, e: Passed) -> GameState:
 
 
 def _melded(s: GameState, e: Melded) -> GameState:
-    hand = list(s.hands[e.seat])
+    seat = e.seat
+    hands = s.hands
+    hand = list(hands[seat])
     for c in e.cards:
         hand.remove(c)
     new_hand = tuple(hand)
     x = list(s)
     x[_VERSION] = s.version + 1
-    x[_HANDS] = _with_hand(s.hands, e.seat, new_hand)
+    x[_HANDS] = _with_hand(hands, seat, new_hand)
     x[_TABLE] = e.table
     opened = s.opened
-    if not opened[e.seat]:
-        x[_OPENED] = opened[:e.seat] + (True,) + opened[e.seat + 1:]
+    if not opened[seat]:
+        x[_OPENED] = _with_hand(opened, seat, True)
     if s.control is not None:
-        x[_CONTROL] = decided(s, e.seat)
+        x[_CONTROL] = decided(s, seat)
     if not new_hand:  # R6.2: going out ends the round at once
         x[_PHASE] = ROUND_OVER
         x[_KNOCKER] = e.seat

@@ -382,6 +382,18 @@ def check_and_canonical(table: Table, hand: Sequence[int], new_table: Sequence[S
     Raises:
         As :func:`check_action`.
     """
+    if type(new_table) is tuple or type(new_table) is list:
+        done = _accept_fast(table, hand, new_table, rules)
+        if done is not None:
+            return done
+    return _check_and_canonical_reference(table, hand, new_table, rules)
+
+
+def _check_and_canonical_reference(
+        table: Table, hand: Sequence[int], new_table: Sequence[Sequence[int]],
+        rules: RuleSet | None = None) -> tuple[tuple[int, ...], Table]:
+    """:func:`check_and_canonical` through :func:`_check_action` alone (every outcome,
+    every error); the tests compare it with the fast path on random positions."""
     added, changed, kept = _check_action(table, hand, new_table, True, rules)
     if changed is None or kept is None:
         return added, canonical_table(new_table, table)
@@ -389,6 +401,117 @@ def check_and_canonical(table: Table, hand: Sequence[int], new_table: Sequence[S
     melds.extend(map(canonical_meld, changed))
     melds.sort()
     return added, tuple(melds)
+
+
+#: the physical card (0..52) of each table card index 0..104
+_PHYS: tuple[int, ...] = tuple(physical(t) for t in range(TABLE_JOKER_BASE + 52))
+_EFF_GET = EFF_BIT.__getitem__
+_PHYS_GET = _PHYS.__getitem__
+
+
+def _canonical_keys(valid: dict[int, int]) -> dict[int, tuple[int, Any]]:
+    """Each legal meld's effective-card mask -> ``(cards, sort key)``: its number of cards
+    (as ``valid``) and the ``__getitem__`` of the key table :func:`canonical_meld` picks
+    for it (a group by suit; a sequence by rank, with the ace high when it holds an ace
+    and a king). The key depends on the mask alone: a legal meld's ranks are its mask's."""
+    out: dict[int, tuple[int, Any]] = {}
+    for mask, n in valid.items():
+        ranks = {i % 13 for i in range(52) if mask >> i & 1}
+        if len(ranks) == 1 and n <= 4:
+            key = _SUIT_KEY
+        elif 0 in ranks and 12 in ranks and n < 13:
+            key = _HIGH_KEY
+        else:
+            key = _RANK_KEY
+        out[mask] = (n, key.__getitem__)
+    return out
+
+
+_CANON_KEYS = _canonical_keys(VALID_MELDS)
+_CANON_KEYS_ACE_LOW = _canonical_keys(VALID_MELDS_ACE_LOW)
+
+
+def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence[int]],
+                 rules: RuleSet | None) -> tuple[tuple[int, ...], Table] | None:
+    """The result of :func:`check_and_canonical` for a meld action that breaks no rule,
+    found on the few melds that changed with plain lists (no packed integers); ``None``
+    when the action breaks a rule or is out of the ordinary (a variant's joker check, a
+    value that is not a card), for the caller to take the reference path, which raises
+    the error in its order (R5.2, R5.1, R5.4, R5.3, R5.7, R5.8).
+
+    Accepts exactly what the reference accepts, with the same result: the melds of
+    ``new_table`` equal to a meld of the legal old table (I2) cancel out; every other
+    meld must be legal (R5.3); its physical cards less those of the old melds gone must
+    leave no card behind (R5.2), add at least one (R5.1), and be in ``hand`` (R5.4); a
+    joker of a gone meld whose declaration no longer stands needs the real card on the
+    new table (R5.8).
+    """
+    left = list(table)
+    changed: list[Sequence[int]] = []
+    melds: list[MeldCards] = []  # the unchanged melds (canonical already), then the rest
+    try:
+        for m in new_table:
+            if m in left:  # an unchanged meld (equality, as the reference's dict keys)
+                left.remove(m)
+                melds.append(m)  # equal to a meld of the table (a tuple)
+            else:
+                changed.append(m)
+    except (TypeError, ValueError):  # a value whose == is not a truth value (an array)
+        return None
+    if not changed:
+        return None  # R5.1
+    try:
+        lo = min(map(min, changed))
+        hi = max(map(max, changed))
+    except (TypeError, ValueError):
+        return None  # an empty meld or a value that is not a card
+    if type(lo) is not int or type(hi) is not int or lo < 0 or hi >= TABLE_JOKER_BASE + 52:
+        return None
+    keys = _CANON_KEYS if rules is None or rules.ace_high else _CANON_KEYS_ACE_LOW
+    try:
+        for m in changed:  # R5.3 (an undeclared joker has no bit: never legal)
+            nk = keys.get(sum(map(_EFF_GET, m)))
+            if nk is None or nk[0] != len(m):
+                return None
+            melds.append(tuple(sorted(m, key=nk[1])))  # canonical_meld(m)
+        added = list(map(_PHYS_GET, chain.from_iterable(changed)))
+    except TypeError:  # a value that is not an int between the smallest and largest
+        return None
+    if left:
+        try:
+            for c in map(_PHYS_GET, chain.from_iterable(left)):
+                added.remove(c)  # R5.2: the cards of the old melds gone stay on the table
+        except ValueError:
+            return None
+        if max(map(max, left)) >= TABLE_JOKER_BASE and not _jokers_stay(
+                left, changed, new_table, rules):
+            return None
+    if not added:
+        return None  # R5.1
+    added.sort()
+    rest = list(hand)
+    try:
+        for c in added:  # R5.4
+            rest.remove(c)
+    except ValueError:
+        return None
+    melds.sort()
+    return tuple(added), tuple(melds)
+
+
+def _jokers_stay(gone: list[MeldCards], changed: list[Sequence[int]],
+                 new_table: Sequence[Sequence[int]], rules: RuleSet | None) -> bool:
+    """R5.8 for :func:`_accept_fast`: each joker of the old melds ``gone`` that no changed
+    meld declares as before has its real card on ``new_table``. ``False`` (take the
+    reference path) when it has not, and under the joker variants of §11."""
+    if rules is not None and (rules.joker_moves == "locked" or rules.joker_release == "hand"):
+        return False
+    jokers = [c for m in gone for c in m if c >= TABLE_JOKER_BASE]
+    for tj in set(jokers):
+        moved = jokers.count(tj) - sum(m.count(tj) for m in changed)
+        if moved > 0 and moved > sum(m.count(tj - TABLE_JOKER_BASE) for m in new_table):
+            return False
+    return True
 
 
 def _check_action(

@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 
 from rummy.cards import JOKER, TABLE_JOKER_BASE, parse_cards
 from rummy.errors import IllegalMoveError, NotationError
-from rummy.melds import VALID_MELDS, check_action, check_action_slow, parse_table
+from rummy.melds import (
+    VALID_MELDS,
+    _check_and_canonical_reference,
+    canonical_table,
+    check_action,
+    check_action_slow,
+    check_and_canonical,
+    parse_table,
+)
+from rummy.rules import RuleSet
 
 _REAL = st.integers(0, 51)
 _TABLE_CARD = st.one_of(_REAL, _REAL, _REAL, st.integers(0, 51).map(lambda c: c + TABLE_JOKER_BASE))
@@ -104,3 +113,28 @@ def test_the_engine_path_agrees_on_legal_tables(position):
     assert all(is_valid_meld(m) for m in table)
     assert _outcome(check_action, table, hand, new, table_is_legal=True) == \
         _outcome(check_action_slow, table, hand, new)
+
+
+def _full_outcome(fn, *args):
+    """Everything a caller sees: the result (``repr``: ``True`` is not ``1``) or the
+    error's type, rule and message."""
+    try:
+        return ("ok", repr(fn(*args)))
+    except (IllegalMoveError, NotationError) as e:
+        return (type(e).__name__, e.rule, str(e))
+
+
+_VARIANTS = [None, RuleSet(), RuleSet(ace_high=False), RuleSet(joker_release="hand"),
+             RuleSet(joker_moves="locked")]
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(positions(illegal=False), st.sampled_from(_VARIANTS))
+def test_the_engine_fast_path_gives_the_reference_result(position, rules):
+    # check_and_canonical (the engine's call: a fast path for actions that break no rule,
+    # else the reference) gives what the reference gives: the same added cards and
+    # canonical table, or the same error (type, rule, message), under every variant
+    table, hand, new = position
+    table = canonical_table(table)  # as the engine records it (I2)
+    assert _full_outcome(check_and_canonical, table, hand, new, rules) == \
+        _full_outcome(_check_and_canonical_reference, table, hand, new, rules)

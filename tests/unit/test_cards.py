@@ -56,3 +56,28 @@ def test_r1_5_points():
 
 def test_parse_cards_accepts_string_and_sorts():
     assert parse_cards("KD 7S *") == tuple(sorted([parse_card("KD"), parse_card("7S"), JOKER]))
+
+
+def test_shuffled_deck_is_the_order_random_shuffle_gives() -> None:
+    """shuffled_deck writes random.Random.shuffle's loop out: the same deck for every seed
+    (a recorded game's decks depend on it), and a Random subclass uses its own shuffle."""
+    import random
+
+    from rummy.cards import new_deck, shuffled_deck
+
+    def reference(decks: int, rng: random.Random) -> tuple[int, ...]:
+        deck = list(new_deck(decks))
+        rng.shuffle(deck)
+        return tuple(deck)
+
+    for seed in range(1500):
+        for decks in (1, 2):
+            key = f"rummy:{seed}:round:{decks}"
+            assert shuffled_deck(decks, random.Random(key)) == \
+                reference(decks, random.Random(key))
+
+    class Reversing(random.Random):
+        def shuffle(self, x, *args) -> None:  # type: ignore[override]
+            x.reverse()
+
+    assert shuffled_deck(1, Reversing(1)) == tuple(reversed(new_deck(1)))

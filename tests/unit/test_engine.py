@@ -299,3 +299,24 @@ def test_malformed_meld_tables_are_rejected_without_change(table):
     s, _ = step(s, Draw(s.turn))
     with pytest.raises(NotationError):
         decide(s, Meld(s.turn, table))
+
+
+def test_a_seat_of_an_int_subclass_acts_as_its_int() -> None:
+    # the deciders' inline check of the usual case (a plain int seat) falls back to the
+    # full seat check, which accepts any int but a bool: the same events either way
+    class Seat(int):
+        pass
+
+    s, _ = new_game(players=3, seed=4)
+    for make in (Draw, Pass, Draw):
+        plain = step(s, make(s.turn))
+        assert step(s, make(Seat(s.turn))) == plain
+        s = plain[0]
+    rules = []
+    for seat in (s.turn, Seat(s.turn)):  # the same refusal: nothing added (R5.1)
+        with pytest.raises(IllegalMoveError) as e:
+            step(s, Meld(seat, s.table))
+        rules.append(e.value.rule)
+    assert rules == ["R5.1", "R5.1"]
+    with pytest.raises(NotationError):
+        step(s, Draw(True))

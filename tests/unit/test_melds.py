@@ -11,16 +11,19 @@ from rummy.cards import JOKER, TABLE_JOKER_BASE, new_deck, parse_cards
 from rummy.errors import IllegalMoveError, NotationError
 from rummy.melds import (
     VALID_MELDS,
+    _check_and_canonical_reference,
     canonical_meld,
     canonical_table,
     check_action,
     check_action_slow,
+    check_and_canonical,
     format_meld,
     is_valid_meld,
     meld_problem,
     parse_meld,
     parse_table,
 )
+from rummy.rules import RuleSet
 
 
 def test_r4_number_of_legal_melds():
@@ -234,3 +237,171 @@ def test_r5_4_says_how_many_copies_the_hand_holds(fn):
                        "holds 1") as e:
         fn((), parse_cards("4S 5S 6S"), parse_table([["4S", "4S", "4S"]]))
     assert e.value.rule == "R5.4"
+
+
+# -- the engine's fast path (check_and_canonical) against its reference --
+
+
+def _joker_table(rng: random.Random):
+    """A legal two-deck table (a joker for about one card in six), the cards left."""
+    pool = list(new_deck(2))
+    rng.shuffle(pool)
+    table = []
+    for m in rng.sample(sorted(VALID_MELDS), rng.randint(0, 9)):
+        cards = [i for i in range(52) if m >> i & 1]
+        if not all(c in pool for c in cards):
+            continue
+        meld = []
+        for c in cards:
+            pool.remove(c)
+            if JOKER in pool and rng.random() < 0.15:
+                pool.remove(JOKER)
+                meld.append(TABLE_JOKER_BASE + c)
+            else:
+                meld.append(c)
+        table.append(tuple(meld))
+    return table, pool
+
+
+def _fits(meld, card: int) -> bool:
+    """``meld`` plus the table card ``card`` is a legal meld."""
+    return is_valid_meld(tuple(meld) + (card,))
+
+
+def _meld_from_hand(rng: random.Random, hand, new: list) -> None:
+    """Append to ``new`` a legal meld of real cards from ``hand``, if there is one, else
+    lay a real hand card off on a meld of ``new`` where it fits, if one does."""
+    hm = sum(1 << c for c in set(hand) if c < 52)
+    fits = [m for m in VALID_MELDS if m & hm == m]
+    if fits:
+        m = rng.choice(sorted(fits))
+        new.append(tuple(i for i in range(52) if m >> i & 1))
+        return
+    for i, meld in enumerate(new):
+        for c in hand:
+            if c < JOKER and _fits(meld, c):
+                new[i] = meld + (c,)
+                return
+
+
+def _engine_position(rng: random.Random):
+    """(canonical legal table, sorted hand, proposed new table): a lay-off, a new meld from
+    the hand, a joker swapped for its real card and laid elsewhere, a rearrangement, or a
+    random mix; the proposals are legal often enough to reach every accepting branch."""
+    table, pool = _joker_table(rng)
+    table = list(canonical_table(table))
+    hand = sorted(pool[:rng.randint(1, 14)])
+    new = list(table)
+    move = rng.randrange(6)
+    if move == 0 and table:  # lay off hand cards (a joker declared as whatever fits)
+        for _ in range(rng.randint(1, 2)):
+            i = rng.randrange(len(new))
+            for c in hand:
+                cand = TABLE_JOKER_BASE + rng.randrange(52) if c == JOKER else c
+                if _fits(new[i], cand):
+                    new[i] = new[i] + (cand,)
+                    break
+    elif move == 2:  # swap a table joker for its real card; lay the joker elsewhere
+        with_joker = [i for i, m in enumerate(new) if any(c >= TABLE_JOKER_BASE for c in m)]
+        if with_joker:
+            i = rng.choice(with_joker)
+            tj = next(c for c in new[i] if c >= TABLE_JOKER_BASE)
+            real = tj - TABLE_JOKER_BASE
+            if rng.random() < 0.8 and real not in hand:
+                hand = sorted([*hand, real])
+            without = tuple(c for c in new[i] if c != tj)
+            if rng.random() < 0.4 and is_valid_meld(without):  # the joker just leaves (R5.8)
+                new[i] = without
+            else:
+                new[i] = tuple(real if c == tj else c for c in new[i])
+            others = [j for j in range(len(new)) if j != i]
+            rng.shuffle(others)
+            for j in others:
+                fit = [TABLE_JOKER_BASE + d for d in range(52)
+                       if _fits(new[j], TABLE_JOKER_BASE + d)]
+                if fit:
+                    new[j] = new[j] + (rng.choice(fit),)
+                    break
+            else:
+                new[i] = new[i] + (tj,)  # nowhere to go: keep it (an R5.1 or legal action)
+        if rng.random() < 0.7:
+            _meld_from_hand(rng, hand, new)
+    elif move in (3, 4) and table:  # take melds apart and lay their cards out again
+        k = rng.randint(1, min(3, len(new)))
+        taken = [new.pop(rng.randrange(len(new))) for _ in range(k)]
+        cards = [c for m in taken for c in m] + [c for c in hand if rng.random() < 0.3]
+        if move == 4 and rng.random() < 0.5:  # re-declare a joker
+            cards = [TABLE_JOKER_BASE + rng.randrange(52) if c >= JOKER else c for c in cards]
+        if rng.random() < 0.5:  # keep whole melds where possible
+            new.extend(taken)
+            new.append(tuple(c for c in cards if c < JOKER)[:3])
+        else:
+            if rng.random() < 0.2:  # a card leaves the table (R5.2)
+                cards.pop(rng.randrange(len(cards)))
+            rng.shuffle(cards)
+            i = 0
+            while i < len(cards):
+                step = rng.randint(3, 5)
+                new.append(tuple(cards[i:i + step]))
+                i += step
+    elif move == 1:
+        _meld_from_hand(rng, hand, new)
+    else:  # the old table and a random proposal
+        new.append(tuple(rng.choice(hand) for _ in range(3)))
+    if rng.random() < 0.3:  # written in another order
+        new = [tuple(reversed(m)) if rng.random() < 0.5 else m for m in new]
+    rng.shuffle(new)
+    return tuple(table), tuple(hand), tuple(new)
+
+
+def _full_outcome(fn, *args):
+    try:
+        return ("ok", repr(fn(*args)))
+    except (IllegalMoveError, NotationError) as e:
+        return (type(e).__name__, e.rule, str(e))
+
+
+@pytest.mark.parametrize("rules", [None, RuleSet(ace_high=False),
+                                   RuleSet(joker_release="hand"), RuleSet(joker_moves="locked")])
+def test_engine_fast_path_gives_the_reference_result(rules) -> None:
+    """check_and_canonical (a fast path for actions that break no rule, else the reference)
+    gives the reference's added cards and canonical table, or its error (type, rule,
+    message), on random engine positions with jokers moved, swapped and re-declared."""
+    rng = random.Random(31)
+    seen: dict[str, int] = {}
+    for _ in range(6000):
+        table, hand, new = _engine_position(rng)
+        got = _full_outcome(check_and_canonical, table, hand, new, rules)
+        assert got == _full_outcome(_check_and_canonical_reference, table, hand, new, rules), \
+            (table, hand, new)
+        key = got[0] if got[0] == "ok" else got[1]
+        moved = got[0] == "ok" and any(c >= TABLE_JOKER_BASE for m in table for c in m
+                                       if m not in new)
+        seen[key] = seen.get(key, 0) + 1
+        seen["ok, a joker's meld gone"] = seen.get("ok, a joker's meld gone", 0) + moved
+    # the generator reaches accepted actions (with a joker's meld taken apart) and refusals
+    assert seen["ok"] > 500 and seen["ok, a joker's meld gone"] > 50, seen
+    assert {"R5.1", "R5.2", "R5.3", "R5.4"} <= set(seen), seen
+    if rules is None or rules.joker_moves == "free":
+        assert seen.get("R5.8", 0) > 10, seen
+
+
+@pytest.mark.parametrize("new", [
+    ((0, 1, 2), (False, 1, 2, 3)), ((0, True, 2),), ((0, 1, 2), (True, 2, 3)),
+    ((1.0, 2, 3),), ((1, 2.0, 3),), ((4, 5, 6, -21),), ((4, 5, JOKER),), ((),),
+    [[1, 2, 3]], [(1, 2, 3), [4, 5, 6]], ((200, 1, 2),), ((0, 1, 2), (3, 4, 5)),
+    ((0, 1, 2), (4, 5, 6, 7)), ((0, 1, 2), (3, 4, 5, 53)),
+])
+def test_engine_fast_path_gives_the_reference_result_on_odd_values(new) -> None:
+    table = ((0, 1, 2),)
+    hand = (1, 3, 4, 5, 6, 7, JOKER)
+    assert _full_outcome(check_and_canonical, table, hand, new, None) == \
+        _full_outcome(_check_and_canonical_reference, table, hand, new, None)
+
+
+def test_engine_fast_path_gives_the_reference_result_on_arrays() -> None:
+    # a meld whose == gives an array (numpy) is no truth value: the reference's answer
+    np = pytest.importorskip("numpy")
+    for new in [(np.array([0, 1, 2]),), ((0, 1, 2), np.array([3, 4, 5]))]:
+        assert _full_outcome(check_and_canonical, ((0, 1, 2),), (3, 4, 5), new, None) == \
+            _full_outcome(_check_and_canonical_reference, ((0, 1, 2),), (3, 4, 5), new, None)
