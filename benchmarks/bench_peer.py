@@ -16,16 +16,14 @@ Measured against it, interleaved and repeated in the same run (median of the rou
   on its own ``GameService.Session`` stream (its commands and results on it, the opponent's
   events pushed to it: the socket.io pattern);
 * **rummy unary**: the same servers, one client per game calling ``Draw`` / ``Pass`` /
-  ``EndTurn`` for both seats (``expected_version``, ``omit_view``), nothing pushed (both
-  rows on ``rummy serve``'s default loop: uvloop, libuv's event loop as boardgame.io's
-  Node server has, when it is installed);
-* **rummy session, asyncio**: the same sessions on ``rummy serve --no-uvloop`` (asyncio's
-  own event loop);
+  ``EndTurn`` for both seats (``expected_version``, ``omit_view``), nothing pushed;
+* **rummy session, uv**: the same sessions on ``rummy serve --uvloop`` (libuv's event loop,
+  as boardgame.io's Node server has);
 * **echo**: a bare ``grpc.aio`` server answering a unary call, and a bidirectional stream
   echoing each message: what gRPC on asyncio costs per call, the floor of any Python design;
 * **baseline** (``--baseline DIR``): ``rummy serve`` from another source tree (the code
-  before a change), sessions on the memory store and on Redis, and the memory unary row, on
-  that tree's default loop; and its Redis sessions with ``--uvloop`` (``base_red_s_uv``).
+  before a change), sessions on the memory store and on Redis, and the memory unary row; and
+  its Redis sessions on ``--uvloop`` (``base_red_s_uv``, beside ``red_s_uv``).
 
 The servers run with their per-caller command rate limit on (at a rate no client reaches: its
 cost is counted) and the game's tokens checked on every move. A game is created (and, for
@@ -429,12 +427,12 @@ async def main_async(args: argparse.Namespace) -> None:
             echo, echo_port = start([sys.executable, "-c", ECHO_SERVER])
             mem, mem_port = rummy_server(["--store", "memory"], prefix, tmp, "mem")
             red, red_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp, "red")
-            # the same on asyncio's own loop (rummy serve --no-uvloop)
-            mem_aio, mem_aio_port = rummy_server(["--store", "memory"], prefix, tmp,
-                                                 "mem-aio", ROOT, "--no-uvloop")
-            red_aio, red_aio_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp,
-                                                 "red-aio", ROOT, "--no-uvloop")
-            procs += [bgio, echo, mem, red, mem_aio, red_aio]
+            # the same on libuv (rummy serve --uvloop), as Node's server runs
+            mem_uv, mem_uv_port = rummy_server(["--store", "memory"], prefix, tmp, "mem-uv",
+                                               ROOT, "--uvloop")
+            red_uv, red_uv_port = rummy_server(["--redis-url", args.redis_url], prefix, tmp,
+                                               "red-uv", ROOT, "--uvloop")
+            procs += [bgio, echo, mem, red, mem_uv, red_uv]
             if args.baseline:  # another checkout of the project (e.g. before a change)
                 base, base_port = rummy_server(["--store", "memory"], prefix, tmp, "base",
                                                Path(args.baseline).resolve())
@@ -451,10 +449,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 "chat": ("grpc.aio echo, stream", "chat", echo_port, echo.pid),
                 "mem_s": ("rummy memory, session", "session", mem_port, mem.pid),
                 "red_s": ("rummy Redis, session", "session", red_port, red.pid),
-                "mem_s_aio": ("rummy memory, session, aio", "session", mem_aio_port,
-                              mem_aio.pid),
-                "red_s_aio": ("rummy Redis, session, aio", "session", red_aio_port,
-                              red_aio.pid),
+                "mem_s_uv": ("rummy memory, session, uv", "session", mem_uv_port,
+                             mem_uv.pid),
+                "red_s_uv": ("rummy Redis, session, uv", "session", red_uv_port, red_uv.pid),
                 "mem_u": ("rummy memory, unary", "unary", mem_port, mem.pid),
                 "red_u": ("rummy Redis, unary", "unary", red_port, red.pid),
             }
@@ -543,11 +540,11 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=0.25,
                         help="mean think time of the paced level, seconds (default 0.25)")
     parser.add_argument("--only", nargs="*", default=[],
-                        help="rows to run (bgio echo chat mem_s red_s mem_s_aio red_s_aio mem_u "
+                        help="rows to run (bgio echo chat mem_s red_s mem_s_uv red_s_uv mem_u "
                         "red_u base_s base_red_s base_u base_red_s_uv; default all)")
     parser.add_argument("--baseline", default="",
                         help="also serve from this source tree (memory store: session row "
-                        "base_s, unary row base_u; Redis: session rows base_red_s and, with "
+                        "base_s, unary row base_u; Redis: session rows base_red_s and, on "
                         "--uvloop, base_red_s_uv): a change measured against the code before "
                         "it, same run")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",

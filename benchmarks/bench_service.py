@@ -370,8 +370,6 @@ def start_server(args: argparse.Namespace, prefix: str, processes: int,
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'services'}",
                RUMMY_LOG_LEVEL="WARNING", RUMMY_ADMIN_TOKEN=ADMIN)
     store = [] if "--store" in extra else ["--redis-url", args.redis_url]
-    if "--uvloop" not in extra:  # the rows on asyncio's loop, the uv row on uvloop
-        store.append("--no-uvloop")
     proc = subprocess.Popen(
         [sys.executable, "-m", "rummy_grpc", "serve", *store,
          "--prefix", prefix, "--host", "127.0.0.1", "--port", "0", "--processes",

@@ -6,7 +6,7 @@ since the core never imports grpc or redis):
   [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-keys FILE]
   [--allow-client-cn NAME ...] [--admin-token-file FILE] [--rate-commands R/s]
   [--rate-burst N] [--rate-create R/s] [--rate-create-burst N] [--rate-events E/s]
-  [--rate-events-burst N] [--read-feed] [--uvloop | --no-uvloop] [--no-batch]``;
+  [--rate-events-burst N] [--read-feed] [--uvloop] [--no-batch]``;
   ``rummy serve --new-api-key NAME`` / ``--hash-api-key NAME`` print an ``--api-keys`` line
 * ``rummy export GAME_ID [--redis-url URL] > game.jsonl`` (one ``rummy.events.dumps`` line per
   event: the file format ``rummy replay FILE`` reads)
@@ -162,15 +162,10 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    "bound for writers that do not announce: every server on the store "
                    "should run a release with the feed). Needs --redis-url, a single "
                    "Redis. Default: every GetView reads the store (docs/architecture.md)")
-    loop = p.add_mutually_exclusive_group()
-    loop.add_argument("--uvloop", dest="uvloop", action="store_const", const=True,
-                      default=None,
-                      help="run on uvloop's event loop (libuv), and fail if uvloop is not "
-                      "installed. Default: uvloop when it is installed (the 'service' "
-                      "extra on Linux and macOS), else asyncio's loop")
-    loop.add_argument("--no-uvloop", dest="uvloop", action="store_const", const=False,
-                      help="run on asyncio's own event loop even when uvloop is installed "
-                      "(uvloop: 7-17%% less server CPU per call, docs/benchmarks.md)")
+    p.add_argument("--uvloop", action="store_true",
+                   help="run on uvloop's event loop (libuv) instead of asyncio's: 7-17%% "
+                   "less server CPU per call in A/B runs, within the noise in others "
+                   "(docs/benchmarks.md). Default: asyncio's loop")
     p.add_argument("--no-batch", action="store_true",
                    help="send every Redis command on its own round trip. Default: a group "
                    "commit: an append or read that finds no round trip in flight goes at "
@@ -371,16 +366,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from rummy_grpc.server import MetricsPortError
 
     runner: Any = asyncio.run
-    if args.uvloop is not False:  # uvloop by default when installed; --uvloop requires it
+    if args.uvloop:
         try:
             import uvloop
         except ImportError:
-            if args.uvloop:
-                print("error: --uvloop needs the uvloop package (pip install uvloop, or the "
-                      "'service' extra on Linux and macOS)", file=sys.stderr)
-                return 2
-        else:
-            runner = uvloop.run
+            print("error: --uvloop needs the uvloop package (pip install uvloop, or the "
+                  "'service' extra on Linux and macOS)", file=sys.stderr)
+            return 2
+        runner = uvloop.run
     try:
         runner(run())
     except ValueError as e:

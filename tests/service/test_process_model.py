@@ -40,21 +40,6 @@ def test_copies_get_every_flag_but_the_per_copy_ones() -> None:
     assert copy_argv(argv) == ["--redis-url", "redis://x", "--uvloop", "--read-feed"]
 
 
-def test_serve_runs_on_uvloop_by_default_and_no_uvloop_opts_out() -> None:
-    import argparse
-
-    from rummy_grpc.cli import add_serve_parser
-    parser = argparse.ArgumentParser()
-    add_serve_parser(parser.add_subparsers())
-    # None: uvloop when installed; True: uvloop required; False: asyncio's own loop
-    assert parser.parse_args(["serve"]).uvloop is None
-    assert parser.parse_args(["serve", "--uvloop"]).uvloop is True
-    assert parser.parse_args(["serve", "--no-uvloop"]).uvloop is False
-    with pytest.raises(SystemExit):
-        parser.parse_args(["serve", "--uvloop", "--no-uvloop"])
-    assert copy_argv(["rummy", "serve", "--no-uvloop", "--processes", "2"]) == ["--no-uvloop"]
-
-
 def test_wait_port_file_returns_the_port_the_server_wrote(tmp_path: Path) -> None:
     port_file = tmp_path / "port"
     proc = subprocess.Popen([sys.executable, "-c", "import pathlib, sys, time; "
