@@ -22,7 +22,8 @@ Measured against it, interleaved and repeated in the same run (median of the rou
 * **echo**: a bare ``grpc.aio`` server answering a unary call, and a bidirectional stream
   echoing each message: what gRPC on asyncio costs per call, the floor of any Python design;
 * **baseline** (``--baseline DIR``): ``rummy serve`` from another source tree (the code
-  before a change), sessions on the memory store and on Redis, and the memory unary row.
+  before a change), sessions on the memory store and on Redis, and the memory unary row; and
+  its Redis sessions on ``--uvloop`` (``base_red_s_uv``, beside ``red_s_uv``).
 
 The servers run with their per-caller command rate limit on (at a rate no client reaches: its
 cost is counted) and the game's tokens checked on every move. A game is created (and, for
@@ -438,7 +439,10 @@ async def main_async(args: argparse.Namespace) -> None:
                 base_red, base_red_port = rummy_server(
                     ["--redis-url", args.redis_url], prefix, tmp, "base-red",
                     Path(args.baseline).resolve())
-                procs += [base, base_red]
+                base_red_uv, base_red_uv_port = rummy_server(
+                    ["--redis-url", args.redis_url], prefix, tmp, "base-red-uv",
+                    Path(args.baseline).resolve(), "--uvloop")
+                procs += [base, base_red, base_red_uv]
             rows = {
                 "bgio": ("boardgame.io 0.50.2", None, bgio_port, bgio.pid),
                 "echo": ("grpc.aio echo, unary", "echo", echo_port, echo.pid),
@@ -456,6 +460,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 rows["base_red_s"] = ("baseline Redis, session", "session", base_red_port,
                                       base_red.pid)
                 rows["base_u"] = ("baseline memory, unary", "unary", base_port, base.pid)
+                rows["base_red_s_uv"] = ("baseline Redis, sess, uv", "session",
+                                         base_red_uv_port, base_red_uv.pid)
             order = [r for r in rows if r in args.only] if args.only else list(rows)
             print(f"boardgame.io against rummy serve, 1 process each; {rounds} interleaved "
                   f"round(s) of {warmup:.0f} s warm-up + {seconds:.0f} s per row; median of "
@@ -535,11 +541,12 @@ def main() -> None:
                         help="mean think time of the paced level, seconds (default 0.25)")
     parser.add_argument("--only", nargs="*", default=[],
                         help="rows to run (bgio echo chat mem_s red_s mem_s_uv red_s_uv mem_u "
-                        "red_u base_s base_red_s base_u; default all)")
+                        "red_u base_s base_red_s base_u base_red_s_uv; default all)")
     parser.add_argument("--baseline", default="",
                         help="also serve from this source tree (memory store: session row "
-                        "base_s, unary row base_u; Redis: session row base_red_s): a change "
-                        "measured against the code before it, same run")
+                        "base_s, unary row base_u; Redis: session rows base_red_s and, on "
+                        "--uvloop, base_red_s_uv): a change measured against the code before "
+                        "it, same run")
     parser.add_argument("--redis-url", default=os.environ.get("RUMMY_TEST_REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()
