@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rummy.bots._melding import _table_fits, hand_meld_entries
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
@@ -163,11 +164,25 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     return False
 
 
+#: for each real card, ``(place in _TRIPLES, mask)`` of the triples whose lowest card it is
+_LOW_TRIPLES: list[list[tuple[int, int]]] = [[] for _ in range(NUM_REAL)]
+for _k, _m in enumerate(_TRIPLES):
+    _LOW_TRIPLES[min(_m)].append((_k, (1 << _m[0]) | (1 << _m[1]) | (1 << _m[2])))
+
+
 def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
     """Every legal meld of three distinct real hand cards (R4.2, R4.3; no joker), most
-    points first, then by cards."""
+    points first, then by cards. Only the triples whose lowest card is held are tried
+    (:data:`_LOW_TRIPLES`), on a bit mask of the hand."""
     held = set(hand)
-    return [m for m in _TRIPLES if m[0] in held and m[1] in held and m[2] in held]
+    held.discard(JOKER)
+    hb = 0
+    for c in held:
+        hb |= 1 << c
+    found = [k for c in held for k, m in _LOW_TRIPLES[c] if m & hb == m]
+    if len(found) > 1:
+        found.sort()
+    return [_TRIPLES[k] for k in found]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -203,6 +218,47 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     if with_index:
         return [(t, c, i) for _, t, c, i in out]
     return [(t, c) for _, t, c, _ in out]
+
+
+def _layoffs_by_bits(table: Table, hand: Sequence[int]) -> list[tuple[Table, int, int]]:
+    """:func:`layoffs` with ``with_index``, found with the bit masks of the table's melds
+    that :mod:`rummy.bots._melding` caches for the basic bot (``_table_fits``): the same
+    lay-offs in the same order."""
+    if not table:
+        return []
+    _, fits, union = _table_fits(table)
+    lb = 0
+    joker_held = False
+    for c in hand:
+        if c == JOKER:
+            joker_held = True
+        else:
+            lb |= 1 << c
+    if not (union & lb or (joker_held and union)):
+        return []
+    out: list[tuple[int, Table, int, int]] = []
+    for i, f in enumerate(fits):
+        if not f:
+            continue
+        meld = table[i]
+        x = f & lb
+        while x:
+            low = x & -x
+            c = low.bit_length() - 1
+            x ^= low
+            out.append((POINTS[c], table[:i] + (meld + (c,),) + table[i + 1:], c, i))
+        if joker_held:
+            d = TABLE_JOKER_BASE + (f & -f).bit_length() - 1
+            out.append((POINTS[JOKER], table[:i] + (meld + (d,),) + table[i + 1:], JOKER, i))
+    out.sort(key=_NEG_POINTS)
+    return [(t, c, i) for _, t, c, i in out]
+
+
+def _neg_points(x: tuple[int, Table, int, int]) -> int:
+    return -x[0]
+
+
+_NEG_POINTS = _neg_points
 
 
 def _diff(table0: Table, new: Table) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
@@ -282,7 +338,8 @@ class Candidates:
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        basic = BasicBot.plan(v)
+        entries = hand_meld_entries(v.hand)
+        basic = BasicBot.plan(v, entries)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None
@@ -297,11 +354,11 @@ class Candidates:
                 dup_added = basic_added
             gen.append((basic, basic_added, basic))
             origin.append(None)
-        tri = triples(v.hand)
+        tri = [x[2] for x in entries if len(x[2]) == 3]  # triples(v.hand), in order
         gen += [(table0 + (m,), m, m) for m in tri]
         origin += [(-1,)] * len(tri)
         if room > len(gen):
-            lay = layoffs(table0, v.hand, with_index=True)
+            lay = _layoffs_by_bits(table0, v.hand)
             gen += [(t, (c,), (table0[i], c)) for t, c, i in lay]
             origin += [(i, c) for _, c, i in lay]
         self._origin: list[tuple[int, ...] | None] = []

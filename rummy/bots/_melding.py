@@ -53,29 +53,44 @@ def _chains(entries: Sequence[tuple[int, int, tuple[int, ...]]]
 _LOW_CHAINS = tuple(_chains(entries) for entries in _BY_LOW)
 
 
-def form_hand_melds(hand: Sequence[int]) -> tuple[list[MeldCards], list[int]]:
+def hand_meld_entries(hand: Sequence[int]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Every legal meld of distinct real cards that ``hand`` holds, as ``(place in the
+    greedy order of :data:`_MELDS_BY_SIZE`, mask, cards)``, in that order. Found by
+    walking chains of nested melds per lowest card (:data:`_LOW_CHAINS`). The 3-card
+    entries are the hand's triples, most points first, then by cards."""
+    hm = 0
+    held = set()
+    for c in hand:
+        if c < 52:
+            hm |= 1 << c
+            held.add(c)
+    found = []
+    for c in held:
+        for chain in _LOW_CHAINS[c]:
+            for x in chain:
+                if x[1] & hm != x[1]:
+                    break
+                found.append(x)
+    found.sort()
+    return found
+
+
+def form_hand_melds(hand: Sequence[int],
+                    entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+                    ) -> tuple[list[MeldCards], list[int]]:
     """Greedily take legal melds of real cards from ``hand``, longest first (then most
-    points, then by cards: the order of :data:`_MELDS_BY_SIZE`). The melds the hand holds
-    are found by walking chains of nested melds per lowest card (:data:`_LOW_CHAINS`)
-    rather than testing every meld of each card.
+    points, then by cards: the order of :data:`_MELDS_BY_SIZE`). ``entries``: the
+    hand's :func:`hand_meld_entries`, when the caller has them already.
 
     Returns:
         ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left,
         in ``hand``'s order.
     """
     left = list(hand)
-    hm = _mask(left)
-    found = []
-    for c in {c for c in left if c < 52}:
-        for chain in _LOW_CHAINS[c]:
-            for x in chain:
-                if x[1] & hm != x[1]:
-                    break
-                found.append(x)
+    found = hand_meld_entries(hand) if entries is None else entries
     melds: list[MeldCards] = []
     if not found:
         return melds, left
-    found.sort()
     while found:  # the hand only shrinks, so the candidates only shrink
         cards = found[0][2]
         melds.append(cards)
@@ -164,11 +179,28 @@ def _meld_bits(meld: MeldCards) -> tuple[int, int]:
     return mm, _fit_bits(mm, len(meld) + 1)
 
 
-@functools.lru_cache(maxsize=256)
+#: the table last given to :func:`_table_fits` and its answer (one tuple, swapped whole)
+_LAST_TABLE: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None, ((), (), 0))
+
+
 def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Per meld of ``table``: its effective-card mask and the real cards (bits) that
     extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
-    per table."""
+    per table: the last table asked for by identity (a game's table object stands until
+    someone melds, while every meld phase asks again), the others by value."""
+    global _LAST_TABLE
+    last = _LAST_TABLE
+    if last[0] is table:
+        return last[1]
+    out = _table_fits_of(table)
+    _LAST_TABLE = (table, out)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _table_fits_of(table: tuple[MeldCards, ...]
+                   ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """:func:`_table_fits`, cached by value."""
     bits = list(map(_meld_bits, table))
     masks = tuple(b[0] for b in bits)
     fits = tuple(b[1] for b in bits)

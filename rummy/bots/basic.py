@@ -33,10 +33,13 @@ class BasicBot(BotBase):
         return Meld(seat, new_table) if new_table is not None else Pass(seat)
 
     @staticmethod
-    def plan(view: PlayerView) -> tuple[tuple[int, ...], ...] | None:
-        """The new table this bot would make, or ``None`` to pass."""
+    def plan(view: PlayerView,
+             entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+             ) -> tuple[tuple[int, ...], ...] | None:
+        """The new table this bot would make, or ``None`` to pass. ``entries``: the hand's
+        :func:`rummy.bots._melding.hand_meld_entries`, when the caller has them."""
         rules = view.rules
-        melds, left = form_hand_melds(view.hand)
+        melds, left = form_hand_melds(view.hand, entries)
         melds += joker_melds(left)
         opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]
         new_points = sum(map(hand_points, melds))
