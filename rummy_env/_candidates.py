@@ -294,6 +294,35 @@ def _added(table: Table, new: Table) -> list[int]:
     return sorted(left.elements())
 
 
+def melded_of(seat: int, table: Table, new_table: Table) -> Melded:
+    """The ``Melded`` event of a meld action from the legal, canonical ``table`` (I2) to
+    ``new_table``, known to be legal (not checked): the melds of ``new_table`` that stand
+    unchanged are kept as they are, the others put in display order (R4.5), all sorted;
+    the cards added are the physical cards of the changed melds less those of the melds
+    they replace, ascending (a joker as ``JOKER``). The engine's
+    :func:`rummy.melds.check_and_canonical` gives the same for a legal action."""
+    left: dict[tuple[int, ...], int] = {}
+    for m in table:
+        left[m] = left.get(m, 0) + 1
+    melds: list[tuple[int, ...]] = []
+    added: list[int] = []
+    for m in new_table:
+        k = left.get(m)
+        if k:
+            left[m] = k - 1
+            melds.append(m)
+        else:
+            melds.append(canonical_meld(m))
+            added += map(_PHYSICAL.__getitem__, m)
+    added.sort()
+    for m, k in left.items():
+        for _ in range(k):
+            for t in m:
+                added.remove(_PHYSICAL[t])
+    melds.sort()
+    return Melded(seat, tuple(added), tuple(melds))
+
+
 _PLANNED: dict[tuple[Any, ...], Table | None] = {}
 _PLANNED_MAX = 4096
 
@@ -425,16 +454,25 @@ class Candidates:
 
     def meld_event(self, slot: int) -> Melded | None:
         """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
-        for the meld of cheap slot ``slot`` (the cards it adds, the new table in canonical
-        form, I2), built from how the candidate was made, without re-checking it (it is
-        legal by construction); ``None`` for a solver slot or the basic play (the caller
-        then steps the engine). Tested equal to the engine's event over random games."""
+        for the meld of slot ``slot`` (the cards it adds, the new table in canonical form,
+        I2), without re-checking it: a triple's or lay-off's built from how the candidate
+        was made (legal by construction), a solver play's or the basic play's by
+        :func:`melded_of` (legal by the solver's and the bot's contracts); ``None`` for an
+        empty slot, and for those two under the R5.5 opening variants or a §11 variant
+        that restricts melds (the caller then steps the engine). Tested equal to the
+        engine's event over random games."""
         k = slot - SOLVER_SLOTS
-        if not 0 <= k < len(self.cheap):
+        if k < 0 or (0 <= k < len(self.cheap) and self._origin[k] is None):
+            # a solver slot (legal by the solver's contract) or the basic play (by the bot
+            # contract): under the default meld rules, the event of the checked path
+            if self.restricted or self.view.rules.restricts_melds:
+                return None
+            table = self.table(slot)
+            return None if table is None else melded_of(self.seat, self.state.table, table)
+        if k >= len(self.cheap):
             return None
         how = self._origin[k]
-        if how is None:
-            return None
+        assert how is not None
         table0 = self.state.table
         if how[0] < 0:  # a triple of hand cards as a new meld (ascending real cards)
             m = self.cheap[k][-1]

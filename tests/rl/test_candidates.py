@@ -264,10 +264,11 @@ def test_the_basic_bots_plan_is_the_reference_plan(players: int, rules: RuleSet)
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize("players", [2, 3, 5])
 def test_the_fast_meld_event_is_the_engines(players: int, rules: RuleSet) -> None:
-    """Every cheap slot's pre-validated Melded event (the env's fast path) is the event
-    the engine makes for that meld, and evolving it gives the engine's state."""
+    """Every slot's pre-validated Melded event (the env's fast path: cheap slots, the
+    basic play and the solver's plays) is the event the engine makes for that meld, and
+    evolving it gives the engine's state (five players: two decks, equal melds)."""
     from rummy.decide import settle
     from rummy.evolve import evolve
     from rummy.state import STABLE_PHASES
