@@ -106,7 +106,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -154,6 +154,25 @@ _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
 _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
+
+
+def _mask_of(actions: Iterable[int]) -> np.ndarray:
+    """A read-only ``int8[N_ACTIONS]`` mask with ``actions`` set."""
+    mask = np.zeros(N_ACTIONS, dtype=np.int8)
+    mask[list(actions)] = 1
+    mask.flags.writeable = False
+    return mask
+
+
+#: the slot mode's masks (knock at the end of the turn, the default) outside meld phases
+_PHASE_MASKS = {DRAW: _mask_of([DRAW_ACTION]),
+                KNOCK_OR_END: _mask_of([KNOCK_ACTION, END_TURN_ACTION])}
+_NO_MASK = _mask_of([])
+#: ``[has_play][cheap slots filled]``: the slot mode's masks in a meld phase
+_MOP_MASKS = [[_mask_of([PASS_ACTION]
+                        + ([N_FIXED, N_FIXED + 1] if has_play else [])
+                        + list(range(N_FIXED + 2, N_FIXED + 2 + k)))
+               for k in range(MELD_SLOTS - 1)] for has_play in (False, True)]
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -436,11 +455,21 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         return self._cands
 
     def legal_mask(self) -> np.ndarray:
-        """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state;
-        all 0 once the game is over)."""
+        """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state,
+        read-only: copy it to change it; all 0 once the game is over)."""
         if self._mask is None:
-            mask = np.zeros(self.n_actions, dtype=np.int8)
             phase = self.state_.phase
+            if self.actions == "slots" and self.rules.knock_timing != "start":
+                # one shared read-only array per phase and set of filled slots
+                if phase == MELD_OR_PASS:
+                    cands = self.candidates()
+                    assert cands is not None
+                    self._mask = _MOP_MASKS[cands.has_play][
+                        min(len(cands.cheap), MELD_SLOTS - 2)]
+                else:
+                    self._mask = _PHASE_MASKS.get(phase, _NO_MASK)
+                return self._mask
+            mask = np.zeros(self.n_actions, dtype=np.int8)
             if phase == DRAW:
                 mask[DRAW_ACTION] = 1
             elif phase == KNOCK_OR_END:
@@ -459,6 +488,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             if self.rules.knock_timing == "start" and phase in (DRAW, MELD_OR_PASS) and \
                     "knock" in legal_action_kinds(self.state_):
                 mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
+            mask.flags.writeable = False
             self._mask = mask
         return self._mask
 
