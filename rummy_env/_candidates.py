@@ -119,17 +119,67 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     return out
 
 
+#: the table last given to :func:`_free_table_cards` and its answer (swapped whole)
+_LAST_FREE: tuple[object, dict[int, list[tuple[int, tuple[int, ...]]]]] = (None, {})
+
+
+def _free_table_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+    """:func:`_free_cards`, the last table answered by identity (without hashing it)."""
+    global _LAST_FREE
+    last = _LAST_FREE
+    if last[0] is table:
+        return last[1]
+    out = _free_cards(table)
+    _LAST_FREE = (table, out)
+    return out
+
+
+def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],
+                         hand: Sequence[int]) -> bool:
+    """Whether :func:`play_exists`'s construction exists (unchecked), searched from the
+    free table cards (few) rather than from the hand: a legal triple with at least one
+    card held and the others not held but free, two of those from different melds."""
+    held = 0
+    for c in hand:
+        held |= 1 << c
+    for f, places in free.items():
+        if held >> f & 1:
+            continue  # a held card is played from the hand
+        for a, b in _PARTNERS[f]:
+            ha = held >> a & 1
+            hb = held >> b & 1
+            if ha and hb:
+                return True
+            if ha or hb:
+                other = b if ha else a
+                more = free.get(other)
+                if more and any(p[0] != q[0] for p in places for q in more):
+                    return True
+    return False
+
+
 #: for each real card, ``(a, b, bits of a and b)`` for each legal triple ``{card, a, b}``
 _PARTNER_BITS: list[list[tuple[int, int, int]]] = [
     [(a, b, (1 << a) | (1 << b)) for a, b in _PARTNERS[c]] for c in range(NUM_REAL)]
 
 
-def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
-    """True when a cheap construction finds a legal meld action (each checked with
-    :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
-    hand or taken off melds that stay legal without them, as a new meld of three (R5.2,
-    R5.3). False says nothing. The opening variants of R5.5 are not checked."""
-    free = _free_cards(table)
+def play_exists(table: Table, hand: Sequence[int], rules: RuleSet, *,
+                check: bool | None = None) -> bool:
+    """True when a cheap construction finds a legal meld action: a hand card with two
+    cards from the hand or taken off melds that stay legal without them, as a new meld of
+    three (R5.2, R5.3). False says nothing. The opening variants of R5.5 are not checked.
+
+    Each construction is checked with :func:`rummy.melds.check_action` under ``rules``
+    when ``check`` (default: only under a §11 variant that restricts melds). Under the
+    default meld rules every construction on a legal table (I2) is legal: every old table
+    card stays (the melds a card leaves stay legal, R5.2/R5.3), the new meld is a legal
+    triple of real cards, the cards it adds are in the hand (R5.4), and no meld holding a
+    joker changes (R5.7, R5.8); the test compares both ways."""
+    if check is None:
+        check = rules.restricts_melds
+    free = _free_table_cards(table)
+    if not check:
+        return _construction_exists(free, hand)
     if not free:
         return False
     held = Counter(hand)
@@ -152,6 +202,10 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
             options: list[list[tuple[int, tuple[int, ...]]]] = (
                 [[f] for f in free[taken[0]]] if len(taken) == 1 else
                 [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
+            if not check:
+                if options:
+                    return True
+                continue
             for changes in options:
                 base = list(table)
                 for i, rest in changes:

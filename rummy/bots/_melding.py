@@ -186,8 +186,9 @@ _LAST_TABLE: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None
 def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Per meld of ``table``: its effective-card mask and the real cards (bits) that
     extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
-    per table: the last table asked for by identity (a game's table object stands until
-    someone melds, while every meld phase asks again), the others by value."""
+    for the last table asked for, by identity (a game's table object stands until
+    someone melds, while every meld phase asks again); each meld's part is cached per
+    meld (:func:`_meld_bits`)."""
     global _LAST_TABLE
     last = _LAST_TABLE
     if last[0] is table:
@@ -197,10 +198,9 @@ def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[in
     return out
 
 
-@functools.lru_cache(maxsize=256)
 def _table_fits_of(table: tuple[MeldCards, ...]
                    ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """:func:`_table_fits`, cached by value."""
+    """:func:`_table_fits`, from the per-meld cache."""
     bits = list(map(_meld_bits, table))
     masks = tuple(b[0] for b in bits)
     fits = tuple(b[1] for b in bits)

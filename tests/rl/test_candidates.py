@@ -187,6 +187,21 @@ def test_cached_lay_off_equals_the_reference() -> None:
     assert checked > 100
 
 
+def test_the_unchecked_construction_is_the_checked_one() -> None:
+    """Under the default meld rules play_exists skips check_action: the same answers as
+    with every construction checked (two and five seats: one and two decks)."""
+    answers = []
+    for players in (2, 5):
+        for seed in range(3):
+            for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+                s = env.state_
+                hand = s.hands[s.turn]
+                fast = _candidates.play_exists(s.table, hand, s.rules)
+                assert fast == _candidates.play_exists(s.table, hand, s.rules, check=True)
+                answers.append(fast)
+    assert any(answers) and not all(answers)
+
+
 def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
     """play_exists (a hand card with free table cards) is True only where the solver finds
     a play; could_meld False only where it finds none."""
