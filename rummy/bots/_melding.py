@@ -124,16 +124,28 @@ def joker_melds(left: list[int]) -> list[MeldCards]:
     return out
 
 
-@functools.lru_cache(maxsize=65536)
 def _fit_bits(mask: int, size: int) -> int:
     """The real cards ``d`` (as bits) for which a meld of effective-card mask ``mask`` and
-    ``size - 1`` cards plus ``d`` is a legal meld of ``size`` cards (R4.2, R4.3)."""
+    ``size - 1`` cards plus ``d`` is a legal meld of ``size`` cards (R4.2, R4.3): looked
+    up for a legal meld (:data:`_LEGAL_FITS`), else computed and cached."""
+    if VALID_MELDS.get(mask) == size - 1:
+        return _LEGAL_FITS[mask]
+    return _fit_bits_of(mask, size)
+
+
+@functools.lru_cache(maxsize=65536)
+def _fit_bits_of(mask: int, size: int) -> int:
+    """:func:`_fit_bits`, computed."""
     valid = VALID_MELDS.get
     bits = 0
     for d in range(52):
         if valid(mask + (1 << d)) == size:
             bits |= 1 << d
     return bits
+
+
+#: :func:`_fit_bits` of every legal meld's mask (with its size plus one): made once
+_LEGAL_FITS: dict[int, int] = {m: _fit_bits_of(m, n + 1) for m, n in VALID_MELDS.items()}
 
 
 def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> bool:
