@@ -395,6 +395,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._table_key: Table | None = None
         #: the observation with only the table's part (53:157) filled, for ``_table_key``
         self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+        #: per seat: its hand object last observed, its counts (None: empty) and points
+        self._hand_part: list[tuple[object, np.ndarray | None, float]] = [
+            (None, None, 0.0)] * players
         #: each seat's view of the seats: absolute seats in relative order
         self._relative = [[(seat + k) % players for k in range(players)]
                           for seat in range(players)]
@@ -691,8 +694,13 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         obs = self._table_tmpl.copy()
         hands = s.hands
         hand = hands[seat]
-        if hand:
-            obs[:53] = np.bincount(hand, minlength=53)
+        cached = self._hand_part[seat]
+        if cached[0] is not hand:  # a seat's hand object stands until it changes
+            counts = np.bincount(hand, minlength=53).astype(np.float32) if hand else None
+            cached = self._hand_part[seat] = (hand, counts,
+                                              float(sum(map(_POINTS.__getitem__, hand))))
+        if cached[1] is not None:
+            obs[:53] = cached[1]
         tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
         totals = s.totals
         opened = s.opened
@@ -706,7 +714,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             tail[ph] = 1.0
         tail[9] = s.draws
         tail[20] = s.final_turns_left is not None
-        tail[21] = sum(map(_POINTS.__getitem__, hand))
+        tail[21] = cached[2]
         obs[157:] = tail
         if self.normalize:
             obs /= self._scale
