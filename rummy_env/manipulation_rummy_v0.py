@@ -106,6 +106,7 @@ from __future__ import annotations
 
 import copy
 import random
+from itertools import chain as _chain_iter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -150,6 +151,7 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 #: the table, seat to act, phase, draws, totals, opened, final turns
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
+_chain = _chain_iter.from_iterable
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
@@ -392,6 +394,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self.possible_agents = [f"player_{i}" for i in range(players)
                                 if i not in self.opponents]
         self._seat_of = {f"player_{i}": i for i in range(players)}
+        self._names = [f"player_{i}" for i in range(players)]  #: agent name by seat
         self._table_key: Table | None = None
         #: the observation with only the table's part (53:157) filled, for ``_table_key``
         self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -592,6 +595,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
 
     def _advance(self, events: list[Event]) -> None:
         """Play the opponents' seats and (with ``auto_forced``) forced decisions."""
+        if not self._bots and not self.auto_forced:
+            return
         while self.state_.phase != GAME_OVER and self._steps < self.max_steps:
             s = self.state_
             bot = self._bots.get(s.turn)
@@ -626,7 +631,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         elif self._steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = f"player_{self.state_.turn}"
+            self.agent_selection = self._names[self.state_.turn]
         self._set_infos()
 
     # ---------------------------------------------------------------- AEC API
@@ -689,14 +694,19 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
             tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
-            tmpl[53:157] = _table_counts(table)
+            if table:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
+                counts = np.bincount(np.fromiter(_chain(table), dtype=np.intp),
+                                     minlength=TABLE_JOKER_BASE + 52)
+                tmpl[53:105] = counts[:52]
+                tmpl[105:157] = counts[TABLE_JOKER_BASE:]
             self._table_tmpl = tmpl
         obs = self._table_tmpl.copy()
         hands = s.hands
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
-            counts = np.bincount(hand, minlength=53).astype(np.float32) if hand else None
+            counts = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
+                                  minlength=53).astype(np.float32) if hand else None)
             cached = self._hand_part[seat] = (hand, counts,
                                               float(sum(map(_POINTS.__getitem__, hand))))
         if cached[1] is not None:
