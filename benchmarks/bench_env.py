@@ -38,8 +38,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from rummy_env import manipulation_rummy_v0 as rummy_v0
 
 

@@ -106,8 +106,8 @@ from __future__ import annotations
 
 import copy
 import random
-from itertools import chain as _chain_iter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain as _chain_iter
 from typing import Any
 
 import gymnasium
@@ -705,9 +705,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
-            counts = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
-                                  minlength=53).astype(np.float32) if hand else None)
-            cached = self._hand_part[seat] = (hand, counts,
+            held = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
+                                minlength=53).astype(np.float32) if hand else None)
+            cached = self._hand_part[seat] = (hand, held,
                                               float(sum(map(_POINTS.__getitem__, hand))))
         if cached[1] is not None:
             obs[:53] = cached[1]
