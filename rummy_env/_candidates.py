@@ -89,17 +89,23 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     if JOKER in hand:
         return True
     held = set(hand)
-    pool = set(held)
+    pool = 0  # bits of the hand's and the table's cards (table jokers as declared)
+    for c in held:
+        pool |= 1 << c
+    hand_bits = pool
+    jokers = []
     for m in table:
         for t in m:
             if t >= TABLE_JOKER_BASE:
-                d = t - TABLE_JOKER_BASE
-                if d in held or any(d in x for x in table):  # R5.8: it could be freed
-                    return True
-                pool.add(d)
+                jokers.append(t - TABLE_JOKER_BASE)
             else:
-                pool.add(t)
-    return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
+                pool |= 1 << t
+    for d in jokers:
+        if hand_bits >> d & 1 or pool >> d & 1:  # R5.8: it could be freed
+            return True
+    for d in jokers:
+        pool |= 1 << d
+    return any(not bits & ~pool for c in held for _, _, bits in _PARTNER_BITS[c])
 
 
 @functools.lru_cache(maxsize=1024)

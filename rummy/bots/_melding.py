@@ -235,23 +235,31 @@ def lay_off_ascending(table: tuple[MeldCards, ...], melds: list[MeldCards],
     if not left or not melds:
         return False
     masks0, fits0, union = _table_fits(table)
-    masks = list(masks0)
-    fits = list(fits0)
+    new_masks = []
+    new_fits = []
     for meld in melds[len(table):]:
         mm = sum(map(EFF_BIT.__getitem__, meld))
-        masks.append(mm)
+        new_masks.append(mm)
         f = _fit_bits(mm, len(meld) + 1)
-        fits.append(f)
+        new_fits.append(f)
         union |= f
+    if not union:
+        return False  # no meld takes any card
+    lb = 0
+    jokers = 0
+    for c in left:
+        if c == JOKER:
+            jokers += 1
+        else:
+            lb |= 1 << c
+    if not (union & lb or jokers):
+        return False  # no card fits any meld
     counts: dict[int, int] = {}
     for c in left:
         counts[c] = counts.get(c, 0) + 1
-    jokers = counts.pop(JOKER, 0)
-    lb = 0
-    for c in counts:
-        lb |= 1 << c
-    if not (union & lb or (jokers and union)):
-        return False  # no card fits any meld
+    counts.pop(JOKER, None)
+    masks = list(masks0) + new_masks
+    fits = list(fits0) + new_fits
     changed = False
     progress = True
     while progress and (lb or jokers):

@@ -187,6 +187,46 @@ def test_cached_lay_off_equals_the_reference() -> None:
     assert checked > 100
 
 
+def _could_meld_reference(table, hand) -> bool:
+    """_candidates.could_meld as first written (sets rather than bit masks)."""
+    from rummy.cards import JOKER, TABLE_JOKER_BASE
+    hand = tuple(hand)
+    if JOKER in hand:
+        return True
+    held = set(hand)
+    pool = set(held)
+    for m in table:
+        for t in m:
+            if t >= TABLE_JOKER_BASE:
+                d = t - TABLE_JOKER_BASE
+                if d in held or any(d in x for x in table):
+                    return True
+                pool.add(d)
+            else:
+                pool.add(t)
+    return any(a in pool and b in pool for c in held for a, b in _candidates._PARTNERS[c])
+
+
+def test_could_meld_is_the_reference_and_triples_and_layoffs_too() -> None:
+    """could_meld (bit masks), triples and the lay-offs by bit masks give the answers of
+    the reference code on the meld phases of random games (one and two decks)."""
+    answers = []
+    for players in (2, 5):
+        for seed in range(3):
+            for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+                s = env.state_
+                hand = s.hands[s.turn]
+                got = _candidates.could_meld(s.table, hand)
+                assert got == _could_meld_reference(s.table, hand)
+                answers.append(got)
+                held = set(hand)
+                assert _candidates.triples(hand) == [
+                    m for m in _candidates._TRIPLES if all(c in held for c in m)]
+                assert _candidates._layoffs_by_bits(s.table, hand) == _candidates.layoffs(
+                    s.table, hand, with_index=True)
+    assert any(answers) and not all(answers)
+
+
 def test_the_unchecked_construction_is_the_checked_one() -> None:
     """Under the default meld rules play_exists skips check_action: the same answers as
     with every construction checked (two and five seats: one and two decks)."""
