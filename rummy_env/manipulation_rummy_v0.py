@@ -428,6 +428,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._mask: np.ndarray | None = None
         self._bots: dict[int, Bot] = {}
         self._steps = 0
+        self._scored = True  #: whether the last step scored a round (else rewards are 0)
         self._seed_rng: random.Random | None = None
         self.game_seed = 0
         #: public record of every command: ``(seat, kind index in KINDS, cards added)``
@@ -612,7 +613,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
 
     def _rewards_of(self, events: list[Event]) -> dict[str, float]:
         out = dict.fromkeys(self.possible_agents, 0.0)
+        self._scored = False
         for e in events:
+            if type(e) is RoundScored or type(e) is GameEnded:
+                self._scored = True
             if type(e) is RoundScored:
                 for i, pts in enumerate(e.scores):
                     if i not in self.opponents:
@@ -622,6 +626,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                     if w not in self.opponents:
                         out[f"player_{w}"] += 1.0 / len(e.winners)
         return out
+
+    def _accumulate_rewards(self) -> None:
+        """PettingZoo's: add ``rewards`` to ``_cumulative_rewards``; nothing to add when
+        no round was scored by the last step (every reward is 0.0)."""
+        if self._scored:
+            super()._accumulate_rewards()
 
     def _after(self, events: list[Event]) -> None:
         """Rewards, terminations, the agent to act and the infos after ``events``."""
