@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rummy.bots._melding import _table_fits, hand_meld_entries
+from rummy.bots._melding import _table_fits as _table_fits_by_value
+from rummy.bots._melding import hand_meld_entries
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
@@ -122,6 +123,23 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
             rest = m[:k] + m[k + 1:]
             if is_valid_meld(rest):
                 out.setdefault(c, []).append((i, rest))
+    return out
+
+
+#: the table last given to :func:`_table_fits` and its answer (one tuple, swapped whole)
+_LAST_FITS: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None, ((), (), 0))
+
+
+def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The basic bot's fit masks of ``table`` (``rummy.bots._melding._table_fits``), the
+    last table answered by identity: a game's table object stands until someone melds,
+    while every meld phase in between asks again."""
+    global _LAST_FITS
+    last = _LAST_FITS
+    if last[0] is table:
+        return last[1]
+    out = _table_fits_by_value(table)
+    _LAST_FITS = (table, out)
     return out
 
 
@@ -428,7 +446,7 @@ class Candidates:
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
         entries = hand_meld_entries(v.hand)
-        basic = BasicBot.plan(v, entries)
+        basic = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None

@@ -191,28 +191,10 @@ def _meld_bits(meld: MeldCards) -> tuple[int, int]:
     return mm, _fit_bits(mm, len(meld) + 1)
 
 
-#: the table last given to :func:`_table_fits` and its answer (one tuple, swapped whole)
-_LAST_TABLE: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None, ((), (), 0))
-
-
 def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Per meld of ``table``: its effective-card mask and the real cards (bits) that
-    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
-    for the last table asked for, by identity (a game's table object stands until
-    someone melds, while every meld phase asks again); each meld's part is cached per
-    meld (:func:`_meld_bits`)."""
-    global _LAST_TABLE
-    last = _LAST_TABLE
-    if last[0] is table:
-        return last[1]
-    out = _table_fits_of(table)
-    _LAST_TABLE = (table, out)
-    return out
-
-
-def _table_fits_of(table: tuple[MeldCards, ...]
-                   ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """:func:`_table_fits`, from the per-meld cache."""
+    extend it to a legal meld (:func:`_meld_bits`, cached per meld), and the union of
+    those bits."""
     bits = list(map(_meld_bits, table))
     masks = tuple(b[0] for b in bits)
     fits = tuple(b[1] for b in bits)
@@ -223,18 +205,22 @@ def _table_fits_of(table: tuple[MeldCards, ...]
 
 
 def lay_off_ascending(table: tuple[MeldCards, ...], melds: list[MeldCards],
-                      left: list[int]) -> bool:
+                      left: list[int],
+                      table_fits: tuple[tuple[int, ...], tuple[int, ...], int] | None = None
+                      ) -> bool:
     """:func:`lay_off` with jokers for a ``left`` in ascending order (jokers last, as a
     view's hand is): the same lay-offs in the same order, found with bit masks. ``melds``
     holds ``table``'s melds first (its part of the work is cached per table), then new
     ones. The first card of ``left`` that fits a meld is its lowest real card that fits,
     else a hand joker declared as the first card that keeps the meld legal (R5.3, R5.6).
 
+    ``table_fits``: ``_table_fits(table)``, when the caller has it.
+
     Mutates ``melds`` and ``left``; returns True if any card was laid off.
     """
     if not left or not melds:
         return False
-    masks0, fits0, union = _table_fits(table)
+    masks0, fits0, union = _table_fits(table) if table_fits is None else table_fits
     new_masks = []
     new_fits = []
     for meld in melds[len(table):]:

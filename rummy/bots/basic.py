@@ -34,10 +34,12 @@ class BasicBot(BotBase):
 
     @staticmethod
     def plan(view: PlayerView,
-             entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+             entries: list[tuple[int, int, tuple[int, ...]]] | None = None,
+             fits: tuple[tuple[int, ...], tuple[int, ...], int] | None = None
              ) -> tuple[tuple[int, ...], ...] | None:
         """The new table this bot would make, or ``None`` to pass. ``entries``: the hand's
-        :func:`rummy.bots._melding.hand_meld_entries`, when the caller has them."""
+        :func:`rummy.bots._melding.hand_meld_entries`, and ``fits`` the table's
+        ``_melding._table_fits``, when the caller has them (the same plan)."""
         rules = view.rules
         melds, left = form_hand_melds(view.hand, entries)
         melds += joker_melds(left)
@@ -49,7 +51,7 @@ class BasicBot(BotBase):
             if opening:
                 return view.table + tuple(melds)
         table = list(view.table) + melds
-        laid = lay_off_ascending(view.table, table, left)  # a view's hand is ascending
+        laid = lay_off_ascending(view.table, table, left, fits)  # a view's hand ascends
         if not melds and not laid:
             return None
         return tuple(table)
