@@ -795,7 +795,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if self.actions == "slots" and N_FIXED <= a < EXACT_ACTION:
             cands = self.candidates()
             melded = cands.meld_event(a - N_FIXED) if cands is not None else None
-            if melded is not None:  # a cheap slot: legal by construction (fast path)
+            if melded is not None:  # a slot known legal: the trusted meld path
                 self._play(self.command_of(a), melded)
                 return
         self._play(self.command_of(a))
