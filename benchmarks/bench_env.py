@@ -4,7 +4,7 @@ Both loops are what a researcher runs to collect random-play experience, interle
 slices within each round so a change of the machine's load hits both alike:
 
 * ours: ``raw_env(players=2)``, ``env.last()`` -> a uniformly random legal action from
-  ``obs["action_mask"]`` (``np.flatnonzero``, then ``random.Random.randrange``: the same
+  ``obs["action_mask"]`` (``.nonzero()``, then ``random.Random.randrange``: the same
   generator as OpenSpiel's loop, whose ``random.choice`` picks from a list) ->
   ``env.step``; one step = one ``env.step`` of an agent (with ``--auto-forced`` the
   forced decisions, every draw, are played inside ``step`` and not counted: the agent is
@@ -37,8 +37,6 @@ import statistics
 import time
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from rummy_env import manipulation_rummy_v0 as rummy_v0
 
@@ -80,7 +78,7 @@ def ours_loop(players: int, auto_forced: bool, **kwargs: Any) -> Callable[[], in
             if term or trunc:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
+            legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[rng.randrange(len(legal))]))
             n += 1
         return n
@@ -189,6 +187,10 @@ def main() -> None:
           "'obs' reads observation_tensor each step as an agent does, 'bare' does not; "
           f"{args.rounds} rounds of ~{args.seconds:g} s ({args.clock} clock) per loop; "
           f"load average {load}")
+    print("one step = one decision of the player to act: ours env.last() (observation "
+          "and action mask) + a uniformly random legal action + env.step(); OpenSpiel "
+          "['OS obs'] observation_tensor + legal_actions + random.choice + apply_action, "
+          "chance nodes sampled (timed, not counted as steps)")
     print("'ours-solver' is our rate with the solver's searches of meld slots 0/1 "
           "taken out (the environment's own overhead)")
     print(f"{'round':>6} {'ours':>9} {'OS obs':>9} {'ratio':>6} {'OS bare':>9} {'ratio':>6} "

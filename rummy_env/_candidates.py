@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rummy.bots._melding import _table_fits as _table_fits_by_value
+from rummy.bots._melding import hand_meld_entries
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
@@ -88,17 +90,23 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     if JOKER in hand:
         return True
     held = set(hand)
-    pool = set(held)
+    pool = 0  # bits of the hand's and the table's cards (table jokers as declared)
+    for c in held:
+        pool |= 1 << c
+    hand_bits = pool
+    jokers = []
     for m in table:
         for t in m:
             if t >= TABLE_JOKER_BASE:
-                d = t - TABLE_JOKER_BASE
-                if d in held or any(d in x for x in table):  # R5.8: it could be freed
-                    return True
-                pool.add(d)
+                jokers.append(t - TABLE_JOKER_BASE)
             else:
-                pool.add(t)
-    return any(a in pool and b in pool for c in held for a, b in _PARTNERS[c])
+                pool |= 1 << t
+    for d in jokers:
+        if hand_bits >> d & 1 or pool >> d & 1:  # R5.8: it could be freed
+            return True
+    for d in jokers:
+        pool |= 1 << d
+    return any(not bits & ~pool for c in held for _, _, bits in _PARTNER_BITS[c])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -118,17 +126,84 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     return out
 
 
+#: the table last given to :func:`_table_fits` and its answer (one tuple, swapped whole)
+_LAST_FITS: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None, ((), (), 0))
+
+
+def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The basic bot's fit masks of ``table`` (``rummy.bots._melding._table_fits``), the
+    last table answered by identity: a game's table object stands until someone melds,
+    while every meld phase in between asks again."""
+    global _LAST_FITS
+    last = _LAST_FITS
+    if last[0] is table:
+        return last[1]
+    out = _table_fits_by_value(table)
+    _LAST_FITS = (table, out)
+    return out
+
+
+#: the table last given to :func:`_free_table_cards` and its answer (swapped whole)
+_LAST_FREE: tuple[object, dict[int, list[tuple[int, tuple[int, ...]]]]] = (None, {})
+
+
+def _free_table_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+    """:func:`_free_cards`, the last table answered by identity (without hashing it)."""
+    global _LAST_FREE
+    last = _LAST_FREE
+    if last[0] is table:
+        return last[1]
+    out = _free_cards(table)
+    _LAST_FREE = (table, out)
+    return out
+
+
+def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],
+                         hand: Sequence[int]) -> bool:
+    """Whether :func:`play_exists`'s construction exists (unchecked), searched from the
+    free table cards (few) rather than from the hand: a legal triple with at least one
+    card held and the others not held but free, two of those from different melds."""
+    held = 0
+    for c in hand:
+        held |= 1 << c
+    for f, places in free.items():
+        if held >> f & 1:
+            continue  # a held card is played from the hand
+        for a, b in _PARTNERS[f]:
+            ha = held >> a & 1
+            hb = held >> b & 1
+            if ha and hb:
+                return True
+            if ha or hb:
+                other = b if ha else a
+                more = free.get(other)
+                if more and any(p[0] != q[0] for p in places for q in more):
+                    return True
+    return False
+
+
 #: for each real card, ``(a, b, bits of a and b)`` for each legal triple ``{card, a, b}``
 _PARTNER_BITS: list[list[tuple[int, int, int]]] = [
     [(a, b, (1 << a) | (1 << b)) for a, b in _PARTNERS[c]] for c in range(NUM_REAL)]
 
 
-def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
-    """True when a cheap construction finds a legal meld action (each checked with
-    :func:`rummy.melds.check_action` under ``rules``): a hand card with two cards from the
-    hand or taken off melds that stay legal without them, as a new meld of three (R5.2,
-    R5.3). False says nothing. The opening variants of R5.5 are not checked."""
-    free = _free_cards(table)
+def play_exists(table: Table, hand: Sequence[int], rules: RuleSet, *,
+                check: bool | None = None) -> bool:
+    """True when a cheap construction finds a legal meld action: a hand card with two
+    cards from the hand or taken off melds that stay legal without them, as a new meld of
+    three (R5.2, R5.3). False says nothing. The opening variants of R5.5 are not checked.
+
+    Each construction is checked with :func:`rummy.melds.check_action` under ``rules``
+    when ``check`` (default: only under a §11 variant that restricts melds). Under the
+    default meld rules every construction on a legal table (I2) is legal: every old table
+    card stays (the melds a card leaves stay legal, R5.2/R5.3), the new meld is a legal
+    triple of real cards, the cards it adds are in the hand (R5.4), and no meld holding a
+    joker changes (R5.7, R5.8); the test compares both ways."""
+    if check is None:
+        check = rules.restricts_melds
+    free = _free_table_cards(table)
+    if not check:
+        return _construction_exists(free, hand)
     if not free:
         return False
     held = Counter(hand)
@@ -151,6 +226,10 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
             options: list[list[tuple[int, tuple[int, ...]]]] = (
                 [[f] for f in free[taken[0]]] if len(taken) == 1 else
                 [[fa, fb] for fa in free[a] for fb in free[b] if fa[0] != fb[0]])
+            if not check:
+                if options:
+                    return True
+                continue
             for changes in options:
                 base = list(table)
                 for i, rest in changes:
@@ -163,11 +242,25 @@ def play_exists(table: Table, hand: Sequence[int], rules: RuleSet) -> bool:
     return False
 
 
+#: for each real card, ``(place in _TRIPLES, mask)`` of the triples whose lowest card it is
+_LOW_TRIPLES: list[list[tuple[int, int]]] = [[] for _ in range(NUM_REAL)]
+for _k, _m in enumerate(_TRIPLES):
+    _LOW_TRIPLES[min(_m)].append((_k, (1 << _m[0]) | (1 << _m[1]) | (1 << _m[2])))
+
+
 def triples(hand: Iterable[int]) -> list[tuple[int, int, int]]:
     """Every legal meld of three distinct real hand cards (R4.2, R4.3; no joker), most
-    points first, then by cards."""
+    points first, then by cards. Only the triples whose lowest card is held are tried
+    (:data:`_LOW_TRIPLES`), on a bit mask of the hand."""
     held = set(hand)
-    return [m for m in _TRIPLES if m[0] in held and m[1] in held and m[2] in held]
+    held.discard(JOKER)
+    hb = 0
+    for c in held:
+        hb |= 1 << c
+    found = [k for c in held for k, m in _LOW_TRIPLES[c] if m & hb == m]
+    if len(found) > 1:
+        found.sort()
+    return [_TRIPLES[k] for k in found]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -205,6 +298,47 @@ def layoffs(table: Table, hand: Iterable[int], *, with_index: bool = False
     return [(t, c) for _, t, c, _ in out]
 
 
+def _layoffs_by_bits(table: Table, hand: Sequence[int]) -> list[tuple[Table, int, int]]:
+    """:func:`layoffs` with ``with_index``, found with the bit masks of the table's melds
+    that :mod:`rummy.bots._melding` caches for the basic bot (``_table_fits``): the same
+    lay-offs in the same order."""
+    if not table:
+        return []
+    _, fits, union = _table_fits(table)
+    lb = 0
+    joker_held = False
+    for c in hand:
+        if c == JOKER:
+            joker_held = True
+        else:
+            lb |= 1 << c
+    if not (union & lb or (joker_held and union)):
+        return []
+    out: list[tuple[int, Table, int, int]] = []
+    for i, f in enumerate(fits):
+        if not f:
+            continue
+        meld = table[i]
+        x = f & lb
+        while x:
+            low = x & -x
+            c = low.bit_length() - 1
+            x ^= low
+            out.append((POINTS[c], table[:i] + (meld + (c,),) + table[i + 1:], c, i))
+        if joker_held:
+            d = TABLE_JOKER_BASE + (f & -f).bit_length() - 1
+            out.append((POINTS[JOKER], table[:i] + (meld + (d,),) + table[i + 1:], JOKER, i))
+    out.sort(key=_NEG_POINTS)
+    return [(t, c, i) for _, t, c, i in out]
+
+
+def _neg_points(x: tuple[int, Table, int, int]) -> int:
+    return -x[0]
+
+
+_NEG_POINTS = _neg_points
+
+
 def _diff(table0: Table, new: Table) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
     """``(added, removed)``: the canonical melds of ``new`` (``table0``'s melds in place,
     some grown, new melds after them, as the basic play builds it) that are not
@@ -236,6 +370,35 @@ def _added(table: Table, new: Table) -> list[int]:
     left = Counter(map(_PHYSICAL.__getitem__, (t for m in new for t in m)))
     left.subtract(map(_PHYSICAL.__getitem__, (t for m in table for t in m)))
     return sorted(left.elements())
+
+
+def melded_of(seat: int, table: Table, new_table: Table) -> Melded:
+    """The ``Melded`` event of a meld action from the legal, canonical ``table`` (I2) to
+    ``new_table``, known to be legal (not checked): the melds of ``new_table`` that stand
+    unchanged are kept as they are, the others put in display order (R4.5), all sorted;
+    the cards added are the physical cards of the changed melds less those of the melds
+    they replace, ascending (a joker as ``JOKER``). The engine's
+    :func:`rummy.melds.check_and_canonical` gives the same for a legal action."""
+    left: dict[tuple[int, ...], int] = {}
+    for m in table:
+        left[m] = left.get(m, 0) + 1
+    melds: list[tuple[int, ...]] = []
+    added: list[int] = []
+    for m in new_table:
+        k = left.get(m)
+        if k:
+            left[m] = k - 1
+            melds.append(m)
+        else:
+            melds.append(canonical_meld(m))
+            added += map(_PHYSICAL.__getitem__, m)
+    added.sort()
+    for m, k in left.items():
+        for _ in range(k):
+            for t in m:
+                added.remove(_PHYSICAL[t])
+    melds.sort()
+    return Melded(seat, tuple(added), tuple(melds))
 
 
 _PLANNED: dict[tuple[Any, ...], Table | None] = {}
@@ -282,7 +445,8 @@ class Candidates:
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        basic = BasicBot.plan(v)
+        entries = hand_meld_entries(v.hand)
+        basic = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None
@@ -297,11 +461,11 @@ class Candidates:
                 dup_added = basic_added
             gen.append((basic, basic_added, basic))
             origin.append(None)
-        tri = triples(v.hand)
+        tri = [x[2] for x in entries if len(x[2]) == 3]  # triples(v.hand), in order
         gen += [(table0 + (m,), m, m) for m in tri]
         origin += [(-1,)] * len(tri)
         if room > len(gen):
-            lay = layoffs(table0, v.hand, with_index=True)
+            lay = _layoffs_by_bits(table0, v.hand)
             gen += [(t, (c,), (table0[i], c)) for t, c, i in lay]
             origin += [(i, c) for _, c, i in lay]
         self._origin: list[tuple[int, ...] | None] = []
@@ -368,16 +532,25 @@ class Candidates:
 
     def meld_event(self, slot: int) -> Melded | None:
         """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
-        for the meld of cheap slot ``slot`` (the cards it adds, the new table in canonical
-        form, I2), built from how the candidate was made, without re-checking it (it is
-        legal by construction); ``None`` for a solver slot or the basic play (the caller
-        then steps the engine). Tested equal to the engine's event over random games."""
+        for the meld of slot ``slot`` (the cards it adds, the new table in canonical form,
+        I2), without re-checking it: a triple's or lay-off's built from how the candidate
+        was made (legal by construction), a solver play's or the basic play's by
+        :func:`melded_of` (legal by the solver's and the bot's contracts); ``None`` for an
+        empty slot, and for those two under the R5.5 opening variants or a §11 variant
+        that restricts melds (the caller then steps the engine). Tested equal to the
+        engine's event over random games."""
         k = slot - SOLVER_SLOTS
-        if not 0 <= k < len(self.cheap):
+        if k < 0 or (0 <= k < len(self.cheap) and self._origin[k] is None):
+            # a solver slot (legal by the solver's contract) or the basic play (by the bot
+            # contract): under the default meld rules, the event of the checked path
+            if self.restricted or self.view.rules.restricts_melds:
+                return None
+            table = self.table(slot)
+            return None if table is None else melded_of(self.seat, self.state.table, table)
+        if k >= len(self.cheap):
             return None
         how = self._origin[k]
-        if how is None:
-            return None
+        assert how is not None
         table0 = self.state.table
         if how[0] < 0:  # a triple of hand cards as a new meld (ascending real cards)
             m = self.cheap[k][-1]

@@ -106,7 +106,8 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain as _chain_iter
 from typing import Any
 
 import gymnasium
@@ -150,10 +151,30 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 #: the table, seat to act, phase, draws, totals, opened, final turns
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
+_chain = _chain_iter.from_iterable
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
 _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
+
+
+def _mask_of(actions: Iterable[int]) -> np.ndarray:
+    """A read-only ``int8[N_ACTIONS]`` mask with ``actions`` set."""
+    mask = np.zeros(N_ACTIONS, dtype=np.int8)
+    mask[list(actions)] = 1
+    mask.flags.writeable = False
+    return mask
+
+
+#: the slot mode's masks (knock at the end of the turn, the default) outside meld phases
+_PHASE_MASKS = {DRAW: _mask_of([DRAW_ACTION]),
+                KNOCK_OR_END: _mask_of([KNOCK_ACTION, END_TURN_ACTION])}
+_NO_MASK = _mask_of([])
+#: ``[has_play][cheap slots filled]``: the slot mode's masks in a meld phase
+_MOP_MASKS = [[_mask_of([PASS_ACTION]
+                        + ([N_FIXED, N_FIXED + 1] if has_play else [])
+                        + list(range(N_FIXED + 2, N_FIXED + 2 + k)))
+               for k in range(MELD_SLOTS - 1)] for has_play in (False, True)]
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -373,9 +394,13 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self.possible_agents = [f"player_{i}" for i in range(players)
                                 if i not in self.opponents]
         self._seat_of = {f"player_{i}": i for i in range(players)}
+        self._names = [f"player_{i}" for i in range(players)]  #: agent name by seat
         self._table_key: Table | None = None
         #: the observation with only the table's part (53:157) filled, for ``_table_key``
         self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
+        #: per seat: its hand object last observed, its counts (None: empty) and points
+        self._hand_part: list[tuple[object, np.ndarray | None, float]] = [
+            (None, None, 0.0)] * players
         #: each seat's view of the seats: absolute seats in relative order
         self._relative = [[(seat + k) % players for k in range(players)]
                           for seat in range(players)]
@@ -403,6 +428,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._mask: np.ndarray | None = None
         self._bots: dict[int, Bot] = {}
         self._steps = 0
+        self._scored = True  #: whether the last step scored a round (else rewards are 0)
         self._seed_rng: random.Random | None = None
         self.game_seed = 0
         #: public record of every command: ``(seat, kind index in KINDS, cards added)``
@@ -436,11 +462,21 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         return self._cands
 
     def legal_mask(self) -> np.ndarray:
-        """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state;
-        all 0 once the game is over)."""
+        """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state,
+        read-only: copy it to change it; all 0 once the game is over)."""
         if self._mask is None:
-            mask = np.zeros(self.n_actions, dtype=np.int8)
             phase = self.state_.phase
+            if self.actions == "slots" and self.rules.knock_timing != "start":
+                # one shared read-only array per phase and set of filled slots
+                if phase == MELD_OR_PASS:
+                    cands = self.candidates()
+                    assert cands is not None
+                    self._mask = _MOP_MASKS[cands.has_play][
+                        min(len(cands.cheap), MELD_SLOTS - 2)]
+                else:
+                    self._mask = _PHASE_MASKS.get(phase, _NO_MASK)
+                return self._mask
+            mask = np.zeros(self.n_actions, dtype=np.int8)
             if phase == DRAW:
                 mask[DRAW_ACTION] = 1
             elif phase == KNOCK_OR_END:
@@ -459,6 +495,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             if self.rules.knock_timing == "start" and phase in (DRAW, MELD_OR_PASS) and \
                     "knock" in legal_action_kinds(self.state_):
                 mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
+            mask.flags.writeable = False
             self._mask = mask
         return self._mask
 
@@ -559,6 +596,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
 
     def _advance(self, events: list[Event]) -> None:
         """Play the opponents' seats and (with ``auto_forced``) forced decisions."""
+        if not self._bots and not self.auto_forced:
+            return
         while self.state_.phase != GAME_OVER and self._steps < self.max_steps:
             s = self.state_
             bot = self._bots.get(s.turn)
@@ -574,7 +613,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
 
     def _rewards_of(self, events: list[Event]) -> dict[str, float]:
         out = dict.fromkeys(self.possible_agents, 0.0)
+        self._scored = False
         for e in events:
+            if type(e) is RoundScored or type(e) is GameEnded:
+                self._scored = True
             if type(e) is RoundScored:
                 for i, pts in enumerate(e.scores):
                     if i not in self.opponents:
@@ -585,6 +627,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                         out[f"player_{w}"] += 1.0 / len(e.winners)
         return out
 
+    def _accumulate_rewards(self) -> None:
+        """PettingZoo's: add ``rewards`` to ``_cumulative_rewards``; nothing to add when
+        no round was scored by the last step (every reward is 0.0)."""
+        if self._scored:
+            super()._accumulate_rewards()
+
     def _after(self, events: list[Event]) -> None:
         """Rewards, terminations, the agent to act and the infos after ``events``."""
         self.rewards = self._rewards_of(events)
@@ -593,7 +641,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         elif self._steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = f"player_{self.state_.turn}"
+            self.agent_selection = self._names[self.state_.turn]
         self._set_infos()
 
     # ---------------------------------------------------------------- AEC API
@@ -656,13 +704,23 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
             tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
-            tmpl[53:157] = _table_counts(table)
+            if table:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
+                counts = np.bincount(np.fromiter(_chain(table), dtype=np.intp),
+                                     minlength=TABLE_JOKER_BASE + 52)
+                tmpl[53:105] = counts[:52]
+                tmpl[105:157] = counts[TABLE_JOKER_BASE:]
             self._table_tmpl = tmpl
         obs = self._table_tmpl.copy()
         hands = s.hands
         hand = hands[seat]
-        if hand:
-            obs[:53] = np.bincount(hand, minlength=53)
+        cached = self._hand_part[seat]
+        if cached[0] is not hand:  # a seat's hand object stands until it changes
+            held = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
+                                minlength=53).astype(np.float32) if hand else None)
+            cached = self._hand_part[seat] = (hand, held,
+                                              float(sum(map(_POINTS.__getitem__, hand))))
+        if cached[1] is not None:
+            obs[:53] = cached[1]
         tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
         totals = s.totals
         opened = s.opened
@@ -676,7 +734,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             tail[ph] = 1.0
         tail[9] = s.draws
         tail[20] = s.final_turns_left is not None
-        tail[21] = sum(map(_POINTS.__getitem__, hand))
+        tail[21] = cached[2]
         obs[157:] = tail
         if self.normalize:
             obs /= self._scale
@@ -737,7 +795,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if self.actions == "slots" and N_FIXED <= a < EXACT_ACTION:
             cands = self.candidates()
             melded = cands.meld_event(a - N_FIXED) if cands is not None else None
-            if melded is not None:  # a cheap slot: legal by construction (fast path)
+            if melded is not None:  # a slot known legal: the trusted meld path
                 self._play(self.command_of(a), melded)
                 return
         self._play(self.command_of(a))

@@ -53,29 +53,44 @@ def _chains(entries: Sequence[tuple[int, int, tuple[int, ...]]]
 _LOW_CHAINS = tuple(_chains(entries) for entries in _BY_LOW)
 
 
-def form_hand_melds(hand: Sequence[int]) -> tuple[list[MeldCards], list[int]]:
+def hand_meld_entries(hand: Sequence[int]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Every legal meld of distinct real cards that ``hand`` holds, as ``(place in the
+    greedy order of :data:`_MELDS_BY_SIZE`, mask, cards)``, in that order. Found by
+    walking chains of nested melds per lowest card (:data:`_LOW_CHAINS`). The 3-card
+    entries are the hand's triples, most points first, then by cards."""
+    hm = 0
+    held = set()
+    for c in hand:
+        if c < 52:
+            hm |= 1 << c
+            held.add(c)
+    found = []
+    for c in held:
+        for chain in _LOW_CHAINS[c]:
+            for x in chain:
+                if x[1] & hm != x[1]:
+                    break
+                found.append(x)
+    found.sort()
+    return found
+
+
+def form_hand_melds(hand: Sequence[int],
+                    entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+                    ) -> tuple[list[MeldCards], list[int]]:
     """Greedily take legal melds of real cards from ``hand``, longest first (then most
-    points, then by cards: the order of :data:`_MELDS_BY_SIZE`). The melds the hand holds
-    are found by walking chains of nested melds per lowest card (:data:`_LOW_CHAINS`)
-    rather than testing every meld of each card.
+    points, then by cards: the order of :data:`_MELDS_BY_SIZE`). ``entries``: the
+    hand's :func:`hand_meld_entries`, when the caller has them already.
 
     Returns:
         ``(melds, leftover)``: melds of real cards (table cards), and the hand cards left,
         in ``hand``'s order.
     """
     left = list(hand)
-    hm = _mask(left)
-    found = []
-    for c in {c for c in left if c < 52}:
-        for chain in _LOW_CHAINS[c]:
-            for x in chain:
-                if x[1] & hm != x[1]:
-                    break
-                found.append(x)
+    found = hand_meld_entries(hand) if entries is None else entries
     melds: list[MeldCards] = []
     if not found:
         return melds, left
-    found.sort()
     while found:  # the hand only shrinks, so the candidates only shrink
         cards = found[0][2]
         melds.append(cards)
@@ -109,16 +124,28 @@ def joker_melds(left: list[int]) -> list[MeldCards]:
     return out
 
 
-@functools.lru_cache(maxsize=65536)
 def _fit_bits(mask: int, size: int) -> int:
     """The real cards ``d`` (as bits) for which a meld of effective-card mask ``mask`` and
-    ``size - 1`` cards plus ``d`` is a legal meld of ``size`` cards (R4.2, R4.3)."""
+    ``size - 1`` cards plus ``d`` is a legal meld of ``size`` cards (R4.2, R4.3): looked
+    up for a legal meld (:data:`_LEGAL_FITS`), else computed and cached."""
+    if VALID_MELDS.get(mask) == size - 1:
+        return _LEGAL_FITS[mask]
+    return _fit_bits_of(mask, size)
+
+
+@functools.lru_cache(maxsize=65536)
+def _fit_bits_of(mask: int, size: int) -> int:
+    """:func:`_fit_bits`, computed."""
     valid = VALID_MELDS.get
     bits = 0
     for d in range(52):
         if valid(mask + (1 << d)) == size:
             bits |= 1 << d
     return bits
+
+
+#: :func:`_fit_bits` of every legal meld's mask (with its size plus one): made once
+_LEGAL_FITS: dict[int, int] = {m: _fit_bits_of(m, n + 1) for m, n in VALID_MELDS.items()}
 
 
 def lay_off(melds: list[MeldCards], left: list[int], *, jokers: bool = True) -> bool:
@@ -164,11 +191,10 @@ def _meld_bits(meld: MeldCards) -> tuple[int, int]:
     return mm, _fit_bits(mm, len(meld) + 1)
 
 
-@functools.lru_cache(maxsize=256)
 def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Per meld of ``table``: its effective-card mask and the real cards (bits) that
-    extend it to a legal meld (:func:`_meld_bits`), and the union of those bits. Cached
-    per table."""
+    extend it to a legal meld (:func:`_meld_bits`, cached per meld), and the union of
+    those bits."""
     bits = list(map(_meld_bits, table))
     masks = tuple(b[0] for b in bits)
     fits = tuple(b[1] for b in bits)
@@ -179,35 +205,47 @@ def _table_fits(table: tuple[MeldCards, ...]) -> tuple[tuple[int, ...], tuple[in
 
 
 def lay_off_ascending(table: tuple[MeldCards, ...], melds: list[MeldCards],
-                      left: list[int]) -> bool:
+                      left: list[int],
+                      table_fits: tuple[tuple[int, ...], tuple[int, ...], int] | None = None
+                      ) -> bool:
     """:func:`lay_off` with jokers for a ``left`` in ascending order (jokers last, as a
     view's hand is): the same lay-offs in the same order, found with bit masks. ``melds``
     holds ``table``'s melds first (its part of the work is cached per table), then new
     ones. The first card of ``left`` that fits a meld is its lowest real card that fits,
     else a hand joker declared as the first card that keeps the meld legal (R5.3, R5.6).
 
+    ``table_fits``: ``_table_fits(table)``, when the caller has it.
+
     Mutates ``melds`` and ``left``; returns True if any card was laid off.
     """
     if not left or not melds:
         return False
-    masks0, fits0, union = _table_fits(table)
-    masks = list(masks0)
-    fits = list(fits0)
+    masks0, fits0, union = _table_fits(table) if table_fits is None else table_fits
+    new_masks = []
+    new_fits = []
     for meld in melds[len(table):]:
         mm = sum(map(EFF_BIT.__getitem__, meld))
-        masks.append(mm)
+        new_masks.append(mm)
         f = _fit_bits(mm, len(meld) + 1)
-        fits.append(f)
+        new_fits.append(f)
         union |= f
+    if not union:
+        return False  # no meld takes any card
+    lb = 0
+    jokers = 0
+    for c in left:
+        if c == JOKER:
+            jokers += 1
+        else:
+            lb |= 1 << c
+    if not (union & lb or jokers):
+        return False  # no card fits any meld
     counts: dict[int, int] = {}
     for c in left:
         counts[c] = counts.get(c, 0) + 1
-    jokers = counts.pop(JOKER, 0)
-    lb = 0
-    for c in counts:
-        lb |= 1 << c
-    if not (union & lb or (jokers and union)):
-        return False  # no card fits any meld
+    counts.pop(JOKER, None)
+    masks = list(masks0) + new_masks
+    fits = list(fits0) + new_fits
     changed = False
     progress = True
     while progress and (lb or jokers):

@@ -33,10 +33,15 @@ class BasicBot(BotBase):
         return Meld(seat, new_table) if new_table is not None else Pass(seat)
 
     @staticmethod
-    def plan(view: PlayerView) -> tuple[tuple[int, ...], ...] | None:
-        """The new table this bot would make, or ``None`` to pass."""
+    def plan(view: PlayerView,
+             entries: list[tuple[int, int, tuple[int, ...]]] | None = None,
+             fits: tuple[tuple[int, ...], tuple[int, ...], int] | None = None
+             ) -> tuple[tuple[int, ...], ...] | None:
+        """The new table this bot would make, or ``None`` to pass. ``entries``: the hand's
+        :func:`rummy.bots._melding.hand_meld_entries`, and ``fits`` the table's
+        ``_melding._table_fits``, when the caller has them (the same plan)."""
         rules = view.rules
-        melds, left = form_hand_melds(view.hand)
+        melds, left = form_hand_melds(view.hand, entries)
         melds += joker_melds(left)
         opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]
         new_points = sum(map(hand_points, melds))
@@ -46,7 +51,7 @@ class BasicBot(BotBase):
             if opening:
                 return view.table + tuple(melds)
         table = list(view.table) + melds
-        laid = lay_off_ascending(view.table, table, left)  # a view's hand is ascending
+        laid = lay_off_ascending(view.table, table, left, fits)  # a view's hand ascends
         if not melds and not laid:
             return None
         return tuple(table)

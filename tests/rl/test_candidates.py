@@ -187,6 +187,61 @@ def test_cached_lay_off_equals_the_reference() -> None:
     assert checked > 100
 
 
+def _could_meld_reference(table, hand) -> bool:
+    """_candidates.could_meld as first written (sets rather than bit masks)."""
+    from rummy.cards import JOKER, TABLE_JOKER_BASE
+    hand = tuple(hand)
+    if JOKER in hand:
+        return True
+    held = set(hand)
+    pool = set(held)
+    for m in table:
+        for t in m:
+            if t >= TABLE_JOKER_BASE:
+                d = t - TABLE_JOKER_BASE
+                if d in held or any(d in x for x in table):
+                    return True
+                pool.add(d)
+            else:
+                pool.add(t)
+    return any(a in pool and b in pool for c in held for a, b in _candidates._PARTNERS[c])
+
+
+def test_could_meld_is_the_reference_and_triples_and_layoffs_too() -> None:
+    """could_meld (bit masks), triples and the lay-offs by bit masks give the answers of
+    the reference code on the meld phases of random games (one and two decks)."""
+    answers = []
+    for players in (2, 5):
+        for seed in range(3):
+            for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+                s = env.state_
+                hand = s.hands[s.turn]
+                got = _candidates.could_meld(s.table, hand)
+                assert got == _could_meld_reference(s.table, hand)
+                answers.append(got)
+                held = set(hand)
+                assert _candidates.triples(hand) == [
+                    m for m in _candidates._TRIPLES if all(c in held for c in m)]
+                assert _candidates._layoffs_by_bits(s.table, hand) == _candidates.layoffs(
+                    s.table, hand, with_index=True)
+    assert any(answers) and not all(answers)
+
+
+def test_the_unchecked_construction_is_the_checked_one() -> None:
+    """Under the default meld rules play_exists skips check_action: the same answers as
+    with every construction checked (two and five seats: one and two decks)."""
+    answers = []
+    for players in (2, 5):
+        for seed in range(3):
+            for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+                s = env.state_
+                hand = s.hands[s.turn]
+                fast = _candidates.play_exists(s.table, hand, s.rules)
+                assert fast == _candidates.play_exists(s.table, hand, s.rules, check=True)
+                answers.append(fast)
+    assert any(answers) and not all(answers)
+
+
 def test_a_cheap_proof_of_a_play_is_never_wrong() -> None:
     """play_exists (a hand card with free table cards) is True only where the solver finds
     a play; could_meld False only where it finds none."""
@@ -264,10 +319,11 @@ def test_the_basic_bots_plan_is_the_reference_plan(players: int, rules: RuleSet)
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=["default", "per_player", "min_points"])
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize("players", [2, 3, 5])
 def test_the_fast_meld_event_is_the_engines(players: int, rules: RuleSet) -> None:
-    """Every cheap slot's pre-validated Melded event (the env's fast path) is the event
-    the engine makes for that meld, and evolving it gives the engine's state."""
+    """Every slot's pre-validated Melded event (the env's fast path: cheap slots, the
+    basic play and the solver's plays) is the event the engine makes for that meld, and
+    evolving it gives the engine's state (five players: two decks, equal melds)."""
     from rummy.decide import settle
     from rummy.evolve import evolve
     from rummy.state import STABLE_PHASES
