@@ -162,9 +162,9 @@ def best_play(
             and (rules is None or not _restricts(rules, opening))
             and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
             and type(keep) in _SEQUENCES and objective in _COSTS):
-        sol = _solve_flat(table, hand, keep, objective)
-        if sol is not None:
-            return sol.play
+        flat = _solve_flat(table, hand, keep, objective)
+        if flat is not None:
+            return flat[0]
     return solve(table, hand, keep=keep, objective=objective, node_limit=node_limit,
                  backend=backend, rules=rules, opening=opening).play
 
@@ -230,9 +230,9 @@ def solve(
             and (rules is None or not _restricts(rules, opening))
             and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
             and type(keep) in _SEQUENCES and objective in _COSTS):
-        sol = _solve_flat(table, hand, keep, objective)
-        if sol is not None:
-            return sol
+        flat = _solve_flat(table, hand, keep, objective)
+        if flat is not None:
+            return Solution(*flat)
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
     if node_limit is not None and (not isinstance(node_limit, int)
@@ -274,14 +274,17 @@ _FIELDS = {o: (compiled._COST_ROW[o], _COSTS[o][1]) for o in _OBJECTIVES}
 
 
 def _solve_flat(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterable[int],
-                objective: str) -> Solution | None:
+                objective: str) -> tuple[Play | None, bool] | None:
     """:func:`solve` without a node limit or a restricting rule set, by the compiled
     search, with the least Python around it: the cards flattened once, the race of
     :func:`_race` run on them, the play read off the kernel's result. ``table``,
-    ``hand`` and ``keep`` are tuples or lists (the table's melds too); ``None`` when this
-    path cannot answer (numba unusable, a card of another type, an input error to word,
-    a move overflow): :func:`solve` then answers, with the same result or error."""
-    if not compiled.usable() or not set(map(type, table)) <= _SEQUENCES:
+    ``hand`` and ``keep`` are tuples or lists (the table's melds too). Returns ``(play,
+    optimal)`` as :class:`Solution` has them, or ``None`` when this path cannot answer
+    (numba unusable, a card of another type, an input error to word, a move overflow):
+    :func:`solve` then answers, with the same result or error."""
+    if compiled._LOADED.get("k") is None and not compiled.usable():
+        return None
+    if not set(map(type, table)) <= _SEQUENCES:
         return None
     cards = list(_chain(table))
     n_table = len(cards)
@@ -290,34 +293,33 @@ def _solve_flat(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Itera
     if not set(map(type, cards)) <= _INT_ONLY:
         return None  # solve words the error
     row, wcost = _FIELDS[objective]
-    counts = [n_table, len(hand), len(keep)]
     for mirror, budget in _RACE:
-        inp = [_MIRROR_ANY[c] for c in cards] if mirror else cards[:]
-        inp += counts
-        inp += (row + mirror, wcost, 0, 0, -1, -1 if budget is None else budget, -1)
         try:
-            res = compiled.run(inp)
+            res = compiled.run([_MIRROR_ANY[c] for c in cards] if mirror else cards,
+                               (n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, -1,
+                                -1 if budget is None else budget, -1))
         except Aborted:
             continue
         except compiled.Overflow:
             return None  # solve runs the pure search
         status = res[0]
-        if status != 1:  # _kernels.ST_NONE, ST_KEEP, ST_LOST or ST_INPUT
-            if status == 0:
-                return Solution(None, not res[1])
-            if status == 4:
-                c = _mirrored(res[1]) if mirror else res[1]
-                raise ValueError(f"keep card {format_card(c)} is not in the hand "
-                                 f"(or kept more often than it is held)")
-            if status == 6:
-                return None  # solve words the error
-            raise RuntimeError("the solver's trace does not add up (a solver bug)")
-        return _play_of(res, mirror)
+        if status == 1:
+            return _play_of(res, mirror), not res[1]
+        # _kernels.ST_NONE, ST_KEEP, ST_LOST or ST_INPUT
+        if status == 0:
+            return None, not res[1]
+        if status == 4:
+            c = _mirrored(res[1]) if mirror else res[1]
+            raise ValueError(f"keep card {format_card(c)} is not in the hand "
+                             f"(or kept more often than it is held)")
+        if status == 6:
+            return None  # solve words the error
+        raise RuntimeError("the solver's trace does not add up (a solver bug)")
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
 
 
-def _play_of(res: list[int], mirror: bool) -> Solution:
-    """The :class:`Solution` of the result ``res`` of a play of the compiled search
+def _play_of(res: list[int], mirror: bool) -> Play:
+    """The :class:`Play` of the result ``res`` of a play of the compiled search
     (:func:`rummy.solver.compiled.solve_position`), on the mirror image or not: the
     kernel parked the wildcards and put the melds in display order and ascending order
     (``_kernels._final_table``: as :func:`_finish_melds`, a 13-card sequence's ace
@@ -331,15 +333,14 @@ def _play_of(res: list[int], mirror: bool) -> Solution:
     for n in res[8 + n_added:q]:
         new_table.append(tuple(res[q:q + n]))
         q += n
-    optimal = not res[1]
     if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
         added = sorted(_mirrored(c) for c in added)
         new_table = sorted(canonical_meld(m) if len(m) == 13 else m
                            for m in map(_mirror_meld, new_table))
-        return Solution(Play(table=tuple(new_table), cards=tuple(added),
-                             points=hand_points(added), optimal=optimal), optimal)
-    return Solution(Play(table=tuple(new_table), cards=tuple(added), points=res[7],
-                         optimal=optimal), optimal)
+        return Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
+                    optimal=not res[1])
+    return Play(table=tuple(new_table), cards=tuple(added), points=res[7],
+                optimal=not res[1])
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
@@ -748,7 +749,8 @@ def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
             _check_cards(table, hand, keep)
             raise ValueError("a card out of range or more than 7 copies of one card")
         raise RuntimeError("the solver's trace does not add up (a solver bug)")
-    return _play_of(res, mirror)
+    play = _play_of(res, mirror)
+    return Solution(play, play.optimal)
 
 
 def _mirror_meld(m: MeldCards) -> MeldCards:

@@ -1061,8 +1061,8 @@ S_FR = S_BUF + 56 * MAX_MOVES * 8
 S_MEM = S_FR + 9 * 128
 #: the memos' first sizes (slots; they grow when half full): most searches meet a few
 #: dozen states, and every call zeroes them
-MEM0 = 1 << 8
-RMEM0 = 1 << 6
+MEM0 = 1 << 10
+RMEM0 = 1 << 8
 S_RMEM = S_MEM + MEM0 * 2
 S_W = S_RMEM + RMEM0 * 2
 S_SIZE = S_W + W_SIZE

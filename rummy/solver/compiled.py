@@ -128,7 +128,7 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
 
     Args:
         cards: the table cards, then the hand, then the keep cards (card indices, mirrored
-            already when ``mirror``); extended in place with the search's parameters.
+            already when ``mirror``).
         counts: how many of ``cards`` are table cards, hand cards and keep cards.
         objective: ``"points"`` or ``"cards"``; ``mirror``: the costs of the mirror image.
         by_hand, ace_high: the §11 variants ``joker_release="hand"`` and ``ace_high``.
@@ -149,13 +149,11 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
     if "w" not in _LOADED:
         _constants()
     wcost = _LOADED["w"]
-    cards += counts
-    cards += (_COST_ROW[objective] + (1 if mirror else 0), wcost[objective],
-              1 if by_hand else 0, 0 if ace_high else 1,
-              -1 if node_limit is None else min(node_limit, 1 << 62),
-              -1 if abort is None else min(abort, 1 << 62),
-              -1 if bound is None else min(bound, 1 << 62))
-    return run(cards)
+    return run(cards, (*counts, _COST_ROW[objective] + (1 if mirror else 0),
+                       wcost[objective], 1 if by_hand else 0, 0 if ace_high else 1,
+                       -1 if node_limit is None else min(node_limit, 1 << 62),
+                       -1 if abort is None else min(abort, 1 << 62),
+                       -1 if bound is None else min(bound, 1 << 62)))
 
 
 def _first_call(ws: Any) -> int:
@@ -171,9 +169,10 @@ def _first_call(ws: Any) -> int:
 _PACKERS: dict[int, Any] = {}
 
 
-def run(inp: list[int]) -> list[int]:
-    """``_kernels._position`` on ``inp`` (the cards and the fields, see
-    :func:`solve_position`) in this thread's work array: its result as a list.
+def run(cards: list[int], fields: tuple[int, ...]) -> list[int]:
+    """``_kernels._position`` on ``cards`` and ``fields`` (the input, see
+    :func:`solve_position`; ``fields``: ``_kernels.I_FIELDS`` integers) in this thread's
+    work array: its result as a list.
 
     Raises:
         Overflow, Aborted: as :func:`solve_position`.
@@ -186,7 +185,7 @@ def run(inp: list[int]) -> list[int]:
         mv = memoryview(ws)
         at = (k.S_IN * 8, k.S_RES, k.I_CAP)
         _SCRATCH.ws = ws, mv, at
-    n = len(inp)
+    n = len(cards) + len(fields)
     if n > at[2]:  # more cards than any legal input: _kernels.ST_INPUT
         return [6, 0, 0]
     pack = _PACKERS.get(n)
@@ -195,7 +194,7 @@ def run(inp: list[int]) -> list[int]:
     # the input goes into the work array, read back through a memoryview (plain ints):
     # one argument, which numba's entry takes as its own array, nothing allocated
     try:
-        pack(mv, at[0], n, *inp)
+        pack(mv, at[0], n, *cards, *fields)
     except StructError:  # an integer beyond 64 bits: _kernels.ST_INPUT
         return [6, 0, 0]
     size = _LOADED.get("e", _first_call)(ws)
