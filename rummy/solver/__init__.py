@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from itertools import chain
 from operator import mul
-from typing import NamedTuple
+from struct import error as StructError
+from typing import Any, NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.errors import IllegalMoveError
@@ -273,7 +274,7 @@ _INT_ONLY = frozenset((int,))
 _FIELDS = {o: (compiled._COST_ROW[o], _COSTS[o][1]) for o in _OBJECTIVES}
 
 
-def _solve_flat(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Iterable[int],
+def _solve_flat(table: Any, hand: Any, keep: Any,
                 objective: str) -> tuple[Play | None, bool] | None:
     """:func:`solve` without a node limit or a restricting rule set, by the compiled
     search, with the least Python around it: the cards flattened once, the race of
@@ -293,15 +294,26 @@ def _solve_flat(table: Iterable[Iterable[int]], hand: Iterable[int], keep: Itera
     if not set(map(type, cards)) <= _INT_ONLY:
         return None  # solve words the error
     row, wcost = _FIELDS[objective]
+    # compiled.run, inline
+    ws, mv, (at_in, at_res, cap) = compiled.work()
+    n = len(cards) + 10  # _kernels.I_FIELDS
+    if n > cap:
+        return None  # more cards than any legal input: solve words the error
+    pack = compiled.packer(n)
+    call = compiled._LOADED.get("e") or compiled._first_call
     for mirror, budget in _RACE:
         try:
-            res = compiled.run([_MIRROR_ANY[c] for c in cards] if mirror else cards,
-                               (n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, -1,
-                                -1 if budget is None else budget, -1))
-        except Aborted:
-            continue
-        except compiled.Overflow:
+            pack(mv, at_in, n, *([_MIRROR_ANY[c] for c in cards] if mirror else cards),
+                 n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, -1,
+                 -1 if budget is None else budget, -1)
+        except StructError:
+            return None  # an integer beyond 64 bits: solve words the error
+        size = call(ws)
+        if size < 0:  # _kernels.R_ABORTED (-2): the next orientation; R_OVERFLOW (-3)
+            if size == -2:
+                continue
             return None  # solve runs the pure search
+        res = mv[at_res:at_res + size].tolist()
         status = res[0]
         if status == 1:
             return _play_of(res, mirror), not res[1]

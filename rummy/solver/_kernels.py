@@ -1097,7 +1097,7 @@ def scratch(K: Any) -> Any:
 
 
 @_jit
-def _position(ws: Any) -> int:  # noqa: C901
+def _position(ws: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
     ``ws``: the work array of :func:`scratch` (reused from call to call: its contents
@@ -1311,8 +1311,11 @@ def _position(ws: Any) -> int:  # noqa: C901
             res[0] = ST_INPUT
             return 3
         flat = W[W_FLAT:W_FLAT + template.shape[0]]
-        # the group tables between O_GOK and O_EMPTY are never written: scratch put them
-        flat[:O_GOK] = template[:O_GOK]
+        # _tables writes every info row, cap and high-ace count, and the wildcard needs
+        # when there are wildcards; the group tables (O_GOK..O_EMPTY) and the caps past
+        # the high ace are never written (scratch copied them from the template)
+        if not wild:
+            flat[O_NEED:O_GOK] = 0
         flat[O_EMPTY:] = template[O_EMPTY:]
         lower = W[W_LOWER:W_LOWER + wild * 4 * 19]
         lower[:] = 0

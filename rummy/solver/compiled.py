@@ -169,32 +169,45 @@ def _first_call(ws: Any) -> int:
 _PACKERS: dict[int, Any] = {}
 
 
+def work() -> tuple[Any, memoryview, tuple[int, int, int]]:
+    """This thread's work array for ``_kernels._position``, a memoryview of it and
+    ``(byte offset of the input, index of the result, most input integers)`` (made on
+    the thread's first call; the constants once a process). The caller checked
+    :func:`usable`."""
+    try:
+        got: tuple[Any, memoryview, tuple[int, int, int]] = _SCRATCH.ws
+    except AttributeError:
+        k = _LOADED["k"]
+        ws = k.scratch(_constants())
+        got = _SCRATCH.ws = ws, memoryview(ws), (k.S_IN * 8, k.S_RES, k.I_CAP)
+    return got
+
+
+def packer(n: int) -> Any:
+    """``pack_into`` of a ``struct.Struct`` of ``n + 1`` int64: the input's length and
+    the input, written into the work array (read back by the kernel; a memoryview
+    reads its result: plain ints, one argument that numba's entry takes as its own
+    array, nothing allocated)."""
+    pack = _PACKERS.get(n)
+    if pack is None:
+        pack = _PACKERS[n] = Struct(f"={n + 1}q").pack_into
+    return pack
+
+
 def run(cards: list[int], fields: tuple[int, ...]) -> list[int]:
     """``_kernels._position`` on ``cards`` and ``fields`` (the input, see
     :func:`solve_position`; ``fields``: ``_kernels.I_FIELDS`` integers) in this thread's
-    work array: its result as a list.
+    work array: its result as a list (:func:`rummy.solver._solve_flat` has this inline).
 
     Raises:
         Overflow, Aborted: as :func:`solve_position`.
     """
-    try:
-        ws, mv, at = _SCRATCH.ws
-    except AttributeError:  # this thread's first call (the constants are made once)
-        k = _LOADED["k"]  # the caller checked usable()
-        ws = k.scratch(_constants())
-        mv = memoryview(ws)
-        at = (k.S_IN * 8, k.S_RES, k.I_CAP)
-        _SCRATCH.ws = ws, mv, at
+    ws, mv, at = work()
     n = len(cards) + len(fields)
     if n > at[2]:  # more cards than any legal input: _kernels.ST_INPUT
         return [6, 0, 0]
-    pack = _PACKERS.get(n)
-    if pack is None:
-        pack = _PACKERS[n] = Struct(f"={n + 1}q").pack_into
-    # the input goes into the work array, read back through a memoryview (plain ints):
-    # one argument, which numba's entry takes as its own array, nothing allocated
     try:
-        pack(mv, at[0], n, *cards, *fields)
+        packer(n)(mv, at[0], n, *cards, *fields)
     except StructError:  # an integer beyond 64 bits: _kernels.ST_INPUT
         return [6, 0, 0]
     size = _LOADED.get("e", _first_call)(ws)
@@ -206,4 +219,5 @@ def run(cards: list[int], fields: tuple[int, ...]) -> list[int]:
     return out
 
 
-__all__ = ["AVAILABLE", "Overflow", "kernels", "run", "solve_position", "usable"]
+__all__ = ["AVAILABLE", "Overflow", "kernels", "packer", "run", "solve_position", "usable",
+           "work"]
