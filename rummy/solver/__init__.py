@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from itertools import chain
 from operator import mul
 from struct import error as StructError
@@ -351,8 +351,20 @@ def _play_of(res: list[int], mirror: bool) -> Play:
                            for m in map(_mirror_meld, new_table))
         return Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
                     optimal=not res[1])
-    return Play(table=tuple(new_table), cards=tuple(added), points=res[7],
-                optimal=not res[1])
+    # Play(table, cards, points, optimal) without the frozen dataclass's __init__ (four
+    # object.__setattr__ calls): the slots set directly, the same object
+    play = _new_object(Play)
+    _SET_TABLE(play, tuple(new_table))
+    _SET_CARDS(play, tuple(added))
+    _SET_POINTS(play, res[7])
+    _SET_OPTIMAL(play, not res[1])
+    return play
+
+
+_new_object = object.__new__
+#: the slot setters of :class:`Play` (its fields, in order)
+_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = (
+    Play.__dict__[f.name].__set__ for f in fields(Play))
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
