@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from itertools import chain
 from operator import mul
-from typing import NamedTuple
+from struct import error as StructError
+from typing import Any, NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
 from rummy.errors import IllegalMoveError
@@ -157,6 +159,13 @@ def best_play(
     :func:`solve` (same arguments, same errors). With a ``node_limit`` that stops the search
     before any play is found, ``None`` does not prove that there is none; :func:`solve`
     tells the two apart."""
+    if (node_limit is None and (backend == "auto" or backend == "compiled")
+            and (rules is None or not _restricts(rules, opening))
+            and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
+            and type(keep) in _SEQUENCES and objective in _COSTS):
+        flat = _solve_flat(table, hand, keep, objective)
+        if flat is not None:
+            return flat[0]
     return solve(table, hand, keep=keep, objective=objective, node_limit=node_limit,
                  backend=backend, rules=rules, opening=opening).play
 
@@ -218,6 +227,13 @@ def solve(
             card that is not an index in range, ``keep`` not in the hand, or more than 7
             copies of one card counting every joker.
     """
+    if (node_limit is None and (backend == "auto" or backend == "compiled")
+            and (rules is None or not _restricts(rules, opening))
+            and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
+            and type(keep) in _SEQUENCES and objective in _COSTS):
+        flat = _solve_flat(table, hand, keep, objective)
+        if flat is not None:
+            return Solution(*flat)
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
     if node_limit is not None and (not isinstance(node_limit, int)
@@ -246,6 +262,109 @@ def solve(
         return _solve_under(rules, opening, table_t, hand_t, keep_t, objective, node_limit,
                             backend)
     return _solve_checked(table_t, hand_t, keep_t, objective, node_limit, backend)
+
+
+#: the containers :func:`_solve_flat` takes (re-iterable, not strings)
+_SEQUENCES = frozenset((tuple, list))
+
+_INT_ONLY = frozenset((int,))
+
+#: the kernel's cost vector (``rummy.solver.compiled._COST_ROW``; + 1: mirror image) and
+#: the wildcard cost, by objective
+_FIELDS = {o: (compiled._COST_ROW[o], _COSTS[o][1]) for o in _OBJECTIVES}
+
+
+def _solve_flat(table: Any, hand: Any, keep: Any,
+                objective: str) -> tuple[Play | None, bool] | None:
+    """:func:`solve` without a node limit or a restricting rule set, by the compiled
+    search, with the least Python around it: the cards flattened once, the race of
+    :func:`_race` run on them, the play read off the kernel's result. ``table``,
+    ``hand`` and ``keep`` are tuples or lists (the table's melds too). Returns ``(play,
+    optimal)`` as :class:`Solution` has them, or ``None`` when this path cannot answer
+    (numba unusable, a card of another type, an input error to word, a move overflow):
+    :func:`solve` then answers, with the same result or error."""
+    if compiled._LOADED.get("k") is None and not compiled.usable():
+        return None
+    if not set(map(type, table)) <= _SEQUENCES:
+        return None
+    cards = list(_chain(table))
+    n_table = len(cards)
+    cards += hand
+    cards += keep
+    if not set(map(type, cards)) <= _INT_ONLY:
+        return None  # solve words the error
+    row, wcost = _FIELDS[objective]
+    # compiled.run, inline
+    ws, mv, (at_in, at_res, cap) = compiled.work()
+    n = len(cards) + 10  # _kernels.I_FIELDS
+    if n > cap:
+        return None  # more cards than any legal input: solve words the error
+    pack = compiled.packer(n)
+    call = compiled._LOADED.get("e") or compiled._first_call
+    for mirror, budget in _RACE:
+        try:
+            pack(mv, at_in, n, *([_MIRROR_ANY[c] for c in cards] if mirror else cards),
+                 n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, -1,
+                 -1 if budget is None else budget, -1)
+        except StructError:
+            return None  # an integer beyond 64 bits: solve words the error
+        size = call(ws)
+        if size < 0:  # _kernels.R_ABORTED (-2): the next orientation; R_OVERFLOW (-3)
+            if size == -2:
+                continue
+            return None  # solve runs the pure search
+        res = mv[at_res:at_res + size].tolist()
+        status = res[0]
+        if status == 1:
+            return _play_of(res, mirror), not res[1]
+        # _kernels.ST_NONE, ST_KEEP, ST_LOST or ST_INPUT
+        if status == 0:
+            return None, not res[1]
+        if status == 4:
+            c = _mirrored(res[1]) if mirror else res[1]
+            raise ValueError(f"keep card {format_card(c)} is not in the hand "
+                             f"(or kept more often than it is held)")
+        if status == 6:
+            return None  # solve words the error
+        raise RuntimeError("the solver's trace does not add up (a solver bug)")
+    raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
+
+
+def _play_of(res: list[int], mirror: bool) -> Play:
+    """The :class:`Play` of the result ``res`` of a play of the compiled search
+    (:func:`rummy.solver.compiled.solve_position`), on the mirror image or not: the
+    kernel parked the wildcards and put the melds in display order and ascending order
+    (``_kernels._final_table``: as :func:`_finish_melds`, a 13-card sequence's ace
+    first); here the mirror image is undone."""
+    count, parked, jokers, n_added = res[3], res[4], res[5], res[6]
+    q = 8 + n_added + count
+    added = res[8:8 + n_added]
+    if jokers + parked:
+        added += [JOKER] * (jokers + parked)
+    new_table: list[MeldCards] = []
+    for n in res[8 + n_added:q]:
+        new_table.append(tuple(res[q:q + n]))
+        q += n
+    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
+        added = sorted(_mirrored(c) for c in added)
+        new_table = sorted(canonical_meld(m) if len(m) == 13 else m
+                           for m in map(_mirror_meld, new_table))
+        return Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
+                    optimal=not res[1])
+    # Play(table, cards, points, optimal) without the frozen dataclass's __init__ (four
+    # object.__setattr__ calls): the slots set directly, the same object
+    play = _new_object(Play)
+    _SET_TABLE(play, tuple(new_table))
+    _SET_CARDS(play, tuple(added))
+    _SET_POINTS(play, res[7])
+    _SET_OPTIMAL(play, not res[1])
+    return play
+
+
+_new_object = object.__new__
+#: the slot setters of :class:`Play` (its fields, in order)
+_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = (
+    Play.__dict__[f.name].__set__ for f in fields(Play))
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
@@ -410,9 +529,6 @@ def _legal_under(rules: RuleSet, opening: bool, table_t: list[tuple[int, ...]],
     return True
 
 
-_INT_ONLY = frozenset((int,))
-
-
 def _plain_ints(table: list[tuple[int, ...]], hand: tuple[int, ...],
                 keep: tuple[int, ...]) -> bool:
     """True when every card is a plain ``int`` (not a bool, float, string, ...): the
@@ -497,6 +613,12 @@ def _race(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, 
         except Aborted:
             continue
     raise AssertionError("the last entry of _RACE has no budget")  # pragma: no cover
+
+
+_chain = chain.from_iterable
+
+#: :func:`_mirrored` of every card index 0..104
+_MIRROR_ANY = tuple(_mirrored(c) for c in range(TABLE_JOKER_BASE + 52))
 
 
 def _best_play(table: list[tuple[int, ...]], hand: tuple[int, ...], keep: tuple[int, ...],
@@ -651,26 +773,8 @@ def _compiled_play(table: list[tuple[int, ...]], hand: tuple[int, ...],
             _check_cards(table, hand, keep)
             raise ValueError("a card out of range or more than 7 copies of one card")
         raise RuntimeError("the solver's trace does not add up (a solver bug)")
-    # the kernel parked the wildcards and put the melds in display order and ascending
-    # order (_kernels._final_table: _finish_melds, a 13-card sequence's ace first)
-    count, parked, jokers, n_added = res[3], res[4], res[5], res[6]
-    q = 8 + n_added + count
-    added = res[8:8 + n_added] + [JOKER] * (jokers + parked)
-    new_table: list[MeldCards] = []
-    for n in res[8 + n_added:q]:
-        new_table.append(tuple(res[q:q + n]))
-        q += n
-    optimal = not res[1]
-    if mirror:  # back to the position's own cards (_MIRROR is its own inverse)
-        added = sorted(_mirrored(c) for c in added)
-        new_table = sorted(canonical_meld(m) if len(m) == 13 else m
-                           for m in map(_mirror_meld, new_table))
-        play = Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
-                    optimal=optimal)
-    else:
-        play = Play(table=tuple(new_table), cards=tuple(added), points=res[7],
-                    optimal=optimal)
-    return Solution(play, optimal)
+    play = _play_of(res, mirror)
+    return Solution(play, play.optimal)
 
 
 def _mirror_meld(m: MeldCards) -> MeldCards:

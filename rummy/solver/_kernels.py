@@ -782,6 +782,10 @@ ST_OVERFLOW = 3  # a step with more than MAX_MOVES moves: the pure search instea
 ST_KEEP = 4  # a keep card not in the hand (res[1]: the card)
 ST_LOST = 5  # the trace or the builder did not add up (a solver bug)
 ST_INPUT = 6  # a card out of range or too many copies: the Python check words it
+#: what :func:`_position` returns instead of the result's length when the abort budget
+#: ran out (:class:`rummy.solver.search.Aborted`) and when a step had too many moves
+R_ABORTED = -2
+R_OVERFLOW = -3
 
 
 @_jit
@@ -890,13 +894,14 @@ def _row_less(M: Any, ml: Any, a: int, b: int) -> Any:
 
 @_jit
 def _final_table(melds: Any, lens: Any, count: int, n: int, low: int, M: Any,
-                 aux: Any) -> int:  # noqa: C901
+                 aux: Any, keys: Any) -> int:  # noqa: C901
     """The builder's melds as the new table: what :func:`rummy.solver._finish_melds`
     does (A..K..A cut in two, ``n`` wildcards parked by :func:`rummy.solver._park`, the
     melds that parking changed in display order), then every 13-card sequence with its
     ace first (R4.5) and the melds in ascending order (as Python sorts tuples).
     ``low``: the ace is low only. ``M``: rows of at least ``3 * count + 8`` x 16;
-    ``aux``: ``3`` x as many (row lengths, flags, order). Returns the number of melds,
+    ``aux``: ``3`` x as many (row lengths, flags, order); ``keys``: ``W_WIDTH`` scratch
+    integers. Returns the number of melds,
     their order in ``aux[2 * rows:]`` (``rows = M.shape[0]``), or -1 when no place is
     left for a wildcard (a solver bug)."""
     rows = M.shape[0]
@@ -996,7 +1001,6 @@ def _final_table(melds: Any, lens: Any, count: int, n: int, low: int, M: Any,
                 break
         if not done:
             return -1
-    keys = np.empty(W_WIDTH, np.int64)
     live = 0
     for k in range(r):
         if ml[k] < 0:
@@ -1023,8 +1027,10 @@ K_TEMPLATE = K_PARTNERS + 52 * K_WIDTH  #: FLAT_TEMPLATE
 I_FIELDS = 10
 
 #: the scratch array ``W`` of :func:`_position`: offsets of its parts. Capacity of the
-#: new table's builder (cards + 1; a real game has at most 108 cards + 1)
-W_CAP = 256
+#: new table's builder (cards + 1): every input that passes the input check fits (at most
+#: 7 copies of each of the 52 cards counting every joker, 364 cards; a real game has at
+#: most 108)
+W_CAP = 512
 W_FLAT = 0  #: the flat table of a search (T_SIZE)
 W_OUT = len(FLAT_TEMPLATE)  #: the trace of a search, 56 x 6
 W_BEST = W_OUT + 56 * 6  #: the trace of the best search so far, 56 x 6
@@ -1033,13 +1039,19 @@ W_LOWER = W_DEADS + MAX_COUNT * 52  #: their suffix sums, up to MAX_COUNT x 4 x 
 W_BUILD = W_LOWER + MAX_COUNT * 4 * 19  #: the builder's work buffer
 W_MELDS = W_BUILD + workspace_size(W_CAP)  #: the builder's melds and their lengths
 W_LENS = W_MELDS + W_CAP
-W_RES = W_LENS + W_CAP  #: the result of a play
+W_RES = W_LENS + W_CAP  #: the result of a call (see :func:`_position`)
 W_RES_SIZE = 8 + 4 * W_CAP
 W_ROWS = 3 * W_CAP + 8  #: the melds of the new table as rows (:func:`_final_table`)
 W_WIDTH = 16
 W_M = W_RES + W_RES_SIZE
 W_AUX = W_M + W_ROWS * W_WIDTH
-W_SIZE = W_AUX + 3 * W_ROWS
+#: the vectors of one call, 53 integers each (by card, the hand's joker last), then the
+#: search's counters (12) and the sort keys of :func:`_final_table` (W_WIDTH)
+W_VEC = W_AUX + 3 * W_ROWS
+N_VEC = 18
+W_CNT = W_VEC + 53 * N_VEC
+W_KEYS = W_CNT + 12
+W_SIZE = W_KEYS + W_WIDTH
 
 
 #: the one array :func:`_position` works in (:func:`scratch`): the constants ``K``,
@@ -1047,49 +1059,84 @@ W_SIZE = W_AUX + 3 * W_ROWS
 S_BUF = K_TEMPLATE + len(FLAT_TEMPLATE)
 S_FR = S_BUF + 56 * MAX_MOVES * 8
 S_MEM = S_FR + 9 * 128
-S_RMEM = S_MEM + (1 << 10) * 2
-S_W = S_RMEM + (1 << 8) * 2
+#: the memos' first sizes (slots; they grow when half full): most searches meet a few
+#: dozen states, and every call zeroes them
+MEM0 = 1 << 10
+RMEM0 = 1 << 8
+S_RMEM = S_MEM + MEM0 * 2
+S_W = S_RMEM + RMEM0 * 2
 S_SIZE = S_W + W_SIZE
+#: where the result of :func:`_position` starts in the work array
+S_RES = S_W + W_RES
+#: the input of :func:`_position`: its length, then ``inp`` (at most ``I_CAP`` integers:
+#: every input that passes the input check fits)
+S_IN = S_SIZE
+I_CAP = 1024
+S_TOTAL = S_IN + 1 + I_CAP
+
+
+@_jit
+def _zeros(n: int) -> Any:
+    """``n`` zeros, allocated by numba: an array that numba's entry takes as its own
+    (no wrapper made on every call, as for an array numpy allocated)."""
+    return np.zeros(n, np.int64)
 
 
 def scratch(K: Any) -> Any:
     """A new work array for :func:`_position`: the constants ``K`` (of
-    ``rummy.solver.compiled``) and room for everything a call writes. A caller keeps one
-    per thread and passes it to every call: allocating that memory (several kilobytes)
-    on every call cost more than a small search when the allocator's free lists were
-    long (after another library ran), one argument instead of six saves numba's dispatch
-    some work, and reusing the array costs nothing (no call reads what a previous one
-    left, but the constants)."""
-    ws = np.zeros(S_SIZE, np.int64)
+    ``rummy.solver.compiled``) and room for everything a call writes, its result
+    included. A caller keeps one per thread and passes it to every call: the kernel
+    allocates nothing (an allocation cost more than a small search when the allocator's
+    free lists were long, after another library ran), one argument instead of six saves
+    numba's dispatch some work, and reusing the array costs nothing (no call reads what a
+    previous one left, but the constants)."""
+    ws = _zeros(S_TOTAL)
     ws[:S_BUF] = K
+    ws[S_W + W_FLAT:S_W + W_FLAT + len(FLAT_TEMPLATE)] = K[K_TEMPLATE:]
     return ws
 
 
 @_jit
-def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
+def _position(ws: Any) -> Any:  # noqa: C901
     """The best play of one position, as :func:`rummy.solver._best_play` finds it.
 
-    ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
+    ``ws``: the work array of :func:`scratch` (reused from call to call: its contents
+    after the constants do not matter on entry), with the input at ``S_IN``: its length,
+    then ``inp`` = the cards of the table, of the hand and of ``keep``, then ``I_FIELDS``
     fields: ``[table cards, hand cards, keep cards, cost vector, wildcard cost, by_hand,
     low, limit, abort, bound]``: the costs of the objective (see search.py), ``by_hand``: §11
     ``joker_release="hand"``; ``low``: §11 ``ace_high=false``; ``limit``/``abort``: the
     node limit and the abort budget (-1: none); ``bound``: only a play leaving less than
     it is found (-1: none; see :func:`rummy.solver._best_play`). ``K``: the constants
-    (``K_*`` offsets) at the start of ``ws``, the work array of :func:`scratch` (reused
-    from call to call: its contents after the constants do not matter on entry).
+    (``K_*`` offsets) at the start of ``ws``.
 
-    Returns ``res``: ``[status, exceeded, nodes, melds, parked, jokers added, real cards
-    added, points added, the added real cards ascending, each meld's length, the melds'
-    cards]``, the melds those of the new table (:func:`_final_table`); a view of ``W``
-    when it fits there.
+    Writes the result ``res`` at ``ws[S_RES:]`` and returns its length (or
+    ``R_ABORTED``, ``R_OVERFLOW``): ``[status, exceeded, nodes, melds, parked, jokers
+    added, real cards added, points added, the added real cards ascending, each meld's
+    length, the melds' cards]``, the status ``ST_*``, the melds those of the new table
+    (:func:`_final_table`); only ``ST_PLAY`` has the fields after ``nodes``
+    (``ST_KEEP``: ``res[1]`` is the card). The result is read from Python through a
+    memoryview: plain ints, and no array to box.
     """
     K = ws[:S_BUF]
     buf = ws[S_BUF:S_FR].reshape(56 * MAX_MOVES, 8)
     fr = ws[S_FR:S_MEM].reshape(9, 128)
-    mem = ws[S_MEM:S_RMEM].reshape(1 << 10, 2)
-    rmem = ws[S_RMEM:S_W].reshape(1 << 8, 2)
+    mem = ws[S_MEM:S_RMEM].reshape(MEM0, 2)
+    rmem = ws[S_RMEM:S_W].reshape(RMEM0, 2)
     W = ws[S_W:S_SIZE]
-    f = len(inp) - I_FIELDS
+    res = W[W_RES:W_RES + W_RES_SIZE]
+    res[0] = 0
+    res[1] = 0
+    res[2] = 0
+    n_in = ws[S_IN]
+    if n_in < 0 or n_in > I_CAP:
+        res[0] = ST_INPUT
+        return 3
+    inp = ws[S_IN + 1:S_IN + 1 + n_in]
+    f = n_in - I_FIELDS
+    if f < 0:
+        res[0] = ST_INPUT
+        return 3
     cost = K[K_COSTS + 52 * inp[f + 3]:K_COSTS + 52 * inp[f + 3] + 52]
     wcost = inp[f + 4]
     by_hand = inp[f + 5]
@@ -1099,18 +1146,35 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     bound = inp[f + 9]
     partners = K[K_PARTNERS:K_TEMPLATE].reshape(52, K_WIDTH)
     template = K[K_TEMPLATE:]
-    res = np.zeros(16, np.int64)
     nt = inp[f]
     nh = inp[f + 1]
     nk = inp[f + 2]
-    if f < 0 or nt < 0 or nh < 0 or nk < 0 or nt + nh + nk != f:
+    if nt < 0 or nh < 0 or nk < 0 or nt + nh + nk != f:
         res[0] = ST_INPUT
-        return res
-    real_table = np.zeros(52, np.int64)
-    before = np.zeros(52, np.int64)
-    hand = np.zeros(53, np.int64)
-    keep = np.zeros(53, np.int64)
-    copies = np.zeros(52, np.int64)
+        return 3
+    vec = W[W_VEC:W_VEC + 53 * N_VEC]
+    vec[:318] = 0  # the counts and `releasing`; the other vectors are written before read
+    real_table = vec[0:52]
+    before = vec[53:105]
+    hand = vec[106:159]
+    keep = vec[159:212]
+    copies = vec[212:264]
+    releasing = vec[265:317]
+    cs = vec[318:370]
+    los = vec[371:423]
+    his = vec[424:476]
+    digit = vec[477:529]
+    best_mand = vec[530:582]
+    best_kept = vec[583:635]
+    mand = vec[636:688]
+    opt = vec[689:741]
+    dead = vec[742:794]
+    freed = vec[795:847]
+    opt_w = vec[848:900]
+    new_real = vec[901:953]
+    new_real[:] = 0
+    cnt = W[W_CNT:W_CNT + 12]
+    keys = W[W_KEYS:W_KEYS + W_WIDTH]
     jokers = 0
     for q in range(nt):
         c = inp[q]
@@ -1123,12 +1187,12 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
             jokers += 1
         else:
             res[0] = ST_INPUT
-            return res
+            return 3
     for q in range(nt, nt + nh):
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT
-            return res
+            return 3
         hand[c] += 1
         if c < 52:
             copies[c] += 1
@@ -1138,7 +1202,7 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
         c = inp[q]
         if c < 0 or c > 52:
             res[0] = ST_INPUT
-            return res
+            return 3
         keep[c] += 1
     most = 0
     for c in range(52):
@@ -1146,12 +1210,12 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
             most = copies[c]
     if most + jokers > MAX_COUNT:
         res[0] = ST_INPUT
-        return res
+        return 3
     for c in range(53):
         if hand[c] < keep[c]:
             res[0] = ST_KEEP
             res[1] = c
-            return res
+            return 3
         hand[c] -= keep[c]
     hand_jokers = hand[52]
     sum_before = 0
@@ -1159,23 +1223,19 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     for c in range(52):
         sum_before += before[c]
         all_cost += cost[c] * hand[c]
-    releasing = np.zeros(52, np.int64)
     if not by_hand:
         releasing[:] = real_table
     # the R5.8 choices (rummy.solver._joker_options): per declared card, how many of its
     # table jokers are freed, lo..hi; enumerated as its list is, the last card fastest
     ncs = 0
-    cs = np.zeros(52, np.int64)
-    los = np.zeros(52, np.int64)
-    his = np.zeros(52, np.int64)
     for c in range(52):
         if before[c]:
             cs[ncs] = c
             b = before[c]
             los[ncs] = min(b, releasing[c])
             his[ncs] = min(b, releasing[c] + hand[c])
+            digit[ncs] = los[ncs]
             ncs += 1
-    digit = los.copy()
     phase_a = sum_before > 0 or hand_jokers > 0
     best_left = all_cost if bound < 0 else min(bound, all_cost + 1)
     found = False
@@ -1183,13 +1243,7 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     used = 0
     best_out = W[W_BEST:W_BEST + 56 * 6].reshape(56, 6)
     out = W[W_OUT:W_OUT + 56 * 6].reshape(56, 6)
-    best_mand = np.zeros(52, np.int64)
-    best_kept = np.zeros(52, np.int64)
     best_end = 0
-    mand = np.zeros(52, np.int64)
-    opt = np.zeros(52, np.int64)
-    dead = np.zeros(52, np.int64)
-    freed = np.zeros(52, np.int64)
     first = True
     done = False
     while not done:
@@ -1235,7 +1289,7 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
         wild = wm + hand_jokers if fill else 0
         if wild > MAX_COUNT:  # never: the input check above bounds the jokers
             res[0] = ST_INPUT
-            return res
+            return 3
         _prune(mand, opt, wild, partners, dead)
         dead_cost = 0
         for c in range(52):
@@ -1246,22 +1300,27 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
         deads = W[W_DEADS:W_DEADS + wild * 52]
         deads[:] = 0
         for w in range(wild):
-            opt_w = opt.copy()
+            opt_w[:] = opt
             _prune(mand, opt_w, w, partners, deads[w * 52:(w + 1) * 52])
             for c in range(52):
                 deads[w * 52 + c] *= cost[c]
         if abort >= 0 and used >= abort:
             res[0] = ST_ABORTED
-            return res
+            return R_ABORTED
         if top > MAX_COUNT or wm > MAX_COUNT or hand_jokers > MAX_COUNT:
             res[0] = ST_INPUT
-            return res
+            return 3
         flat = W[W_FLAT:W_FLAT + template.shape[0]]
-        flat[:] = template
+        # _tables writes every info row, cap and high-ace count, and the wildcard needs
+        # when there are wildcards; the group tables (O_GOK..O_EMPTY) and the caps past
+        # the high ace are never written (scratch copied them from the template)
+        if not wild:
+            flat[O_NEED:O_GOK] = 0
+        flat[O_EMPTY:] = template[O_EMPTY:]
         lower = W[W_LOWER:W_LOWER + wild * 4 * 19]
         lower[:] = 0
         suits = _tables(mand, opt, cost, wild, fill, deads, wild, flat, lower, low)
-        cnt = np.zeros(12, np.int64)
+        cnt[:] = 0
         cnt[3] = limit
         cnt[4] = wcost
         cnt[8] = 1 if suits >= 2 else 0
@@ -1272,17 +1331,17 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
                  buf, fr, mem, rmem)
         if cnt[11]:
             res[0] = ST_ABORTED
-            return res
+            return R_ABORTED
         if cnt[2]:
             res[0] = ST_OVERFLOW
-            return res
+            return R_OVERFLOW
         used += cnt[0]
         if cnt[1]:
             exceeded = 1
         if v + dead_cost < best_left:
             if cnt[7]:
                 res[0] = ST_LOST
-                return res
+                return 3
             best_left = v + dead_cost
             found = True
             best_out[:] = out
@@ -1294,26 +1353,23 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
     res[2] = used
     if not found:
         res[0] = ST_NONE
-        return res
+        return 3
     rows = best_out.reshape(-1)
     n = _room(rows, best_mand)
-    if n <= W_CAP:  # always in a real game: the scratch array
-        melds = W[W_MELDS:W_MELDS + n]
-        lens = W[W_LENS:W_LENS + n]
-        bws = W[W_BUILD:W_BUILD + _workspace(n)]
-        bws[:] = 0
-    else:
-        melds = np.empty(n, np.int64)
-        lens = np.empty(n, np.int64)
-        bws = np.zeros(_workspace(n), np.int64)
+    if n > W_CAP:  # never: the input check bounds the cards
+        res[0] = ST_OVERFLOW
+        return R_OVERFLOW
+    melds = W[W_MELDS:W_MELDS + n]
+    lens = W[W_LENS:W_LENS + n]
+    bws = W[W_BUILD:W_BUILD + _workspace(n)]
+    bws[:] = 0
     count = _build(rows, best_mand, best_kept, n, bws, melds, lens)
     if count < 0:
         res[0] = ST_LOST
-        return res
+        return 3
     total = 0
     for k in range(count):
         total += lens[k]
-    new_real = np.zeros(52, np.int64)
     table_jokers = 0
     for q in range(total):
         c = melds[q]
@@ -1327,41 +1383,40 @@ def _position(inp: Any, ws: Any) -> Any:  # noqa: C901
             n_added += new_real[c] - real_table[c]
     parked_n = _parked(best_end)
     rows_cap = 3 * count + 8
-    if rows_cap <= W_ROWS:
-        M = W[W_M:W_M + rows_cap * W_WIDTH].reshape(rows_cap, W_WIDTH)
-        aux = W[W_AUX:W_AUX + 3 * rows_cap]
-    else:
-        M = np.empty((rows_cap, W_WIDTH), np.int64)
-        aux = np.empty(3 * rows_cap, np.int64)
-    n_rows = _final_table(melds, lens, count, parked_n, low, M, aux)
+    if rows_cap > W_ROWS:  # never: count < W_CAP
+        res[0] = ST_OVERFLOW
+        return R_OVERFLOW
+    M = W[W_M:W_M + rows_cap * W_WIDTH].reshape(rows_cap, W_WIDTH)
+    aux = W[W_AUX:W_AUX + 3 * rows_cap]
+    n_rows = _final_table(melds, lens, count, parked_n, low, M, aux, keys)
     if n_rows < 0:
         res[0] = ST_LOST
-        return res
+        return 3
     size = 8 + n_added + n_rows + total + parked_n
-    full = W[W_RES:W_RES + size] if size <= W_RES_SIZE else np.empty(size, np.int64)
-    full[0] = ST_PLAY
-    full[1] = exceeded
-    full[2] = used
-    full[3] = n_rows
-    full[4] = parked_n
-    full[5] = table_jokers - sum_before
-    full[6] = n_added
-    points = 25 * (full[5] + parked_n)
+    if size > W_RES_SIZE:  # never: total < W_CAP
+        res[0] = ST_OVERFLOW
+        return R_OVERFLOW
+    res[0] = ST_PLAY
+    res[3] = n_rows
+    res[4] = parked_n
+    res[5] = table_jokers - sum_before
+    res[6] = n_added
+    points = 25 * (res[5] + parked_n)
     q = 8
     for c in range(52):
         for _ in range(new_real[c] - real_table[c]):
-            full[q] = c
+            res[q] = c
             points += min(c % 13 + 1, 10)
             q += 1
-    full[7] = points
+    res[7] = points
     ml = aux[:rows_cap]
     order = aux[2 * rows_cap:3 * rows_cap]
     for x in range(n_rows):
-        full[q] = ml[order[x]]
+        res[q] = ml[order[x]]
         q += 1
     for x in range(n_rows):
         k = order[x]
         for y in range(ml[k]):
-            full[q] = M[k, y]
+            res[q] = M[k, y]
             q += 1
-    return full
+    return size

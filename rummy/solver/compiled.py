@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from array import array
+from struct import Struct
+from struct import error as StructError
 from typing import Any
 
 from rummy.solver.search import Aborted
@@ -109,9 +110,9 @@ _COST_ROW = {"points": 0, "cards": 2}
 
 def _entry_point(dispatcher: Any) -> Any:
     """The machine code's Python entry of a numba function compiled for one signature,
-    or the function itself. The kernel is only ever called with an ``array("q")`` and the
-    work array, so the dispatcher's typing of both on every call (a few microseconds on
-    a first call after other code ran) is skipped; the entry checks the types itself."""
+    or the function itself. The kernel is only ever called with the work array, so the
+    dispatcher's typing of it on every call (a few microseconds on a first call after
+    other code ran) is skipped; the entry checks the type itself."""
     try:
         overloads = list(dispatcher.overloads.values())
         return overloads[0].entry_point if len(overloads) == 1 else dispatcher
@@ -127,49 +128,96 @@ def solve_position(cards: list[int], counts: tuple[int, int, int], objective: st
 
     Args:
         cards: the table cards, then the hand, then the keep cards (card indices, mirrored
-            already when ``mirror``); extended in place with the search's parameters.
+            already when ``mirror``).
         counts: how many of ``cards`` are table cards, hand cards and keep cards.
         objective: ``"points"`` or ``"cards"``; ``mirror``: the costs of the mirror image.
         by_hand, ace_high: the §11 variants ``joker_release="hand"`` and ``ace_high``.
         node_limit, abort, bound: as :func:`rummy.solver._best_play` (``None``: none).
 
     Returns:
-        ``res`` of ``_kernels._position`` as a list: ``[status, exceeded, nodes, melds,
-        parked wildcards, jokers added before parking, real cards added, R1.5 points
-        added, the added real cards ascending, each meld's length, the melds' cards]``
-        (the melds of the whole new table, wildcards parked, each in display order, in
-        ascending order) (status ``ST_*`` of
-        :mod:`rummy.solver._kernels`; only ``ST_PLAY`` has the fields after ``nodes``).
+        ``res`` of ``_kernels._position``: ``[status, exceeded, nodes, melds, parked
+        wildcards, jokers added before parking, real cards added, R1.5 points added, the
+        added real cards ascending, each meld's length, the melds' cards]`` (the melds of
+        the whole new table, wildcards parked, each in display order, in ascending order)
+        (status ``ST_*`` of :mod:`rummy.solver._kernels`; only ``ST_PLAY`` has the fields
+        after ``nodes``).
 
     Raises:
         Overflow: a step had more than ``_kernels.MAX_MOVES`` moves.
         Aborted: more states than ``abort``.
     """
-    k = _LOADED["k"]  # the caller checked usable()
-    ws = getattr(_SCRATCH, "ws", None)
-    if ws is None:  # this thread's first call (the constants are made once a process)
-        ws = _SCRATCH.ws = k.scratch(_constants())
-    cards += counts
-    cards += (_COST_ROW[objective] + (1 if mirror else 0), _LOADED["w"][objective],
-              1 if by_hand else 0, 0 if ace_high else 1,
-              -1 if node_limit is None else min(node_limit, 1 << 62),
-              -1 if abort is None else min(abort, 1 << 62),
-              -1 if bound is None else min(bound, 1 << 62))
-    # an array.array rather than a numpy array: cheaper to make from a list, above all
-    # on a first call after other code ran (numba reads it through the buffer protocol)
-    call = _LOADED.get("e")
-    if call is None:  # the first call: numba compiles, or loads from its cache
-        res = k._position(array("q", cards), ws)
-        _LOADED["e"] = _entry_point(k._position)
-    else:
-        res = call(array("q", cards), ws)
-    status = int(res[0])
-    if status == k.ST_ABORTED:
-        raise Aborted
-    if status == k.ST_OVERFLOW:
+    if "w" not in _LOADED:
+        _constants()
+    wcost = _LOADED["w"]
+    return run(cards, (*counts, _COST_ROW[objective] + (1 if mirror else 0),
+                       wcost[objective], 1 if by_hand else 0, 0 if ace_high else 1,
+                       -1 if node_limit is None else min(node_limit, 1 << 62),
+                       -1 if abort is None else min(abort, 1 << 62),
+                       -1 if bound is None else min(bound, 1 << 62)))
+
+
+def _first_call(ws: Any) -> int:
+    """The kernel's first call in this process: numba compiles it, or loads it from its
+    cache; later calls go straight to the machine code's entry."""
+    k = _LOADED["k"]
+    size: int = k._position(ws)
+    _LOADED["e"] = _entry_point(k._position)
+    return size
+
+
+#: a ``struct.Struct`` packing a length and that many int64, by length
+_PACKERS: dict[int, Any] = {}
+
+
+def work() -> tuple[Any, memoryview, tuple[int, int, int]]:
+    """This thread's work array for ``_kernels._position``, a memoryview of it and
+    ``(byte offset of the input, index of the result, most input integers)`` (made on
+    the thread's first call; the constants once a process). The caller checked
+    :func:`usable`."""
+    try:
+        got: tuple[Any, memoryview, tuple[int, int, int]] = _SCRATCH.ws
+    except AttributeError:
+        k = _LOADED["k"]
+        ws = k.scratch(_constants())
+        got = _SCRATCH.ws = ws, memoryview(ws), (k.S_IN * 8, k.S_RES, k.I_CAP)
+    return got
+
+
+def packer(n: int) -> Any:
+    """``pack_into`` of a ``struct.Struct`` of ``n + 1`` int64: the input's length and
+    the input, written into the work array (read back by the kernel; a memoryview
+    reads its result: plain ints, one argument that numba's entry takes as its own
+    array, nothing allocated)."""
+    pack = _PACKERS.get(n)
+    if pack is None:
+        pack = _PACKERS[n] = Struct(f"={n + 1}q").pack_into
+    return pack
+
+
+def run(cards: list[int], fields: tuple[int, ...]) -> list[int]:
+    """``_kernels._position`` on ``cards`` and ``fields`` (the input, see
+    :func:`solve_position`; ``fields``: ``_kernels.I_FIELDS`` integers) in this thread's
+    work array: its result as a list (:func:`rummy.solver._solve_flat` has this inline).
+
+    Raises:
+        Overflow, Aborted: as :func:`solve_position`.
+    """
+    ws, mv, at = work()
+    n = len(cards) + len(fields)
+    if n > at[2]:  # more cards than any legal input: _kernels.ST_INPUT
+        return [6, 0, 0]
+    try:
+        packer(n)(mv, at[0], n, *cards, *fields)
+    except StructError:  # an integer beyond 64 bits: _kernels.ST_INPUT
+        return [6, 0, 0]
+    size = _LOADED.get("e", _first_call)(ws)
+    if size < 0:  # _kernels.R_ABORTED (-2) or R_OVERFLOW (-3)
+        if size == -2:
+            raise Aborted
         raise Overflow
-    out: list[int] = res.tolist()
+    out: list[int] = mv[at[1]:at[1] + size].tolist()
     return out
 
 
-__all__ = ["AVAILABLE", "Overflow", "kernels", "solve_position", "usable"]
+__all__ = ["AVAILABLE", "Overflow", "kernels", "packer", "run", "solve_position", "usable",
+           "work"]

@@ -16,7 +16,7 @@ import pytest
 from rummy.cards import JOKER, parse_cards
 from rummy.melds import check_action, parse_table
 from rummy.solver import best_play, compiled
-from rummy.solver.positions import random_position
+from rummy.solver.positions import edge_position, random_position
 
 pytestmark = pytest.mark.skipif(not compiled.usable(), reason="numba not installed/usable")
 
@@ -108,9 +108,37 @@ def test_overflow_falls_back_to_the_pure_search(monkeypatch: pytest.MonkeyPatch)
     table = parse_table("5S 6S 7S")
     hand = parse_cards("8S KD")
     expected = best_play(table, hand, backend="pure")
+    best_play(table, hand)  # the kernel's entry is known from here on
+    # the kernel's answer to a move overflow, on the flat path and in compiled.run
+    monkeypatch.setitem(compiled._LOADED, "e", lambda ws: -3)
+    assert best_play(table, hand) == expected
     monkeypatch.setattr(compiled, "solve_position", overflow)
     assert best_play(table, hand) == expected
     assert expected is not None and expected.points == 8
+
+
+@pytest.mark.parametrize("objective", ["points", "cards"])
+def test_flat_path_gives_the_play_of_the_general_path(objective: str) -> None:
+    """best_play's flat path (the race run inline on one card list) and the general
+    compiled path (_race over _compiled_play and compiled.solve_position) give the same
+    Solution, keep cards and mirror-image answers included."""
+    from rummy.solver import _solve_checked, _solve_flat
+    rng = random.Random(f"flat:{objective}")
+    positions = _positions(f"flat:{objective}", 150)
+    positions += [edge_position(rng, "full") for _ in range(100)]
+    mirrored = 0
+    for table, hand in positions:
+        keep = tuple(rng.sample(hand, min(len(hand), rng.choice((0, 0, 1, 2)))))
+        flat = _solve_flat(table, hand, keep, objective)
+        assert flat is not None
+        general = _solve_checked([tuple(m) for m in table], tuple(hand), keep, objective,
+                                 None, "compiled")
+        assert flat == tuple(general)
+        nodes = [0]
+        _solve_checked([tuple(m) for m in table], tuple(hand), keep, objective, None,
+                       "compiled", nodes=nodes)
+        mirrored += nodes[0] > 4_000  # the first orientation was aborted
+    assert mirrored  # the race reached the mirror image on some positions
 
 
 # --- found by the attack review (robustness of the compiled path and input checks) -------
