@@ -27,9 +27,10 @@ import pytest
 
 from rummy.cards import JOKER, TABLE_JOKER_BASE, physical
 from rummy.commands import CreateGame, Draw, EndTurn, Knock, Leave, Meld, Pass, Reclaim
-from rummy.decide import _primary, settle, step
+from rummy.decide import _primary, default_command, settle, step, timeout_step
 from rummy.errors import IllegalMoveError, NotationError
 from rummy.evolve import evolve
+from rummy.lifecycle import timeout_events
 from rummy.melds import (
     VALID_MELDS,
     VALID_MELDS_ACE_LOW,
@@ -311,6 +312,15 @@ def _reference_step(state: Any, cmd: Any) -> tuple[Any, list[Any]]:
     return s, events + more
 
 
+def _reference_timeout(state: Any, limit: int) -> tuple[Any, list[Any]]:
+    """:func:`rummy.decide.timeout_step` on :func:`_reference_step`."""
+    s, events = _reference_step(state, default_command(state))
+    for e in timeout_events(state, s, limit, "basic"):
+        events.append(e)
+        s = evolve(s, e)
+    return s, events
+
+
 def _result(f: Any, s: Any, cmd: Any) -> tuple[Any, ...]:
     try:
         return ("ok",) + tuple(f(s, cmd))
@@ -380,8 +390,13 @@ def _play(game: int, variant: dict[str, Any], moves: int) -> int:
             elif phase == "knock_or_end":
                 cmds = [Knock(seat), EndTurn(seat)]
             cmd = rng.choice(cmds)
-        got = _result(step, s, cmd)
-        assert got == _result(_reference_step, s, cmd), (s, cmd)
+        if rng.random() < 0.05 and s.phase != "game_over":  # a turn timer ran out (R13.2)
+            limit = rng.choice((0, 1, 2))
+            got = _result(lambda st, _, n=limit: timeout_step(st, n), s, None)
+            assert got == _result(lambda st, _, n=limit: _reference_timeout(st, n), s, None), s
+        else:
+            got = _result(step, s, cmd)
+            assert got == _result(_reference_step, s, cmd), (s, cmd)
         checked += 1
         if got[0] == "ok":
             s = got[1]
