@@ -179,10 +179,19 @@ def canonical_table(table: Iterable[Iterable[int]], known: Iterable[MeldCards] =
 
     Two arrangements with the same melds compare equal after this. Does not validate.
     ``known`` are melds already canonical (e.g. the previous table): equal melds are kept
-    as they are instead of being re-sorted.
+    as they are instead of being re-sorted. A meld may be any sequence of cards; each
+    comes out a plain tuple.
     """
     keep = set(known)
-    return tuple(sorted(m if m in keep else canonical_meld(m) for m in table))
+    out: list[MeldCards] = []
+    for m in table:
+        try:
+            known_meld = m in keep
+        except TypeError:  # an unhashable meld (a list of cards)
+            known_meld = False
+        out.append(tuple(m) if known_meld else canonical_meld(m))
+    out.sort()
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- notation of melds/tables
@@ -453,7 +462,7 @@ def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence
         for m in new_table:
             if m in left:  # an unchanged meld (equality, as the reference's dict keys)
                 left.remove(m)
-                melds.append(m)  # equal to a meld of the table (a tuple)
+                melds.append(m if type(m) is tuple else tuple(m))  # as the reference
             else:
                 changed.append(m)
     except (TypeError, ValueError):  # a value whose == is not a truth value (an array)

@@ -159,11 +159,12 @@ _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 
 
 def _mask_of(actions: Iterable[int]) -> np.ndarray:
-    """A read-only ``int8[N_ACTIONS]`` mask with ``actions`` set."""
+    """A read-only ``int8[N_ACTIONS]`` mask with ``actions`` set, shared by every env: a
+    view of immutable ``bytes``, so its ``writeable`` flag cannot be set back to True
+    (numpy allows that on an array owning its memory)."""
     mask = np.zeros(N_ACTIONS, dtype=np.int8)
     mask[list(actions)] = 1
-    mask.flags.writeable = False
-    return mask
+    return np.frombuffer(mask.tobytes(), dtype=np.int8)
 
 
 #: the slot mode's masks (knock at the end of the turn, the default) outside meld phases
