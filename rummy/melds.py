@@ -178,18 +178,18 @@ def canonical_table(table: Iterable[Iterable[int]], known: Iterable[MeldCards] =
     """Canonical form of a legal table: each meld in display order, melds sorted.
 
     Two arrangements with the same melds compare equal after this. Does not validate.
-    ``known`` are melds already canonical (e.g. the previous table): equal melds are kept
-    as they are instead of being re-sorted. A meld may be any sequence of cards; each
-    comes out a plain tuple.
+    ``known`` are melds already canonical (e.g. the previous table): a meld equal to one
+    of them comes out as that known meld instead of being re-sorted. A meld may be any
+    sequence of cards; each comes out a plain tuple.
     """
-    keep = set(known)
+    keep: dict[Any, MeldCards] = {k: k for k in known}
     out: list[MeldCards] = []
     for m in table:
         try:
-            known_meld = m in keep
+            same = keep.get(m)
         except TypeError:  # an unhashable meld (a list of cards)
-            known_meld = False
-        out.append(tuple(m) if known_meld else canonical_meld(m))
+            same = None
+        out.append(tuple(same) if same is not None else canonical_meld(m))
     out.sort()
     return tuple(out)
 
@@ -461,8 +461,7 @@ def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence
     try:
         for m in new_table:
             if m in left:  # an unchanged meld (equality, as the reference's dict keys)
-                left.remove(m)
-                melds.append(m if type(m) is tuple else tuple(m))  # as the reference
+                melds.append(left.pop(left.index(m)))  # the old table's own, as the reference
             else:
                 changed.append(m)
     except (TypeError, ValueError):  # a value whose == is not a truth value (an array)
@@ -544,19 +543,20 @@ def _check_action(
     matched = False
     if table_is_legal and isinstance(new_table, (tuple, list)):
         try:
-            left: dict[Sequence[int], int] = {}
+            # each old meld under its value; an unchanged meld is recorded as the old
+            # table's own (canonical, plain ints), not as the value that equals it
+            left: dict[Sequence[int], list[Sequence[int]]] = {}
             for m in table:
-                left[m] = left.get(m, 0) + 1
+                left.setdefault(m, []).append(m)
             changed = []
             kept = []
             for m in new_table:
-                k = left.get(m)
-                if k:
-                    left[m] = k - 1
-                    kept.append(m)
+                same = left.get(m)
+                if same:
+                    kept.append(same.pop())
                 else:
                     changed.append(m)
-            gone = [m for m, k in left.items() if k for _ in range(k)]
+            gone = [m for same in left.values() for m in same]
             matched = True
         except TypeError:
             changed, gone = new_table, table

@@ -4,6 +4,7 @@ reference on random positions."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -405,3 +406,18 @@ def test_engine_fast_path_gives_the_reference_result_on_arrays() -> None:
     for new in [(np.array([0, 1, 2]),), ((0, 1, 2), np.array([3, 4, 5]))]:
         assert _full_outcome(check_and_canonical, ((0, 1, 2),), (3, 4, 5), new, None) == \
             _full_outcome(_check_and_canonical_reference, ((0, 1, 2),), (3, 4, 5), new, None)
+
+
+@pytest.mark.parametrize("kept", [(0.0, 1, 2), (False, 1, 2), [0, 1, 2], (0, True, 2)])
+def test_an_unchanged_meld_is_recorded_as_the_old_tables_own(kept: Sequence[int]) -> None:
+    # found by an attack: a kept meld given as values equal to the table's (0.0 == 0,
+    # False == 0) went onto the new table as given, floats and bools among the cards (I2)
+    table = (parse_meld("AS 2S 3S"),)
+    hand = parse_meld("4H 4D 4C")
+    new_table = [kept, hand]
+    for result in (check_and_canonical(table, hand, new_table),
+                   _check_and_canonical_reference(table, hand, new_table)):
+        assert result == ((16, 29, 42), ((0, 1, 2), (16, 29, 42)))
+        assert all(type(c) is int for m in result[1] for c in m)
+    known = canonical_table([kept], table)
+    assert known == ((0, 1, 2),) and all(type(c) is int for c in known[0])
