@@ -144,6 +144,19 @@ class Solution(NamedTuple):
     optimal: bool
 
 
+def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: int | None,
+          backend: str, rules: RuleSet | None, opening: bool) -> tuple[Play | None, bool] | None:
+    """:func:`_solve_flat` for a call of :func:`solve` or :func:`best_play` without a node
+    limit or a restricting rule set, on plain tuples or lists; ``None`` for any other call
+    (the general path decides it, with its errors)."""
+    if (node_limit is None and (backend == "auto" or backend == "compiled")
+            and (rules is None or not _restricts(rules, opening))
+            and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
+            and type(keep) in _SEQUENCES and objective in _COSTS):
+        return _solve_flat(table, hand, keep, objective)
+    return None
+
+
 def best_play(
     table: Iterable[Iterable[int]],
     hand: Iterable[int],
@@ -159,13 +172,9 @@ def best_play(
     :func:`solve` (same arguments, same errors). With a ``node_limit`` that stops the search
     before any play is found, ``None`` does not prove that there is none; :func:`solve`
     tells the two apart."""
-    if (node_limit is None and (backend == "auto" or backend == "compiled")
-            and (rules is None or not _restricts(rules, opening))
-            and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
-            and type(keep) in _SEQUENCES and objective in _COSTS):
-        flat = _solve_flat(table, hand, keep, objective)
-        if flat is not None:
-            return flat[0]
+    flat = _flat(table, hand, keep, objective, node_limit, backend, rules, opening)
+    if flat is not None:
+        return flat[0]
     return solve(table, hand, keep=keep, objective=objective, node_limit=node_limit,
                  backend=backend, rules=rules, opening=opening).play
 
@@ -227,13 +236,9 @@ def solve(
             card that is not an index in range, ``keep`` not in the hand, or more than 7
             copies of one card counting every joker.
     """
-    if (node_limit is None and (backend == "auto" or backend == "compiled")
-            and (rules is None or not _restricts(rules, opening))
-            and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
-            and type(keep) in _SEQUENCES and objective in _COSTS):
-        flat = _solve_flat(table, hand, keep, objective)
-        if flat is not None:
-            return Solution(*flat)
+    flat = _flat(table, hand, keep, objective, node_limit, backend, rules, opening)
+    if flat is not None:
+        return Solution(*flat)
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
     if node_limit is not None and (not isinstance(node_limit, int)
