@@ -16,8 +16,8 @@ import bisect
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rummy.bots._melding import _table_fits as _table_fits_by_value
 from rummy.bots._melding import hand_meld_entries
@@ -40,6 +40,8 @@ from rummy.melds import (
 from rummy.rules import RuleSet
 from rummy.state import GameState
 from rummy.views import PlayerView, view
+
+_T = TypeVar("_T")
 
 NODE_LIMIT = 40_000  #: the solver's budget per search (as the greedy bot's)
 SOLVER_SLOTS = 2  #: slot 0: most points; slot 1: most cards
@@ -126,36 +128,32 @@ def _free_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
     return out
 
 
-#: the table last given to :func:`_table_fits` and its answer (one tuple, swapped whole)
-_LAST_FITS: tuple[object, tuple[tuple[int, ...], tuple[int, ...], int]] = (None, ((), (), 0))
+def _last_by_identity(fn: Callable[[Table], _T]) -> Callable[[Table], _T]:
+    """``fn`` answering the last table again by identity, without hashing it: a game's
+    table object stands until someone melds, while every meld phase in between asks
+    again. The remembered ``(table, answer)`` pair is replaced whole, so a thread never
+    sees a table with another table's answer."""
+    last: tuple[object, Any] = (_NO_TABLE, None)
+
+    def answer(table: Table) -> _T:
+        nonlocal last
+        seen = last
+        if seen[0] is table:
+            return seen[1]  # type: ignore[no-any-return]
+        out = fn(table)
+        last = (table, out)
+        return out
+
+    return answer
 
 
-def _table_fits(table: Table) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """The basic bot's fit masks of ``table`` (``rummy.bots._melding._table_fits``), the
-    last table answered by identity: a game's table object stands until someone melds,
-    while every meld phase in between asks again."""
-    global _LAST_FITS
-    last = _LAST_FITS
-    if last[0] is table:
-        return last[1]
-    out = _table_fits_by_value(table)
-    _LAST_FITS = (table, out)
-    return out
+_NO_TABLE = object()
 
+#: the basic bot's fit masks of a table (``rummy.bots._melding._table_fits``)
+_table_fits = _last_by_identity(_table_fits_by_value)
 
-#: the table last given to :func:`_free_table_cards` and its answer (swapped whole)
-_LAST_FREE: tuple[object, dict[int, list[tuple[int, tuple[int, ...]]]]] = (None, {})
-
-
-def _free_table_cards(table: Table) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
-    """:func:`_free_cards`, the last table answered by identity (without hashing it)."""
-    global _LAST_FREE
-    last = _LAST_FREE
-    if last[0] is table:
-        return last[1]
-    out = _free_cards(table)
-    _LAST_FREE = (table, out)
-    return out
+#: :func:`_free_cards` of a table
+_free_table_cards = _last_by_identity(_free_cards)
 
 
 def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],

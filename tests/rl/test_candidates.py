@@ -208,23 +208,29 @@ def _could_meld_reference(table, hand) -> bool:
     return any(a in pool and b in pool for c in held for a, b in _candidates._PARTNERS[c])
 
 
-def test_could_meld_is_the_reference_and_triples_and_layoffs_too() -> None:
-    """could_meld (bit masks), triples and the lay-offs by bit masks give the answers of
-    the reference code on the meld phases of random games (one and two decks)."""
-    answers = []
+def _turn_hands():
+    """(state, hand of the seat to act) at the meld phases of random games under the
+    default rules: two and five seats (one and two decks), three seeds each."""
     for players in (2, 5):
         for seed in range(3):
             for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
                 s = env.state_
-                hand = s.hands[s.turn]
-                got = _candidates.could_meld(s.table, hand)
-                assert got == _could_meld_reference(s.table, hand)
-                answers.append(got)
-                held = set(hand)
-                assert _candidates.triples(hand) == [
-                    m for m in _candidates._TRIPLES if all(c in held for c in m)]
-                assert _candidates._layoffs_by_bits(s.table, hand) == _candidates.layoffs(
-                    s.table, hand, with_index=True)
+                yield s, s.hands[s.turn]
+
+
+def test_could_meld_is_the_reference_and_triples_and_layoffs_too() -> None:
+    """could_meld (bit masks), triples and the lay-offs by bit masks give the answers of
+    the reference code on the meld phases of random games (one and two decks)."""
+    answers = []
+    for s, hand in _turn_hands():
+        got = _candidates.could_meld(s.table, hand)
+        assert got == _could_meld_reference(s.table, hand)
+        answers.append(got)
+        held = set(hand)
+        assert _candidates.triples(hand) == [
+            m for m in _candidates._TRIPLES if all(c in held for c in m)]
+        assert _candidates._layoffs_by_bits(s.table, hand) == _candidates.layoffs(
+            s.table, hand, with_index=True)
     assert any(answers) and not all(answers)
 
 
@@ -232,14 +238,10 @@ def test_the_unchecked_construction_is_the_checked_one() -> None:
     """Under the default meld rules play_exists skips check_action: the same answers as
     with every construction checked (two and five seats: one and two decks)."""
     answers = []
-    for players in (2, 5):
-        for seed in range(3):
-            for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
-                s = env.state_
-                hand = s.hands[s.turn]
-                fast = _candidates.play_exists(s.table, hand, s.rules)
-                assert fast == _candidates.play_exists(s.table, hand, s.rules, check=True)
-                answers.append(fast)
+    for s, hand in _turn_hands():
+        fast = _candidates.play_exists(s.table, hand, s.rules)
+        assert fast == _candidates.play_exists(s.table, hand, s.rules, check=True)
+        answers.append(fast)
     assert any(answers) and not all(answers)
 
 
