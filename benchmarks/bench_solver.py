@@ -83,9 +83,11 @@ def family_positions(family: str, n: int, seed: int) -> list[tuple[tuple, tuple]
 
 
 def bench_positions(n: int, seed: int, families: tuple[str, ...], heavy: bool,
-                    pure: bool) -> None:
+                    pure: bool, prefixes: tuple[int, ...] = ()) -> None:
     """Time ours (cold and warm), the compact MILP and, optionally, the heavy MILP and the
-    pure search on the same positions, interleaved, and check that every value agrees."""
+    pure search on the same positions, interleaved, and check that every value agrees.
+    ``prefixes``: also report the cold median and p99 of the first so many positions (the
+    positions of a run with that ``--positions``, timed in this run)."""
     from tests.solver.milp_compact import compact_best
     if heavy:
         from tests.solver.milp_reference import milp_best
@@ -144,6 +146,13 @@ def bench_positions(n: int, seed: int, families: tuple[str, ...], heavy: bool,
             line += f" {statistics.median(pure_t):>9.2f}"
         print(line + f"   (mean table {statistics.mean(cards):.1f} cards, max cold "
               f"{max(cold):.1f} ms)")
+        for k in prefixes:
+            if 0 < k < n:
+                c, m = cold[:k], milp[:k]
+                print(f"{'':>7} first {k}: cold med {statistics.median(c):.3f} p99 "
+                      f"{pct(c, 0.99):.2f}, MILP med {statistics.median(m):.2f} p99 "
+                      f"{pct(m, 0.99):.1f}: {statistics.median(m) / statistics.median(c):.0f}x"
+                      f"|{pct(m, 0.99) / pct(c, 0.99):.0f}x")
         if not bad:
             print(f"{'':>7} every value agrees with the MILP"
                   + (" and every play with the pure search" if pure_t else ""))
@@ -230,6 +239,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="30,60,90,full",
                     help="families: table sizes in cards and/or 'full' (default 30,60,90,full)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--prefixes", default="",
+                    help="also report the first N positions of each family, e.g. 150,200")
     ap.add_argument("--heavy", action="store_true", help="time the heavy MILP as well")
     ap.add_argument("--pure", action="store_true",
                     help="time the pure reference search as well (slow on hard positions)")
@@ -242,7 +253,8 @@ def main() -> int:
     print(f"python {platform.python_version()} on {platform.machine()}; seed {args.seed}")
     families = tuple(x.strip() for x in args.sizes.split(",") if x.strip())
     if args.positions and families:
-        bench_positions(args.positions, args.seed, families, args.heavy, args.pure)
+        prefixes = tuple(int(x) for x in args.prefixes.split(",") if x.strip())
+        bench_positions(args.positions, args.seed, families, args.heavy, args.pure, prefixes)
     if args.games:
         bench_games(args.games, args.seed, max(1, args.rounds), args.baseline)
     return 0

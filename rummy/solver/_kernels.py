@@ -374,8 +374,44 @@ def _store(mem: Any, h: int, i: int, st: int, v: int) -> Any:
     return new
 
 @_jit
-def _grown(mem: Any) -> Any:
-    new = np.zeros((mem.shape[0] * 4, 2), np.int64)  # 4x: few rehashes on big searches
+def _note(fr: Any, which: int, h: int) -> None:
+    """Add slot ``h`` of the first memo ``which`` (0: the search's, 1: the relaxed
+    search's) to its list of used slots in ``fr`` (rows ``TL_ROW`` on, see :data:`TL_ROW`)."""
+    n = fr[TL_ROW, which]
+    k = (TL_MEM if which == 0 else TL_RMEM) + n
+    fr[TL_ROW + (k >> 7), k & 127] = h
+    fr[TL_ROW, which] = n + 1
+
+
+@_jit
+def _clear(mem: Any, fr: Any, which: int) -> None:
+    """Empty the slots of the first memo ``which`` listed in ``fr`` (:func:`_note`), and
+    the list: the memo is all zeros again, at the cost of the entries the last search
+    made rather than of the whole table."""
+    at = TL_MEM if which == 0 else TL_RMEM
+    for n in range(fr[TL_ROW, which]):
+        k = at + n
+        mem[fr[TL_ROW + (k >> 7), k & 127], 1] = 0
+    fr[TL_ROW, which] = 0
+
+
+@_jit
+def _grown(mem: Any, arena: Any, which: int) -> Any:
+    """A memo 4 times the size of ``mem`` (few rehashes on big searches) holding its
+    entries: a table of the work array's arena (``which`` 0: the search's tables, 1: the
+    relaxed search's; see :data:`ARENA_TOP`), zeroed here, or a new array past the
+    arena's largest."""
+    size = mem.shape[0] * 4
+    level = (MEM0 if which == 0 else RMEM0) * 4
+    at = 0 if which == 0 else ARENA_MEM
+    while level < size:
+        at += level
+        level *= 4
+    if size <= ARENA_TOP:
+        new = arena[2 * at:2 * (at + size)].reshape(size, 2)
+        new[:] = 0
+    else:
+        new = np.zeros((size, 2), np.int64)
     for h in range(mem.shape[0]):
         w = mem[h, 1]
         if w != 0:
@@ -407,7 +443,8 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     search (:attr:`Search.relaxed`, when ``cnt[8]``) runs on the same stack: frame mode
     0 is a state of the search waiting for its relaxed bound, 1 a state of the search
     expanding its moves, 2 a state of the relaxed search. ``mem``/``rmem`` are the two
-    memo tables, returned with the value (they grow). ``cnt`` holds ``[nodes, exceeded,
+    memo tables, returned with the value (they grow; a new entry in a first memo, the
+    work array's, is listed in ``fr``, see :data:`TL_ROW`). ``cnt`` holds ``[nodes, exceeded,
     overflow, node_limit (-1: none), wcost, memo entries, end state, trace lost,
     has relaxed search, relaxed memo entries]``. The moves of the frames lie one after
     the other in ``buf`` from row ``base0`` (the frames of one chain of steps, at most
@@ -419,7 +456,9 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
     limit = cnt[3]
     abort = cnt[10]
     has_relaxed = cnt[8]
-    f_i = fr[0]  # the explicit stack (fr: 9 x 128, allocated once per run)
+    k_mem = cnt[0] * 0  # the memo kinds of _note and _grown, as run-time values
+    k_rmem = k_mem + 1
+    f_i = fr[0]  # the explicit stack (rows 0-8 of fr, part of the work array)
     f_st = fr[1]
     f_beta = fr[2]
     f_best = fr[3]
@@ -533,9 +572,12 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
             relax = 0
             if ret >= b0:
                 h = _slot(ti, f_st[t], mem)
-                cnt[5] += _store(mem, h, ti, f_st[t], -ret - 1)
+                new = _store(mem, h, ti, f_st[t], -ret - 1)
+                if new and mem.shape[0] == MEM0:
+                    _note(fr, k_mem, h)
+                cnt[5] += new
                 if 2 * cnt[5] > mem.shape[0]:
-                    mem = _grown(mem)
+                    mem = _grown(mem, P[2], k_mem)
                 sp -= 1
                 relax = 1 if sp and f_mode[sp - 1] == 2 else 0
                 continue
@@ -592,14 +634,20 @@ def _solve(i: int, st: int, beta: int, P: Any, mem: Any, rmem: Any, buf: Any,
         tst = f_st[t]
         if mode == 2:
             h = _slot(ti, tst, rmem)
-            cnt[9] += _store(rmem, h, ti, tst, val)
+            new = _store(rmem, h, ti, tst, val)
+            if new and rmem.shape[0] == RMEM0:
+                _note(fr, k_rmem, h)
+            cnt[9] += new
             if 2 * cnt[9] > rmem.shape[0]:
-                rmem = _grown(rmem)
+                rmem = _grown(rmem, P[2], k_rmem)
         else:
             h = _slot(ti, tst, mem)
-            cnt[5] += _store(mem, h, ti, tst, val)
+            new = _store(mem, h, ti, tst, val)
+            if new and mem.shape[0] == MEM0:
+                _note(fr, k_mem, h)
+            cnt[5] += new
             if 2 * cnt[5] > mem.shape[0]:
-                mem = _grown(mem)
+                mem = _grown(mem, P[2], k_mem)
         sp -= 1
         relax = 1 if sp and f_mode[sp - 1] == 2 else 0
 
@@ -726,9 +774,10 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any, buf: Any, fr: Any, mem:
     zero = cnt[0] * 0
     one = zero + 1
     inf = zero + INF
-    # both memos grow when half full: most searches meet a few dozen states
-    mem[:] = 0
-    rmem[:] = 0
+    # both memos grow when half full: most searches meet a few dozen states. They are
+    # the work array's first memos, all zeros but the slots the last search used
+    _clear(mem, fr, zero)
+    _clear(rmem, fr, one)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
         value, end, mem, rmem = _solve_traced(st, beta, P, mem, rmem, buf, cnt, out, one,
                                               zero, inf, fr)
@@ -1058,13 +1107,43 @@ W_SIZE = W_KEYS + W_WIDTH
 #: then the move buffer, the frame stack, the two memos and ``W``
 S_BUF = K_TEMPLATE + len(FLAT_TEMPLATE)
 S_FR = S_BUF + 56 * MAX_MOVES * 8
-S_MEM = S_FR + 9 * 128
-#: the memos' first sizes (slots; they grow when half full): most searches meet a few
-#: dozen states, and every call zeroes them
+#: the memos' first sizes (slots; they grow when half full, into arrays of their own):
+#: most searches meet a few dozen states
 MEM0 = 1 << 10
 RMEM0 = 1 << 8
+#: ``fr``: 9 rows of 128 for the frame stack of :func:`_solve`, then, from row
+#: ``TL_ROW``, the used slots of the first memos (the work array's), so that a search
+#: empties only those (:func:`_clear`) instead of zeroing both tables: ``fr[TL_ROW, 0]``
+#: and ``fr[TL_ROW, 1]`` count them, and they are listed from flat index ``TL_MEM`` and
+#: ``TL_RMEM`` of those rows (index ``k`` at ``fr[TL_ROW + k // 128, k % 128]``). A first
+#: memo holds at most half its slots, plus one, before it is replaced by a larger one
+TL_ROW = 9
+TL_MEM = 2
+TL_RMEM = TL_MEM + MEM0 // 2 + 1
+FR_ROWS = TL_ROW + (TL_RMEM + RMEM0 // 2 + 1 + 127) // 128
+S_MEM = S_FR + FR_ROWS * 128
 S_RMEM = S_MEM + MEM0 * 2
-S_W = S_RMEM + RMEM0 * 2
+#: the arena of the memos that outgrow the first ones: for the search and for its relaxed
+#: search, one table of each size (4x the last, up to ``ARENA_TOP`` slots; a larger memo
+#: is an array of its own), zeroed when a search grows into it. Its pages, faulted in by
+#: the first search that needs them, stay with the work array: a new array of a
+#: megabyte cost a big search more in page faults than its whole rehash
+ARENA_TOP = 1 << 16
+
+
+def _arena_slots(first: int) -> int:
+    """Slots of the arena's tables for a memo that starts with ``first`` slots."""
+    size = first * 4
+    total = 0
+    while size <= ARENA_TOP:
+        total += size
+        size *= 4
+    return total
+
+
+ARENA_MEM = _arena_slots(MEM0)  #: the relaxed search's tables start at this slot
+S_ARENA = S_RMEM + RMEM0 * 2
+S_W = S_ARENA + 2 * (ARENA_MEM + _arena_slots(RMEM0))
 S_SIZE = S_W + W_SIZE
 #: where the result of :func:`_position` starts in the work array
 S_RES = S_W + W_RES
@@ -1088,8 +1167,10 @@ def scratch(K: Any) -> Any:
     included. A caller keeps one per thread and passes it to every call: the kernel
     allocates nothing (an allocation cost more than a small search when the allocator's
     free lists were long, after another library ran), one argument instead of six saves
-    numba's dispatch some work, and reusing the array costs nothing (no call reads what a
-    previous one left, but the constants)."""
+    numba's dispatch some work, and reusing the array costs nothing: no call reads what a
+    previous one left, but the constants and the first memos, which a search finds all
+    zeros (its start empties the slots that the last one used, listed beside them: see
+    :data:`TL_ROW`; an array made here is all zeros)."""
     ws = _zeros(S_TOTAL)
     ws[:S_BUF] = K
     ws[S_W + W_FLAT:S_W + W_FLAT + len(FLAT_TEMPLATE)] = K[K_TEMPLATE:]
@@ -1120,9 +1201,10 @@ def _position(ws: Any) -> Any:  # noqa: C901
     """
     K = ws[:S_BUF]
     buf = ws[S_BUF:S_FR].reshape(56 * MAX_MOVES, 8)
-    fr = ws[S_FR:S_MEM].reshape(9, 128)
+    fr = ws[S_FR:S_MEM].reshape(FR_ROWS, 128)
     mem = ws[S_MEM:S_RMEM].reshape(MEM0, 2)
-    rmem = ws[S_RMEM:S_W].reshape(RMEM0, 2)
+    rmem = ws[S_RMEM:S_ARENA].reshape(RMEM0, 2)
+    arena = ws[S_ARENA:S_W]
     W = ws[S_W:S_SIZE]
     res = W[W_RES:W_RES + W_RES_SIZE]
     res[0] = 0
@@ -1327,7 +1409,8 @@ def _position(ws: Any) -> Any:  # noqa: C901
         cnt[10] = abort - used if abort >= 0 else -1
         out[:] = 0
         st = (wm << _WM) | (hand_jokers << _WO)
-        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19)), cnt, out,
+        v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19), arena), cnt,
+                 out,
                  buf, fr, mem, rmem)
         if cnt[11]:
             res[0] = ST_ABORTED

@@ -52,8 +52,8 @@ AVAILABLE = (importlib.util.find_spec("numba") is not None
 _LOADED: dict[str, Any] = {}
 
 #: each thread's work array for the kernel (``_kernels.scratch``: the constants and
-#: memory reused from call to call, never read before a call writes it, so no answer
-#: depends on it)
+#: memory reused from call to call, never read before a call writes it, but the memos,
+#: which each search finds empty, so no answer depends on it)
 _SCRATCH = threading.local()
 
 
