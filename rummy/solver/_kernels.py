@@ -775,7 +775,8 @@ def _run(st: int, beta: int, P: Any, cnt: Any, out: Any, buf: Any, fr: Any, mem:
     one = zero + 1
     inf = zero + INF
     # both memos grow when half full: most searches meet a few dozen states. They are
-    # the work array's first memos, all zeros but the slots the last search used
+    # the work array's first memos, which _position empties after each search (here
+    # nothing is left to empty then)
     _clear(mem, fr, zero)
     _clear(rmem, fr, one)
     if cnt[8] and cnt[3] < 0:  # relaxed search alone first (Search.solve_root)
@@ -1112,8 +1113,9 @@ S_FR = S_BUF + 56 * MAX_MOVES * 8
 MEM0 = 1 << 10
 RMEM0 = 1 << 8
 #: ``fr``: 9 rows of 128 for the frame stack of :func:`_solve`, then, from row
-#: ``TL_ROW``, the used slots of the first memos (the work array's), so that a search
-#: empties only those (:func:`_clear`) instead of zeroing both tables: ``fr[TL_ROW, 0]``
+#: ``TL_ROW``, the used slots of the first memos (the work array's), so that only those
+#: are emptied after a search (:func:`_clear`), not both tables zeroed before the next
+#: one (20 KB written before every search, one per R5.8 choice): ``fr[TL_ROW, 0]``
 #: and ``fr[TL_ROW, 1]`` count them, and they are listed from flat index ``TL_MEM`` and
 #: ``TL_RMEM`` of those rows (index ``k`` at ``fr[TL_ROW + k // 128, k % 128]``). A first
 #: memo holds at most half its slots, plus one, before it is replaced by a larger one
@@ -1169,7 +1171,7 @@ def scratch(K: Any) -> Any:
     free lists were long, after another library ran), one argument instead of six saves
     numba's dispatch some work, and reusing the array costs nothing: no call reads what a
     previous one left, but the constants and the first memos, which a search finds all
-    zeros (its start empties the slots that the last one used, listed beside them: see
+    zeros (the slots a search used, listed beside them, are emptied right after it: see
     :data:`TL_ROW`; an array made here is all zeros)."""
     ws = _zeros(S_TOTAL)
     ws[:S_BUF] = K
@@ -1211,6 +1213,7 @@ def _position(ws: Any) -> Any:  # noqa: C901
     res[1] = 0
     res[2] = 0
     n_in = ws[S_IN]
+    k_mem = n_in * 0  # the first memo's kind for _clear, as a run-time value
     if n_in < 0 or n_in > I_CAP:
         res[0] = ST_INPUT
         return 3
@@ -1410,8 +1413,11 @@ def _position(ws: Any) -> Any:  # noqa: C901
         out[:] = 0
         st = (wm << _WM) | (hand_jokers << _WO)
         v = _run(st, best_left - dead_cost, (flat, lower.reshape(wild, 4, 19), arena), cnt,
-                 out,
-                 buf, fr, mem, rmem)
+                 out, buf, fr, mem, rmem)
+        # the first memos emptied while their lines are still in the caches: the next
+        # search (of this call or the next one) finds them all zeros
+        _clear(mem, fr, k_mem)
+        _clear(rmem, fr, k_mem + 1)
         if cnt[11]:
             res[0] = ST_ABORTED
             return R_ABORTED
