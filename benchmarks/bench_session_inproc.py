@@ -10,11 +10,15 @@ seat token checked on every command, the decision, the store's expected-version 
 (memory store, or Redis at 127.0.0.1:6379 under a key prefix of this process), the
 metrics, the result and the push of the opponent's events redacted for its seat (I3).
 
-Printed: moves, **process CPU microseconds a move** (``time.process_time``: the
-handler's Python, the store client's, plus this harness's clients: their share is the
-``Tracker`` and the queues, a few microseconds) and wall microseconds a move. Games are
-created inside the measured window as earlier ones end; one warm-up pass of the same
-size runs first.
+Printed: moves (the count asked for, plus any move in flight when it was reached),
+**process CPU microseconds a move** (``time.process_time``: the handler's Python, the
+store client's, and this harness's clients: the ``Tracker`` and the queues, a few
+microseconds) and wall microseconds a move. Games are created inside the measured window
+as earlier ones end; one warm-up pass of the same size runs first.
+
+``--mode command``: the same moves through ``GameApp.command`` alone (the result turned
+into its proto; no session, no push, no subscription): the difference between the two
+modes is the ``Session`` layer's share.
 
 ``--profile``: the measured pass under ``cProfile`` (its overhead roughly triples the
 figures: compare shares, not microseconds), the top functions by ``--sort``.
@@ -150,6 +154,29 @@ async def games(svc: GameServicer, app: GameApp, stats: dict[str, int], limit: i
             seat(svc, created.game_id, created.tokens[1], 1, second, stats, limit, c1, c0))
 
 
+KIND_NAMES = {pb.SESSION_COMMAND_KIND_DRAW: "draw", pb.SESSION_COMMAND_KIND_PASS: "pass",
+              pb.SESSION_COMMAND_KIND_END_TURN: "end_turn"}
+
+
+async def commands_only(app: GameApp, stats: dict[str, int], limit: int) -> None:
+    """``--mode command``: the same moves through ``GameApp.command`` alone (no session, no
+    push, no protobuf), one game after the other until ``limit`` moves."""
+    from rummy_grpc.session import outcome_to_proto
+    while stats["n"] < limit:
+        created = await app.create_game([SeatSpec(kind="human", name=f"p{i}")
+                                         for i in (0, 1)], {})
+        view, _ = await app.get_view(created.game_id, created.tokens[0])
+        pv = view_to_proto(view)
+        tr = bp.Tracker(pv.turn, pv.phase, pv.version)
+        while not tr.over and stats["n"] < limit and tr.phase in bp.KIND:
+            out = await app.command(created.game_id, created.tokens[tr.turn],
+                                    KIND_NAMES[bp.KIND[tr.phase]],
+                                    expected_version=tr.version, with_view=False)
+            for ev in outcome_to_proto(out, False).events:
+                tr.see(ev)
+            stats["n"] += 1
+
+
 async def run(args: argparse.Namespace) -> float:
     """One warm-up pass, then the measured one; prints and returns CPU µs a move."""
     opts: dict[str, Any] = dict(idle_ttl=3600, request_ttl=600, batch=True,
@@ -163,22 +190,32 @@ async def run(args: argparse.Namespace) -> float:
                       RateLimiter(0, 1, kind="create"), RateLimiter(0, 1, kind="events"))
     svc = GameServicer(app, StreamLimits(), gate)
     stats = {"n": 0}
-    await asyncio.gather(*(games(svc, app, stats, args.moves) for _ in range(args.games)))
+
+    def play(limit: int) -> Any:
+        if args.mode == "command":
+            return asyncio.gather(*(commands_only(app, stats, limit)
+                                    for _ in range(args.games)))
+        return asyncio.gather(*(games(svc, app, stats, limit) for _ in range(args.games)))
+
+    await play(args.moves)
     stats["n"] = 0
     prof = cProfile.Profile() if args.profile else None
     c0, t0 = time.process_time(), time.perf_counter()
     if prof is not None:
         prof.enable()
-    await asyncio.gather(*(games(svc, app, stats, args.moves) for _ in range(args.games)))
+    await play(args.moves)
     if prof is not None:
         prof.disable()
     c1, t1 = time.process_time(), time.perf_counter()
     n = stats["n"]
     cpu = (c1 - c0) / n * 1e6
-    print(f"{args.store} games {args.games} moves {n} cpu_us_per_move {cpu:.1f} "
+    print(f"{args.mode} {args.store} games {args.games} moves {n} cpu_us_per_move {cpu:.1f} "
           f"wall_us_per_move {(t1 - t0) / n * 1e6:.1f}", flush=True)
     if prof is not None:
-        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.top)
+        st = pstats.Stats(prof).sort_stats(args.sort)
+        st.print_stats(args.top)
+        if args.callers:
+            st.print_callers(args.callers)
     close = getattr(store, "close", None)
     if close is not None:
         await close()
@@ -190,11 +227,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--store", choices=("memory", "redis"), default="memory")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    ap.add_argument("--mode", choices=("session", "command"), default="session",
+                    help="session: the Session streams; command: GameApp.command alone")
     ap.add_argument("--games", type=int, default=100, help="games played at once")
     ap.add_argument("--moves", type=int, default=3000, help="moves measured (and warm-up)")
     ap.add_argument("--profile", action="store_true", help="cProfile the measured pass")
     ap.add_argument("--sort", default="tottime", help="pstats sort key (--profile)")
     ap.add_argument("--top", type=int, default=40, help="functions printed (--profile)")
+    ap.add_argument("--callers", default="",
+                    help="with --profile: also the callers of the functions matching this "
+                         "regular expression (pstats)")
     asyncio.run(run(ap.parse_args()))
 
 
