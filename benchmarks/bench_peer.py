@@ -25,6 +25,13 @@ Measured against it, interleaved and repeated in the same run (median of the rou
   before a change), sessions on the memory store and on Redis, and the memory unary row; and
   its Redis sessions on ``--uvloop`` (``base_red_s_uv``, beside ``red_s_uv``).
 
+Connections differ: the Python clients of a level share ``CHANNELS`` (8) HTTP/2 connections,
+games spread over them round-robin and both seats of a game on the same one (a stream
+each), so a move's result and the opponent's push leave on one connection; boardgame.io's
+clients open one socket.io websocket per seat (20 seats at 10 games: about 37 established
+connections on its server, ``ss``, the finished games' still closing), so its server
+writes each update to as many sockets as seats it goes to.
+
 The servers run with their per-caller command rate limit on (at a rate no client reaches: its
 cost is counted) and the game's tokens checked on every move. A game is created (and, for
 boardgame.io, joined) inside the measured window when the previous one ends.

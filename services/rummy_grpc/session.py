@@ -175,6 +175,8 @@ class _Writer:
             self._held.append(se)
             self._arrived.set()
             return
+        if se.version < self.next:  # a result carried it (the seat's own move)
+            return
         async with self._lock:
             if self._busy:  # a command began while this push waited for the lock
                 self._held.append(se)

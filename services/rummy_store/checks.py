@@ -28,6 +28,11 @@ __all__ = [
 ]
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""The encoder of :func:`dumps`, made once: ``json.dumps`` with any argument but the
+defaults builds a new encoder on every call (``json.dumps(obj, **the same arguments)`` is
+``JSONEncoder(**them).encode(obj)``: the same text)."""
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _GAME_ID = re.compile(r"[^{}\s]+")  # \s: what str.isspace() calls whitespace
 
 
@@ -91,8 +96,7 @@ def dumps(obj: Any, what: str = "a value") -> str:
     """Compact JSON, the one encoding the stores keep (raises ``TypeError`` if unencodable,
     a lone surrogate included, naming ``what``: Redis keeps UTF-8, and every store refuses
     alike; ``ValueError`` for NaN or infinity)."""
-    return utf8(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
-                what)
+    return utf8(_COMPACT.encode(obj), what)
 
 
 def utf8(text: str, what: str = "a value") -> str:
@@ -156,5 +160,5 @@ def request_digest(payload: Any) -> str:
     >>> request_digest({"b": 1, "a": [2]}) == request_digest({"a": [2], "b": 1})
     True
     """
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = _SORTED.encode(payload)
     return hashlib.sha256(text.encode()).hexdigest()

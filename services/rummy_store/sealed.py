@@ -217,8 +217,18 @@ class GameStore:
         return await self.inner.put_if_absent(name, value, ttl)
 
     # -- Subscriptions ---------------------------------------------------------------
-    async def subscribe(self, game_id: str, after_version: int = 0, *,
-                        block_ms: int = 1000) -> AsyncGenerator[StoredEvent, None]:
+    def subscribe(self, game_id: str, after_version: int = 0, *,
+                  block_ms: int = 1000) -> AsyncGenerator[StoredEvent, None]:
+        """:meth:`EventStore.subscribe` with the seat names of ``GameStarted`` opened, and an
+        archived game's events first. Past version 1 with no archive there is nothing to
+        open (``GameStarted`` is a game's first event) nor to look up: the inner store's
+        subscription is returned as it is, one generator less per event delivered."""
+        if self.archive is None and after_version >= 1:
+            return self.inner.subscribe(game_id, after_version, block_ms=block_ms)
+        return self._subscribe(game_id, after_version, block_ms)
+
+    async def _subscribe(self, game_id: str, after_version: int,
+                         block_ms: int) -> AsyncGenerator[StoredEvent, None]:
         if self.archive is not None and not await self._in_redis(game_id):
             got = await self.archive.game(game_id)  # an archived game: its events, then
             for e in await self._open_events(game_id, got[1] if got else []):  # nothing
