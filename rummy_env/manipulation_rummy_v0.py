@@ -106,6 +106,7 @@ from __future__ import annotations
 
 import copy
 import random
+import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain as _chain_iter
 from typing import Any
@@ -156,6 +157,11 @@ _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
 _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
+#: the observation's parts as float32 bytes: an empty hand (0:53), an empty table (53:157)
+_ZERO_HAND_PART = bytes(53 * 4)
+_ZERO_TABLE_PART = bytes(104 * 4)
+#: packs the observation's tail (157:179) as native float32
+_pack_tail = struct.Struct(f"={OBS_SIZE - 157}f").pack
 
 
 def _mask_of(actions: Iterable[int]) -> np.ndarray:
@@ -397,11 +403,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._seat_of = {f"player_{i}": i for i in range(players)}
         self._names = [f"player_{i}" for i in range(players)]  #: agent name by seat
         self._table_key: Table | None = None
-        #: the observation with only the table's part (53:157) filled, for ``_table_key``
-        self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
-        #: per seat: its hand object last observed, its counts (None: empty) and points
-        self._hand_part: list[tuple[object, np.ndarray | None, float]] = [
-            (None, None, 0.0)] * players
+        #: the observation's table part (53:157) of ``_table_key``, float32 bytes
+        self._table_part = _ZERO_TABLE_PART
+        #: per seat: its hand object last observed, its part (0:53, float32 bytes) and
+        #: its points
+        self._hand_part: list[tuple[object, bytes, float]] = [
+            (None, _ZERO_HAND_PART, 0.0)] * players
         #: each seat's view of the seats: absolute seats in relative order
         self._relative = [[(seat + k) % players for k in range(players)]
                           for seat in range(players)]
@@ -704,25 +711,25 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         table = s.table
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
-            tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
             if table:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
                 counts = np.bincount(np.fromiter(_chain(table), dtype=np.intp),
                                      minlength=TABLE_JOKER_BASE + 52)
-                tmpl[53:105] = counts[:52]
-                tmpl[105:157] = counts[TABLE_JOKER_BASE:]
-            self._table_tmpl = tmpl
-        obs = self._table_tmpl.copy()
+                part = np.empty(104, dtype=np.float32)
+                part[:52] = counts[:52]
+                part[52:] = counts[TABLE_JOKER_BASE:]
+                self._table_part = part.tobytes()
+            else:
+                self._table_part = _ZERO_TABLE_PART
         hands = s.hands
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
             held = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
-                                minlength=53).astype(np.float32) if hand else None)
+                                minlength=53).astype(np.float32).tobytes()
+                    if hand else _ZERO_HAND_PART)
             cached = self._hand_part[seat] = (hand, held,
                                               float(sum(map(_POINTS.__getitem__, hand))))
-        if cached[1] is not None:
-            obs[:53] = cached[1]
-        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, packed as float32 after the rest
         totals = s.totals
         opened = s.opened
         for k, i in enumerate(self._relative[seat]):
@@ -736,7 +743,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         tail[9] = s.draws
         tail[20] = s.final_turns_left is not None
         tail[21] = cached[2]
-        obs[157:] = tail
+        # a fresh writeable buffer per observation: the caller may keep or change it
+        obs = np.frombuffer(bytearray(cached[1] + self._table_part + _pack_tail(*tail)),
+                            dtype=np.float32)
         if self.normalize:
             obs /= self._scale
         acting = s.turn == seat and s.phase != GAME_OVER
