@@ -108,7 +108,6 @@ import copy
 import random
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain as _chain_iter
 from typing import Any
 
 import gymnasium
@@ -152,7 +151,6 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 #: the table, seat to act, phase, draws, totals, opened, final turns
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
-_chain = _chain_iter.from_iterable
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
@@ -160,8 +158,13 @@ _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 #: the observation's parts as float32 bytes: an empty hand (0:53), an empty table (53:157)
 _ZERO_HAND_PART = bytes(53 * 4)
 _ZERO_TABLE_PART = bytes(104 * 4)
-#: packs the observation's tail (157:179) as native float32
+#: pack the observation's hand part (0:53), table part (53:157) and tail (157:179) as
+#: native float32
+_pack_hand = struct.Struct("=53f").pack
+_pack_table = struct.Struct("=104f").pack
 _pack_tail = struct.Struct(f"={OBS_SIZE - 157}f").pack
+#: a table card's place in the table part: a real card's own, a joker's by declared card
+_TABLE_SLOT = tuple(range(52)) + (-1,) + tuple(range(52, 104))
 
 
 def _mask_of(actions: Iterable[int]) -> np.ndarray:
@@ -711,22 +714,23 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         table = s.table
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
-            if table:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
-                counts = np.bincount(np.fromiter(_chain(table), dtype=np.intp),
-                                     minlength=TABLE_JOKER_BASE + 52)
-                part = np.empty(104, dtype=np.float32)
-                part[:52] = counts[:52]
-                part[52:] = counts[TABLE_JOKER_BASE:]
-                self._table_part = part.tobytes()
+            if table:  # real cards 0..51, then jokers by declared card
+                counts = [0] * 104
+                slot = _TABLE_SLOT
+                for m in table:
+                    for t in m:
+                        counts[slot[t]] += 1
+                self._table_part = _pack_table(*counts)
             else:
                 self._table_part = _ZERO_TABLE_PART
         hands = s.hands
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
-            held = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
-                                minlength=53).astype(np.float32).tobytes()
-                    if hand else _ZERO_HAND_PART)
+            counts = [0] * 53
+            for c in hand:
+                counts[c] += 1
+            held = _pack_hand(*counts)
             cached = self._hand_part[seat] = (hand, held,
                                               float(sum(map(_POINTS.__getitem__, hand))))
         tail = [0.0] * (OBS_SIZE - 157)  # 157:179, packed as float32 after the rest
