@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from rummy.bots._melding import _fit_bits, hand_meld_entries
 from rummy.bots._melding import _table_fits as _table_fits_by_value
-from rummy.bots._melding import hand_meld_entries
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
@@ -422,8 +422,8 @@ class Candidates:
     """The meld candidates of ``state``'s seat to act (a ``meld_or_pass`` state).
 
     Attributes:
-        cheap: the cheap candidate tables (slots 2..), deduplicated, at most
-            ``slots - 2``.
+        n_cheap: how many cheap candidate tables there are (slots 2..), at most
+            ``slots - 2``; under the default meld rules counted without building them.
         has_play: whether the seat may meld at all (then slots 0 and 1 are legal).
     """
 
@@ -436,14 +436,129 @@ class Candidates:
         self._plays: dict[int, Table | None] = {}
         self.restricted = bool((rules.opening_meld_per_player and not v.opened[self.seat])
                                or (not v.table and rules.opening_meld_min_points))
+        self._room = slots - SOLVER_SLOTS
+        self._cheap: list[Table] | None = None
+        self._entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+        n = None
+        if not self.restricted and not rules.restricts_melds:
+            n = self._count()
+        if n is None:
+            n = len(self.cheap)
+        self.n_cheap = n
+        if not n and not could_meld(v.table, v.hand):
+            self.has_play = False  # proven without the solver
+        elif self.restricted or not n:
+            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
+                or self.play(0) is not None
+        else:
+            self.has_play = True
+
+    def _count(self) -> int | None:
+        """How many cheap candidates :attr:`cheap` holds, found without building them
+        under the default meld rules (no R5.5 variant, nothing for ``check_action`` to
+        refuse), or ``None`` when this count does not apply (a joker in the hand, two
+        equal melds on the table: :attr:`cheap` is built instead).
+
+        The candidates are the basic play (if any), the hand's triples, then (while
+        there is room) the single lay-offs, distinct by construction but for the one
+        triple or lay-off that the basic play equals: it equals the triple it is when it
+        forms just the first triple of the hand and lays nothing off (the greedy order
+        of :func:`rummy.bots._melding.form_hand_melds`), and the lay-off it is when it
+        forms no meld and lays off exactly one card (the first of
+        :func:`rummy.bots._melding.lay_off_ascending`)."""
+        v = self.view
+        hand = v.hand
+        if JOKER in hand:
+            return None
+        table0 = v.table
+        if table0:
+            _, fits, union = _table_fits(table0)
+            if len(set(table0)) != len(table0):
+                return None  # equal melds: lay-offs onto them repeat
+        else:
+            fits, union = (), 0
+        entries = self._entries = hand_meld_entries(hand)
+        lb = 0
+        for c in hand:
+            lb |= 1 << c
+        n_tri = 0
+        for e in entries:
+            if len(e[2]) == 3:
+                n_tri += 1
+        n_lay = 0
+        if union & lb:
+            for f in fits:
+                n_lay += (f & lb).bit_count()
+        dup = 0
+        if entries:
+            basic = 1
+            first = entries[0]
+            if len(first[2]) == 3:
+                left = list(hand)
+                for c in first[2]:
+                    left.remove(c)
+                hm = 0
+                for c in left:
+                    hm |= 1 << c
+                if not any(e[1] & hm == e[1] for e in entries):
+                    grown = union | _fit_bits(sum(map(EFF_BIT.__getitem__, first[2])), 4)
+                    dup = not grown & hm  # nothing laid off: the play is this triple
+        elif n_lay:
+            basic = 1
+            # the first lay-off of lay_off_ascending: the first meld taking a hand card,
+            # its lowest such card; exactly one card is laid off when nothing fits after it
+            i = 0
+            while not fits[i] & lb:
+                i += 1
+            x = fits[i] & lb
+            c = (x & -x).bit_length() - 1
+            rest = lb if hand.count(c) > 1 else lb & ~(1 << c)
+            meld = table0[i]
+            after = _fit_bits(sum(map(EFF_BIT.__getitem__, meld)) + (1 << c), len(meld) + 2)
+            for f in fits[i + 1:]:
+                after |= f
+            dup = not after & rest
+        else:
+            basic = 0
+        n = basic + n_tri
+        if self._room > n:
+            n += n_lay
+        return min(self._room, n - dup)
+
+    @property
+    def cheap(self) -> list[Table]:
+        """The cheap candidate tables (slots 2..), deduplicated, at most ``slots - 2``
+        (built on first use)."""
+        if self._cheap is None:
+            self._build()
+            assert self._cheap is not None
+        return self._cheap
+
+    @property
+    def _origin(self) -> list[tuple[int, ...] | None]:
+        """How each cheap candidate was made (``None``: the basic play; ``(-1,)``: a
+        triple; ``(meld index, card)``: a lay-off); built with :attr:`cheap`."""
+        if self._cheap is None:
+            self._build()
+        return self._origins
+
+    def _build(self) -> None:
+        """Build :attr:`cheap` and :attr:`_origin` (module docstring: the basic play,
+        the triples, the single lay-offs; deduplicated; checked under the R5.5 and §11
+        variants)."""
+        v = self.view
+        rules = v.rules
+        state = self.state
         cheap: list[Table] = []
         seen: set[object] = set()
-        room = slots - SOLVER_SLOTS
+        room = self._room
         table0 = tuple(v.table)
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        entries = hand_meld_entries(v.hand)
+        entries = self._entries
+        if entries is None:
+            entries = hand_meld_entries(v.hand)
         basic = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
@@ -466,7 +581,7 @@ class Candidates:
             lay = _layoffs_by_bits(table0, v.hand)
             gen += [(t, (c,), (table0[i], c)) for t, c, i in lay]
             origin += [(i, c) for _, c, i in lay]
-        self._origin: list[tuple[int, ...] | None] = []
+        origins: list[tuple[int, ...] | None] = []
         for (table, added, key), how in zip(gen, origin, strict=True):
             if len(cheap) == room:
                 break
@@ -497,15 +612,9 @@ class Candidates:
                     continue
             seen.add(key)
             cheap.append(table)
-            self._origin.append(how)
-        self.cheap = cheap
-        if not cheap and not could_meld(v.table, v.hand):
-            self.has_play = False  # proven without the solver
-        elif self.restricted or not cheap:
-            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
-                or self.play(0) is not None
-        else:
-            self.has_play = True
+            origins.append(how)
+        self._origins = origins
+        self._cheap = cheap
 
     def play(self, slot: int) -> Table | None:
         """The solver's play of slot 0 (most points) or 1 (most cards), searched on first
@@ -526,7 +635,7 @@ class Candidates:
         if slot < SOLVER_SLOTS:
             return self.play(slot) if self.has_play else None
         k = slot - SOLVER_SLOTS
-        return self.cheap[k] if k < len(self.cheap) else None
+        return self.cheap[k] if k < self.n_cheap else None
 
     def meld_event(self, slot: int) -> Melded | None:
         """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
@@ -577,4 +686,4 @@ class Candidates:
     def legal_slots(self) -> list[int]:
         """The slots holding a table (0-based)."""
         first = list(range(SOLVER_SLOTS)) if self.has_play else []
-        return first + [SOLVER_SLOTS + k for k in range(len(self.cheap))]
+        return first + [SOLVER_SLOTS + k for k in range(self.n_cheap)]

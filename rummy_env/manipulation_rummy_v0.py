@@ -483,7 +483,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                     cands = self.candidates()
                     assert cands is not None
                     self._mask = _MOP_MASKS[cands.has_play][
-                        min(len(cands.cheap), MELD_SLOTS - 2)]
+                        min(cands.n_cheap, MELD_SLOTS - 2)]
                 else:
                     self._mask = _PHASE_MASKS.get(phase, _NO_MASK)
                 return self._mask

@@ -361,3 +361,33 @@ def test_the_fast_path_and_the_checked_path_play_the_same_games(
     checked = [play(seed) for seed in range(3)]
     assert fast == checked
     assert sum(map(len, fast)) > 300
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_the_counted_slots_are_the_built_slots(players: int) -> None:
+    """Under the default meld rules the mask's cheap slots are counted without building
+    the candidates (:meth:`Candidates._count`): the count is the built list's length on
+    every meld phase, the basic play equal to a triple or to a lay-off included."""
+    counted = 0
+    seen = {"triple": 0, "lay-off": 0}
+    for seed in range(6):
+        for env in _meld_states(players, RuleSet(), seed=seed, limit=400):
+            s = env.state_
+            c = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            n = c._count()
+            built = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            built._build()
+            assert c.n_cheap == len(built.cheap) == len(c.cheap)
+            if n is None:
+                continue
+            counted += 1
+            assert n == len(built.cheap)
+            v = view(s, s.turn)
+            tri = len(_candidates.triples(v.hand))
+            lay = len(_candidates.layoffs(tuple(v.table), v.hand))
+            if built.cheap and built._origin[0] is None and n < 1 + tri + lay \
+                    and n < rummy_v0.MELD_SLOTS - 2:
+                added = sum(map(len, built.cheap[0])) - sum(map(len, v.table))
+                seen["triple" if added == 3 else "lay-off"] += 1
+    assert counted > 100
+    assert seen["triple"] and seen["lay-off"]
