@@ -439,6 +439,10 @@ class Candidates:
         self._room = slots - SOLVER_SLOTS
         self._cheap: list[Table] | None = None
         self._entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+        #: what :meth:`_count` found: (1 if there is a basic play else 0, the basic
+        #: play's twin: 0 none, 1 the first triple, 2 the lay-off ``twin``, the hand's
+        #: triples, ``twin``); ``None``: not counted
+        self._counted: tuple[int, int, list[tuple[int, ...]], tuple[int, int]] | None = None
         n = None
         if not self.restricted and not rules.restricts_melds:
             n = self._count()
@@ -481,10 +485,9 @@ class Candidates:
         lb = 0
         for c in hand:
             lb |= 1 << c
-        n_tri = 0
-        for e in entries:
-            if len(e[2]) == 3:
-                n_tri += 1
+        tri = [e[2] for e in entries if len(e[2]) == 3]
+        n_tri = len(tri)
+        twin = (-1, -1)
         n_lay = 0
         if union & lb:
             for f in fits:
@@ -502,7 +505,7 @@ class Candidates:
                     hm |= 1 << c
                 if not any(e[1] & hm == e[1] for e in entries):
                     grown = union | _fit_bits(sum(map(EFF_BIT.__getitem__, first[2])), 4)
-                    dup = not grown & hm  # nothing laid off: the play is this triple
+                    dup = 0 if grown & hm else 1  # nothing laid off: this triple
         elif n_lay:
             basic = 1
             # the first lay-off of lay_off_ascending: the first meld taking a hand card,
@@ -517,13 +520,37 @@ class Candidates:
             after = _fit_bits(sum(map(EFF_BIT.__getitem__, meld)) + (1 << c), len(meld) + 2)
             for f in fits[i + 1:]:
                 after |= f
-            dup = not after & rest
+            if not after & rest:
+                dup = 2
+                twin = (i, c)
         else:
             basic = 0
+        self._counted = (basic, dup, tri, twin)
         n = basic + n_tri
         if self._room > n:
             n += n_lay
-        return min(self._room, n - dup)
+        return min(self._room, n - (dup > 0))
+
+    def _item(self, k: int) -> tuple[Table, tuple[int, ...] | None]:
+        """``(cheap[k], _origin[k])`` for ``k < n_cheap``; a triple's or a lay-off's
+        made directly from what :meth:`_count` found, without building the others (the
+        basic play, and every slot when not counted, builds the list)."""
+        info = self._counted
+        if self._cheap is not None or info is None or (info[0] and not k):
+            return self.cheap[k], self._origin[k]
+        basic, dup, tri, twin = info
+        skip = 1 if dup == 1 else 0
+        j = k - basic + skip
+        table0 = self.view.table
+        if j < len(tri):
+            m = tri[j]
+            return table0 + (m,), (-1,)
+        j -= len(tri)
+        lay = _layoffs_by_bits(table0, self.view.hand)
+        if dup == 2:
+            lay = [x for x in lay if x[2] != twin[0] or x[1] != twin[1]]
+        t, c, i = lay[j]
+        return t, (i, c)
 
     @property
     def cheap(self) -> list[Table]:
@@ -635,7 +662,7 @@ class Candidates:
         if slot < SOLVER_SLOTS:
             return self.play(slot) if self.has_play else None
         k = slot - SOLVER_SLOTS
-        return self.cheap[k] if k < self.n_cheap else None
+        return self._item(k)[0] if k < self.n_cheap else None
 
     def meld_event(self, slot: int) -> Melded | None:
         """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
@@ -647,25 +674,26 @@ class Candidates:
         that restricts melds (the caller then steps the engine). Tested equal to the
         engine's event over random games."""
         k = slot - SOLVER_SLOTS
-        if k < 0 or (0 <= k < len(self.cheap) and self._origin[k] is None):
+        if k >= self.n_cheap:
+            return None
+        table, how = (None, None) if k < 0 else self._item(k)
+        if how is None:
             # a solver slot (legal by the solver's contract) or the basic play (by the bot
             # contract): under the default meld rules, the event of the checked path
             if self.restricted or self.view.rules.restricts_melds:
                 return None
-            table = self.table(slot)
+            if table is None:
+                table = self.table(slot)
             return None if table is None else melded_of(self.seat, self.state.table, table)
-        if k >= len(self.cheap):
-            return None
-        how = self._origin[k]
-        assert how is not None
+        assert table is not None
         table0 = self.state.table
         if how[0] < 0:  # a triple of hand cards as a new meld (ascending real cards)
-            m = self.cheap[k][-1]
+            m = table[-1]
             new = canonical_meld(m)
             j = bisect.bisect_left(table0, new)
             return Melded(self.seat, m, table0[:j] + (new,) + table0[j:])
         i, c = how  # hand card c (a joker declared) laid off on meld i
-        grown = canonical_meld(self.cheap[k][i])
+        grown = canonical_meld(table[i])
         rest = table0[:i] + table0[i + 1:]
         j = bisect.bisect_left(rest, grown)
         return Melded(self.seat, (c,), rest[:j] + (grown,) + rest[j:])

@@ -377,6 +377,10 @@ def test_the_counted_slots_are_the_built_slots(players: int) -> None:
             n = c._count()
             built = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
             built._build()
+            for k in range(c.n_cheap):  # each slot made alone, as the built list has it
+                alone = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+                assert alone._item(k) == (built.cheap[k], built._origin[k])
+                assert alone.meld_event(k + 2) == built.meld_event(k + 2)
             assert c.n_cheap == len(built.cheap) == len(c.cheap)
             if n is None:
                 continue
