@@ -485,7 +485,7 @@ class Candidates:
         lb = 0
         for c in hand:
             lb |= 1 << c
-        tri = [e[2] for e in entries if len(e[2]) == 3]
+        tri: list[tuple[int, ...]] = [e[2] for e in entries if len(e[2]) == 3]
         n_tri = len(tri)
         twin = (-1, -1)
         n_lay = 0
