@@ -399,23 +399,24 @@ def melded_of(seat: int, table: Table, new_table: Table) -> Melded:
     return Melded(seat, tuple(added), tuple(melds))
 
 
-_PLANNED: dict[tuple[Any, ...], Table | None] = {}
+_PLANNED: dict[tuple[Any, ...], tuple[Table, tuple[int, ...]] | None] = {}
 _PLANNED_MAX = 4096
 
 
 def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot: int,
-             v: PlayerView) -> Table | None:
-    """``plan_play(v)``'s table (slot 0: most points, 1: most cards), remembered for the
-    last :data:`_PLANNED_MAX` positions: it depends only on the rules, the table, the hand
-    and whether the seat has opened (clones and searches revisit positions)."""
+             v: PlayerView) -> tuple[Table, tuple[int, ...]] | None:
+    """``plan_play(v)``'s table and the hand cards its play adds (slot 0: most points, 1:
+    most cards), or ``None``, remembered for the last :data:`_PLANNED_MAX` positions: it
+    depends only on the rules, the table, the hand and whether the seat has opened
+    (clones and searches revisit positions)."""
     key = (rules, table, hand, opened, slot)
     if key in _PLANNED:
         return _PLANNED[key]
     planned = plan_play(v, node_limit=NODE_LIMIT, objective="points" if slot == 0 else "cards")
     if len(_PLANNED) >= _PLANNED_MAX:
         _PLANNED.pop(next(iter(_PLANNED)))
-    _PLANNED[key] = planned[0] if planned is not None else None
-    return _PLANNED[key]
+    got = _PLANNED[key] = (planned[0], planned[1].cards) if planned is not None else None
+    return got
 
 
 class Candidates:
@@ -434,6 +435,8 @@ class Candidates:
         v = self.view
         rules = v.rules
         self._plays: dict[int, Table | None] = {}
+        #: the hand cards (ascending, jokers as JOKER) that a solver slot's play adds
+        self._cards: dict[int, tuple[int, ...]] = {}
         self.restricted = bool((rules.opening_meld_per_player and not v.opened[self.seat])
                                or (not v.table and rules.opening_meld_min_points))
         self._room = slots - SOLVER_SLOTS
@@ -650,10 +653,12 @@ class Candidates:
         exists, slot 0 falls back to the first cheap candidate, slot 1 to slot 0."""
         if slot not in self._plays:
             v = self.view
-            table = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
-            if table is None:
+            got = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
+            if got is None:
                 table = (self.cheap[0] if slot == 0 and self.cheap
                          else self.play(0) if slot == 1 else None)
+            else:
+                table, self._cards[slot] = got
             self._plays[slot] = table
         return self._plays[slot]
 
@@ -684,6 +689,11 @@ class Candidates:
                 return None
             if table is None:
                 table = self.table(slot)
+                cards = self._cards.get(slot)
+                if table is not None and cards is not None:
+                    # the solver's play: its table is canonical (I2), its cards the ones
+                    # added (R5.4), as melded_of would find them
+                    return Melded(self.seat, cards, table)
             return None if table is None else melded_of(self.seat, self.state.table, table)
         assert table is not None
         table0 = self.state.table

@@ -395,3 +395,23 @@ def test_the_counted_slots_are_the_built_slots(players: int) -> None:
                 seen["triple" if added == 3 else "lay-off"] += 1
     assert counted > 100
     assert seen["triple"] and seen["lay-off"]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_solver_slots_event_is_the_checked_paths(players: int) -> None:
+    """A solver slot's event is made from the solver's play (its canonical table and the
+    cards it adds): the same event as :func:`_candidates.melded_of` of its table."""
+    checked = 0
+    for seed in range(4):
+        for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+            s = env.state_
+            c = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            for slot in range(_candidates.SOLVER_SLOTS):
+                event = c.meld_event(slot)
+                table = c.table(slot)
+                if table is None:
+                    assert event is None
+                    continue
+                assert event == _candidates.melded_of(s.turn, s.table, table)
+                checked += slot in c._cards
+    assert checked > 100
