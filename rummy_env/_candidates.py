@@ -430,15 +430,16 @@ class Candidates:
 
     def __init__(self, state: GameState, slots: int) -> None:
         self.state = state
-        self.seat = state.turn
-        self.view: PlayerView = view(state, self.seat)
-        v = self.view
-        rules = v.rules
+        self.seat = seat = state.turn
+        self._view: PlayerView | None = None
+        rules = state.rules
+        table = state.table
+        hand = state.hands[seat]  # the view's hand and table (rummy.views.view)
         self._plays: dict[int, Table | None] = {}
         #: the hand cards (ascending, jokers as JOKER) that a solver slot's play adds
         self._cards: dict[int, tuple[int, ...]] = {}
-        self.restricted = bool((rules.opening_meld_per_player and not v.opened[self.seat])
-                               or (not v.table and rules.opening_meld_min_points))
+        self.restricted = bool((rules.opening_meld_per_player and not state.opened[seat])
+                               or (not table and rules.opening_meld_min_points))
         self._room = slots - SOLVER_SLOTS
         self._cheap: list[Table] | None = None
         self._entries: list[tuple[int, int, tuple[int, ...]]] | None = None
@@ -452,13 +453,21 @@ class Candidates:
         if n is None:
             n = len(self.cheap)
         self.n_cheap = n
-        if not n and not could_meld(v.table, v.hand):
+        if not n and not could_meld(table, hand):
             self.has_play = False  # proven without the solver
         elif self.restricted or not n:
-            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
+            self.has_play = (not self.restricted and play_exists(table, hand, rules)) \
                 or self.play(0) is not None
         else:
             self.has_play = True
+
+    @property
+    def view(self) -> PlayerView:
+        """The seat's view (:func:`rummy.views.view`), made on first use."""
+        v = self._view
+        if v is None:
+            v = self._view = view(self.state, self.seat)
+        return v
 
     def _count(self) -> int | None:
         """How many cheap candidates :attr:`cheap` holds, found without building them
@@ -473,11 +482,10 @@ class Candidates:
         of :func:`rummy.bots._melding.form_hand_melds`), and the lay-off it is when it
         forms no meld and lays off exactly one card (the first of
         :func:`rummy.bots._melding.lay_off_ascending`)."""
-        v = self.view
-        hand = v.hand
+        hand = self.state.hands[self.seat]  # the view's (rummy.views.view)
         if JOKER in hand:
             return None
-        table0 = v.table
+        table0 = self.state.table
         if table0:
             _, fits, union = _table_fits(table0)
             if len(set(table0)) != len(table0):
@@ -544,12 +552,12 @@ class Candidates:
         basic, dup, tri, twin = info
         skip = 1 if dup == 1 else 0
         j = k - basic + skip
-        table0 = self.view.table
+        table0 = self.state.table
         if j < len(tri):
             m = tri[j]
             return table0 + (m,), (-1,)
         j -= len(tri)
-        lay = _layoffs_by_bits(table0, self.view.hand)
+        lay = _layoffs_by_bits(table0, self.state.hands[self.seat])
         if dup == 2:
             lay = [x for x in lay if x[2] != twin[0] or x[1] != twin[1]]
         t, c, i = lay[j]
