@@ -447,6 +447,8 @@ class Candidates:
         #: play's twin: 0 none, 1 the first triple, 2 the lay-off ``twin``, the hand's
         #: triples, ``twin``); ``None``: not counted
         self._counted: tuple[int, int, list[tuple[int, ...]], tuple[int, int]] | None = None
+        #: the slots :meth:`_item` made alone, by index among the cheap slots
+        self._made: dict[int, tuple[Table, tuple[int, ...] | None]] = {}
         n = None
         if not self.restricted and not rules.restricts_melds:
             n = self._count()
@@ -549,6 +551,15 @@ class Candidates:
         info = self._counted
         if self._cheap is not None or info is None or (info[0] and not k):
             return self.cheap[k], self._origin[k]
+        made = self._made.get(k)
+        if made is None:
+            made = self._made[k] = self._make(k, info)
+        return made
+
+    def _make(self, k: int, info: tuple[int, int, list[tuple[int, ...]], tuple[int, int]]
+              ) -> tuple[Table, tuple[int, ...] | None]:
+        """:meth:`_item` ``k`` (a triple's or a lay-off's) made from ``info``
+        (:attr:`_counted`)."""
         basic, dup, tri, twin = info
         skip = 1 if dup == 1 else 0
         j = k - basic + skip
