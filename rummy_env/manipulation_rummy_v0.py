@@ -186,6 +186,10 @@ _MOP_MASKS = [[_mask_of([PASS_ACTION]
                         + ([N_FIXED, N_FIXED + 1] if has_play else [])
                         + list(range(N_FIXED + 2, N_FIXED + 2 + k)))
                for k in range(MELD_SLOTS - 1)] for has_play in (False, True)]
+#: the bytes of each shared mask, by the mask's ``id`` (the masks live as long as the
+#: module), for :meth:`raw_env.step`'s legality test without a numpy index
+_MASK_BYTES = {id(m): m.tobytes() for m in
+               [*_PHASE_MASKS.values(), _NO_MASK, *(m for ms in _MOP_MASKS for m in ms)]}
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -438,6 +442,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._state: GameState | None = None
         self._cands: Candidates | None = None
         self._mask: np.ndarray | None = None
+        #: ``_mask``'s bytes (set with it by :meth:`legal_mask`)
+        self._mask_bytes = b""
         self._bots: dict[int, Bot] = {}
         self._steps = 0
         self._scored = True  #: whether the last step scored a round (else rewards are 0)
@@ -487,6 +493,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                         min(cands.n_cheap, MELD_SLOTS - 2)]
                 else:
                     self._mask = _PHASE_MASKS.get(phase, _NO_MASK)
+                self._mask_bytes = _MASK_BYTES[id(self._mask)]
                 return self._mask
             mask = np.zeros(self.n_actions, dtype=np.int8)
             if phase == DRAW:
@@ -509,6 +516,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                 mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
             mask.flags.writeable = False
             self._mask = mask
+            self._mask_bytes = mask.tobytes()
         return self._mask
 
     def editor(self) -> Editor | None:
@@ -795,10 +803,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self._was_dead_step(action)
             return
         mask = self.legal_mask()
-        if action is None or not 0 <= int(action) < self.n_actions or not mask[int(action)]:
+        a = -1 if action is None else int(action)
+        if not 0 <= a < self.n_actions or not self._mask_bytes[a]:
             raise ValueError(f"action {action!r} is not legal for {agent} now; legal: "
                              f"{np.flatnonzero(mask).tolist()} (see action_mask)")
-        a = int(action)
         if self.actions == "edits" and a > FINISH:  # an edit: no command, no event
             editor = self.editor()
             assert editor is not None
