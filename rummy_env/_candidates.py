@@ -545,11 +545,11 @@ class Candidates:
         return min(self._room, n - (dup > 0))
 
     def _item(self, k: int) -> tuple[Table, tuple[int, ...] | None]:
-        """``(cheap[k], _origin[k])`` for ``k < n_cheap``; a triple's or a lay-off's
-        made directly from what :meth:`_count` found, without building the others (the
-        basic play, and every slot when not counted, builds the list)."""
+        """``(cheap[k], _origin[k])`` for ``k < n_cheap``: when the slots were counted
+        (:meth:`_count`), made alone from what the count found, without building the
+        others; else read from the built list."""
         info = self._counted
-        if self._cheap is not None or info is None or (info[0] and not k):
+        if self._cheap is not None or info is None:
             return self.cheap[k], self._origin[k]
         made = self._made.get(k)
         if made is None:
@@ -558,12 +558,20 @@ class Candidates:
 
     def _make(self, k: int, info: tuple[int, int, list[tuple[int, ...]], tuple[int, int]]
               ) -> tuple[Table, tuple[int, ...] | None]:
-        """:meth:`_item` ``k`` (a triple's or a lay-off's) made from ``info``
-        (:attr:`_counted`)."""
+        """:meth:`_item` ``k`` made from ``info`` (:attr:`_counted`): the basic bot's plan
+        (first when there is one), a triple of the hand as a new meld, or a single
+        lay-off (the basic play's twin left out)."""
         basic, dup, tri, twin = info
+        table0 = self.state.table
+        if basic and not k:  # the basic play, first when there is one
+            v = self.view
+            entries = self._entries
+            assert entries is not None
+            plan = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
+            assert plan is not None
+            return plan, None
         skip = 1 if dup == 1 else 0
         j = k - basic + skip
-        table0 = self.state.table
         if j < len(tri):
             m = tri[j]
             return table0 + (m,), (-1,)
