@@ -472,7 +472,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def candidates(self) -> Candidates | None:
         """The meld candidates of the seat to act (built on first use, cached for the
         state), or ``None`` outside a ``meld_or_pass`` phase."""
-        s = self.state_
+        s = self._state
+        assert s is not None, "call reset() first"
         if s.phase != MELD_OR_PASS:
             return None
         if self._cands is None or self._cands.state is not s:
@@ -483,7 +484,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state,
         read-only: copy it to change it; all 0 once the game is over)."""
         if self._mask is None:
-            phase = self.state_.phase
+            state = self._state
+            assert state is not None, "call reset() first"
+            phase = state.phase
             if self.actions == "slots" and self.rules.knock_timing != "start":
                 # one shared read-only array per phase and set of filled slots
                 if phase == MELD_OR_PASS:
@@ -593,10 +596,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         make for ``cmd``, a meld slot's pre-validated meld: :meth:`Candidates.meld_event`),
         evolve that event and the automatic ones after it as :func:`rummy.decide.step`
         does, without re-validating."""
+        state = self._state
+        assert state is not None
         if melded is None:
-            self._state, events = step(self.state_, cmd)
+            self._state, events = step(state, cmd)
         else:
-            s = evolve(self.state_, melded)
+            s = evolve(state, melded)
             events = [melded]
             if s.phase not in STABLE_PHASES:
                 s, more = settle(s)
@@ -656,12 +661,14 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _after(self, events: list[Event]) -> None:
         """Rewards, terminations, the agent to act and the infos after ``events``."""
         self.rewards = self._rewards_of(events)
-        if self.state_.phase == GAME_OVER:
+        s = self._state
+        assert s is not None
+        if s.phase == GAME_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
         elif self._steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = self._names[self.state_.turn]
+            self.agent_selection = self._names[s.turn]
         self._set_infos()
 
     # ---------------------------------------------------------------- AEC API
@@ -707,7 +714,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _set_infos(self) -> None:
         for a in self.agents:
             self.infos[a] = {}
-        if self.agents and self.state_.phase == MELD_OR_PASS and self.actions == "slots":
+        s = self._state
+        assert s is not None
+        if self.agents and s.phase == MELD_OR_PASS and self.actions == "slots":
             cands = self.candidates()
             assert cands is not None
             self.infos[self.agent_selection] = {"candidates": _LazyTables(cands)}
