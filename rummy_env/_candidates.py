@@ -38,6 +38,7 @@ from rummy.melds import (
     is_valid_meld,
 )
 from rummy.rules import RuleSet
+from rummy.solver import _solve_flat
 from rummy.state import GameState
 from rummy.views import PlayerView, view
 
@@ -412,11 +413,34 @@ def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot
     key = (rules, table, hand, opened, slot)
     if key in _PLANNED:
         return _PLANNED[key]
-    planned = plan_play(v, node_limit=NODE_LIMIT, objective="points" if slot == 0 else "cards")
+    got = solver_play(v, slot)
     if len(_PLANNED) >= _PLANNED_MAX:
         _PLANNED.pop(next(iter(_PLANNED)))
-    got = _PLANNED[key] = (planned[0], planned[1].cards) if planned is not None else None
+    _PLANNED[key] = got
     return got
+
+
+def solver_play(v: PlayerView, slot: int) -> tuple[Table, tuple[int, ...]] | None:
+    """The table of ``plan_play(v, node_limit=NODE_LIMIT)`` (slot 0: objective
+    ``"points"``, 1: ``"cards"``) and the hand cards its play adds, or ``None``: the
+    solver's search of a meld slot. Unless an R5.5 opening variant applies to the seat or
+    a §11 variant restricts melds, the solver's flat path (:func:`rummy.solver._solve_flat`,
+    the path that ``plan_play``'s :func:`rummy.solver.best_play` takes) is called on the
+    view's table and hand directly, without the frames around it; it answers as
+    ``plan_play`` does (its table is the play's, R5), and when it cannot answer
+    ``plan_play`` does."""
+    objective = "points" if slot == 0 else "cards"
+    rules = v.rules
+    seat = v.seat if v.seat is not None else v.turn
+    if not ((rules.opening_meld_per_player and not v.opened[seat])
+            or (not v.table and rules.opening_meld_min_points)
+            or rules.restricts_melds):
+        flat = _solve_flat(v.table, v.hand, (), objective, NODE_LIMIT)
+        if flat is not None:
+            play = flat[0]
+            return None if play is None else (play.table, play.cards)
+    planned = plan_play(v, node_limit=NODE_LIMIT, objective=objective)
+    return (planned[0], planned[1].cards) if planned is not None else None
 
 
 class Candidates:

@@ -62,12 +62,12 @@ def test_solver_runs_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a cheap candidate in view the solver is not called for the mask; reading slot
     0 calls it once, and again for the same position only from the cache."""
     calls = []
-    real = _candidates.plan_play
+    real = _candidates.solver_play
 
-    def counting(*a, **k):
-        calls.append(k.get("objective"))
-        return real(*a, **k)
-    monkeypatch.setattr(_candidates, "plan_play", counting)
+    def counting(v, slot):
+        calls.append(slot)
+        return real(v, slot)
+    monkeypatch.setattr(_candidates, "solver_play", counting)
     _candidates._PLANNED.clear()
     for env in _meld_states(2, RuleSet(), seed=3, limit=200):
         c = env.candidates()
@@ -415,3 +415,21 @@ def test_a_solver_slots_event_is_the_checked_paths(players: int) -> None:
                 assert event == _candidates.melded_of(s.turn, s.table, table)
                 checked += slot in c._cards
     assert checked > 100
+
+
+@pytest.mark.parametrize("rules", VARIANTS + [RuleSet(ace_high=False)],
+                         ids=["default", "per_player", "min_points", "ace_low"])
+def test_the_solver_slots_search_is_plan_plays(rules: RuleSet) -> None:
+    """solver_play (the flat path called directly when no variant applies) gives
+    plan_play's table and cards for both slots, under every variant."""
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(3, rules, seed=seed, limit=80):
+            s = env.state_
+            v = view(s, s.turn)
+            for slot, objective in enumerate(("points", "cards")):
+                planned = plan_play(v, node_limit=_candidates.NODE_LIMIT, objective=objective)
+                want = None if planned is None else (planned[0], planned[1].cards)
+                assert _candidates.solver_play(v, slot) == want
+                checked += want is not None
+    assert checked > 20
