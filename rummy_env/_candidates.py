@@ -92,24 +92,50 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     hand = tuple(hand)
     if JOKER in hand:
         return True
-    held = set(hand)
-    pool = 0  # bits of the hand's and the table's cards (table jokers as declared)
-    for c in held:
-        pool |= 1 << c
-    hand_bits = pool
+    hand_bits = 0
+    for c in hand:
+        hand_bits |= 1 << c
+    real, jokers, declared = _table_pool(table)
+    pool = hand_bits | real
+    for d in jokers:
+        if pool >> d & 1:  # R5.8: it could be freed
+            return True
+    return bool(_triple_cards(pool | declared) & hand_bits)
+
+
+def _table_pool_of(table: Table) -> tuple[int, tuple[int, ...], int]:
+    """``(bits of the table's real cards, the cards its jokers declare, their bits)``."""
+    real = declared = 0
     jokers = []
     for m in table:
         for t in m:
             if t >= TABLE_JOKER_BASE:
                 jokers.append(t - TABLE_JOKER_BASE)
+                declared |= 1 << (t - TABLE_JOKER_BASE)
             else:
-                pool |= 1 << t
-    for d in jokers:
-        if hand_bits >> d & 1 or pool >> d & 1:  # R5.8: it could be freed
-            return True
-    for d in jokers:
-        pool |= 1 << d
-    return any(not bits & ~pool for c in held for _, _, bits in _PARTNER_BITS[c])
+                real |= 1 << t
+    return real, tuple(jokers), declared
+
+
+_RANK_BITS = (1 << 13) - 1  #: one suit's cards
+_RUN_STARTS = sum(((1 << 11) - 1) << (13 * s) for s in range(4))  #: ranks A..J of a suit
+_ACE_BITS = sum(1 << (13 * s) for s in range(4))  #: the aces
+
+
+def _triple_cards(pool: int) -> int:
+    """The cards (bits, real cards 0..51) of ``pool`` that are in a legal meld of three
+    distinct cards of ``pool`` (R4.2, R4.3: :data:`_TRIPLES`): three consecutive ranks
+    of a suit (``Q K A`` too), or a rank held in three or four suits."""
+    w = pool & pool >> 1 & pool >> 2 & _RUN_STARTS  # the lowest card of each run of 3
+    cover = w | w << 1 | w << 2
+    qka = pool & pool >> 11 & pool >> 12 & _ACE_BITS  # Q K A: the ace's bit
+    cover |= qka | qka << 11 | qka << 12
+    a = pool & _RANK_BITS
+    b = pool >> 13 & _RANK_BITS
+    c = pool >> 26 & _RANK_BITS
+    d = pool >> 39 & _RANK_BITS
+    g = (a & b & (c | d)) | (c & d & (a | b))  # the ranks in three suits or more
+    return cover | pool & (g | g << 13 | g << 26 | g << 39)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -155,6 +181,9 @@ _table_fits = _last_by_identity(_table_fits_by_value)
 
 #: :func:`_free_cards` of a table
 _free_table_cards = _last_by_identity(_free_cards)
+
+#: :func:`_table_pool_of` of a table
+_table_pool = _last_by_identity(_table_pool_of)
 
 
 def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],

@@ -433,3 +433,23 @@ def test_the_solver_slots_search_is_plan_plays(rules: RuleSet) -> None:
                 assert _candidates.solver_play(v, slot) == want
                 checked += want is not None
     assert checked > 20
+
+
+def test_the_triple_cover_is_the_legal_triples() -> None:
+    """_triple_cards of every set of three real cards is the set itself exactly when it
+    is a legal triple (_TRIPLES), else nothing; on random pools, the cards of the legal
+    triples the pool holds."""
+    import itertools
+    import random
+    legal = {sum(1 << c for c in m) for m in _candidates._TRIPLES}
+    for m in itertools.combinations(range(52), 3):
+        bits = sum(1 << c for c in m)
+        assert _candidates._triple_cards(bits) == (bits if bits in legal else 0)
+    rng = random.Random(5)
+    for _ in range(3000):
+        pool = sum(1 << c for c in rng.sample(range(52), rng.randrange(3, 30)))
+        want = 0
+        for t in legal:
+            if t & pool == t:
+                want |= t
+        assert _candidates._triple_cards(pool) == want
