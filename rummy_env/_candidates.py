@@ -547,10 +547,11 @@ class Candidates:
                 return None  # equal melds: lay-offs onto them repeat
         else:
             fits, union = (), 0
-        entries = self._entries = hand_meld_entries(hand)
         lb = 0
         for c in hand:
             lb |= 1 << c
+        # every legal meld holds a legal triple: none in the hand, no meld of the hand
+        entries = self._entries = hand_meld_entries(hand) if _triple_cards(lb) else []
         tri: list[tuple[int, ...]] = [e[2] for e in entries if len(e[2]) == 3]
         n_tri = len(tri)
         twin = (-1, -1)

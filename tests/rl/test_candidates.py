@@ -453,3 +453,16 @@ def test_the_triple_cover_is_the_legal_triples() -> None:
             if t & pool == t:
                 want |= t
         assert _candidates._triple_cards(pool) == want
+
+
+def test_a_hand_without_a_triple_has_no_meld() -> None:
+    """The count skips hand_meld_entries when no triple of the hand is legal: every
+    legal meld of the hand holds one (random hands of one and two decks)."""
+    import random
+
+    from rummy.bots._melding import hand_meld_entries
+    rng = random.Random(9)
+    for _ in range(4000):
+        hand = sorted(rng.choices(range(52), k=rng.randrange(1, 16)))
+        bits = sum(1 << c for c in set(hand))
+        assert bool(hand_meld_entries(hand)) == bool(_candidates._triple_cards(bits))
