@@ -472,6 +472,10 @@ def solver_play(v: PlayerView, slot: int) -> tuple[Table, tuple[int, ...]] | Non
     return (planned[0], planned[1].cards) if planned is not None else None
 
 
+#: :attr:`Candidates._counted`
+_Counted = tuple[int, int, list[tuple[int, ...]], tuple[int, int], Table | None]
+
+
 class Candidates:
     """The meld candidates of ``state``'s seat to act (a ``meld_or_pass`` state).
 
@@ -497,9 +501,10 @@ class Candidates:
         self._cheap: list[Table] | None = None
         self._entries: list[tuple[int, int, tuple[int, ...]]] | None = None
         #: what :meth:`_count` found: (1 if there is a basic play else 0, the basic
-        #: play's twin: 0 none, 1 the first triple, 2 the lay-off ``twin``, the hand's
-        #: triples, ``twin``); ``None``: not counted
-        self._counted: tuple[int, int, list[tuple[int, ...]], tuple[int, int]] | None = None
+        #: play's twin: 0 none, 1 the triple ``twin[0]``, 2 the lay-off ``twin`` (meld,
+        #: card), the hand's triples, ``twin``, the basic play if made); ``None``: not
+        #: counted
+        self._counted: _Counted | None = None
         #: the slots :meth:`_item` made alone, by index among the cheap slots
         self._made: dict[int, tuple[Table, tuple[int, ...] | None]] = {}
         n = None
@@ -527,8 +532,8 @@ class Candidates:
     def _count(self) -> int | None:
         """How many cheap candidates :attr:`cheap` holds, found without building them
         under the default meld rules (no R5.5 variant, nothing for ``check_action`` to
-        refuse), or ``None`` when this count does not apply (a joker in the hand, two
-        equal melds on the table: :attr:`cheap` is built instead).
+        refuse), or ``None`` when this count does not apply (two equal melds on the
+        table: :attr:`cheap` is built instead).
 
         The candidates are the basic play (if any), the hand's triples, then (while
         there is room) the single lay-offs, distinct by construction but for the one
@@ -536,10 +541,9 @@ class Candidates:
         forms just the first triple of the hand and lays nothing off (the greedy order
         of :func:`rummy.bots._melding.form_hand_melds`), and the lay-off it is when it
         forms no meld and lays off exactly one card (the first of
-        :func:`rummy.bots._melding.lay_off_ascending`)."""
+        :func:`rummy.bots._melding.lay_off_ascending`). With a joker in the hand the
+        basic play is made (:meth:`_joker_count`)."""
         hand = self.state.hands[self.seat]  # the view's (rummy.views.view)
-        if JOKER in hand:
-            return None
         table0 = self.state.table
         if table0:
             _, fits, union = _table_fits(table0)
@@ -549,7 +553,8 @@ class Candidates:
             fits, union = (), 0
         lb = 0
         for c in hand:
-            lb |= 1 << c
+            if c != JOKER:
+                lb |= 1 << c
         # every legal meld holds a legal triple: none in the hand, no meld of the hand
         entries = self._entries = hand_meld_entries(hand) if _triple_cards(lb) else []
         tri: list[tuple[int, ...]] = [e[2] for e in entries if len(e[2]) == 3]
@@ -559,6 +564,10 @@ class Candidates:
         if union & lb:
             for f in fits:
                 n_lay += (f & lb).bit_count()
+        if JOKER in hand:
+            if union:  # a joker lays off on every meld that takes a card
+                n_lay += sum(1 for f in fits if f)
+            return self._joker_count(entries, tri, n_lay, fits)
         dup = 0
         if entries:
             basic = 1
@@ -572,7 +581,8 @@ class Candidates:
                     hm |= 1 << c
                 if not any(e[1] & hm == e[1] for e in entries):
                     grown = union | _fit_bits(sum(map(EFF_BIT.__getitem__, first[2])), 4)
-                    dup = 0 if grown & hm else 1  # nothing laid off: this triple
+                    if not grown & hm:  # nothing laid off: the play is this triple
+                        dup, twin = 1, (0, -1)
         elif n_lay:
             basic = 1
             # the first lay-off of lay_off_ascending: the first meld taking a hand card,
@@ -592,8 +602,44 @@ class Candidates:
                 twin = (i, c)
         else:
             basic = 0
-        self._counted = (basic, dup, tri, twin)
+        self._counted = (basic, dup, tri, twin, None)
         n = basic + n_tri
+        if self._room > n:
+            n += n_lay
+        return min(self._room, n - (dup > 0))
+
+    def _joker_count(self, entries: list[tuple[int, int, tuple[int, ...]]],
+                     tri: list[tuple[int, ...]], n_lay: int, fits: Sequence[int]) -> int:
+        """:meth:`_count` with a joker in the hand: the basic play is made (the basic
+        bot's plan) and compared, as :meth:`_build` compares it, with the one triple or
+        lay-off it could equal (one adding the same cards)."""
+        table0 = self.state.table
+        plan = BasicBot.plan(self.view, entries, _table_fits(table0) if table0 else None)
+        dup = 0
+        twin = (-1, -1)
+        if plan is not None:
+            n_added = sum(map(len, plan)) - sum(map(len, table0))
+            if n_added in (1, 3):
+                added = tuple(_added(table0, plan))
+                b_add, b_rem = _diff(table0, plan)
+                if n_added == 3:
+                    for k, m in enumerate(tri):
+                        if m == added and sorted(b_add) == sorted([canonical_meld(m)] + b_rem):
+                            dup, twin = 1, (k, -1)
+                            break
+                elif self._room > len(tri) + 1:
+                    c = added[0]
+                    for i, f in enumerate(fits):
+                        if not f or (c != JOKER and not f >> c & 1):
+                            continue
+                        d = c if c != JOKER else TABLE_JOKER_BASE + (f & -f).bit_length() - 1
+                        mine = [canonical_meld(table0[i] + (d,))]
+                        if sorted(b_add + [table0[i]]) == sorted(mine + b_rem):
+                            dup, twin = 2, (i, c)
+                            break
+        basic = 1 if plan is not None else 0
+        self._counted = (basic, dup, tri, twin, plan)
+        n = basic + len(tri)
         if self._room > n:
             n += n_lay
         return min(self._room, n - (dup > 0))
@@ -610,22 +656,23 @@ class Candidates:
             made = self._made[k] = self._make(k, info)
         return made
 
-    def _make(self, k: int, info: tuple[int, int, list[tuple[int, ...]], tuple[int, int]]
-              ) -> tuple[Table, tuple[int, ...] | None]:
+    def _make(self, k: int, info: _Counted) -> tuple[Table, tuple[int, ...] | None]:
         """:meth:`_item` ``k`` made from ``info`` (:attr:`_counted`): the basic bot's plan
         (first when there is one), a triple of the hand as a new meld, or a single
         lay-off (the basic play's twin left out)."""
-        basic, dup, tri, twin = info
+        basic, dup, tri, twin, plan = info
         table0 = self.state.table
         if basic and not k:  # the basic play, first when there is one
-            v = self.view
-            entries = self._entries
-            assert entries is not None
-            plan = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
+            if plan is None:
+                entries = self._entries
+                assert entries is not None
+                plan = BasicBot.plan(self.view, entries,
+                                     _table_fits(table0) if table0 else None)
             assert plan is not None
             return plan, None
-        skip = 1 if dup == 1 else 0
-        j = k - basic + skip
+        if dup == 1:
+            tri = tri[:twin[0]] + tri[twin[0] + 1:]
+        j = k - basic
         if j < len(tri):
             m = tri[j]
             return table0 + (m,), (-1,)

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from rummy.bots.greedy import plan_play  # noqa: E402
+from rummy.cards import JOKER  # noqa: E402
 from rummy.commands import Meld  # noqa: E402
 from rummy.decide import step  # noqa: E402
 from rummy.rules import RuleSet  # noqa: E402
@@ -370,6 +371,7 @@ def test_the_counted_slots_are_the_built_slots(players: int) -> None:
     every meld phase, the basic play equal to a triple or to a lay-off included."""
     counted = 0
     seen = {"triple": 0, "lay-off": 0}
+    jokers = [0, 0, 0]  # hands with a joker: no twin, a triple's, a lay-off's
     for seed in range(6):
         for env in _meld_states(players, RuleSet(), seed=seed, limit=400):
             s = env.state_
@@ -386,6 +388,8 @@ def test_the_counted_slots_are_the_built_slots(players: int) -> None:
                 continue
             counted += 1
             assert n == len(built.cheap)
+            if JOKER in s.hands[s.turn]:
+                jokers[c._counted[1]] += 1
             v = view(s, s.turn)
             tri = len(_candidates.triples(v.hand))
             lay = len(_candidates.layoffs(tuple(v.table), v.hand))
@@ -395,6 +399,9 @@ def test_the_counted_slots_are_the_built_slots(players: int) -> None:
                 seen["triple" if added == 3 else "lay-off"] += 1
     assert counted > 100
     assert seen["triple"] and seen["lay-off"]
+    assert jokers[0]
+    if players < 5:  # two decks: few such hands in these games
+        assert jokers[1] or jokers[2]
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
