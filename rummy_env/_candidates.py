@@ -186,6 +186,18 @@ _free_table_cards = _last_by_identity(_free_cards)
 _table_pool = _last_by_identity(_table_pool_of)
 
 
+def _layoff_fits_of(table: Table) -> tuple[tuple[int, ...], int, bool]:
+    """``(fit masks of the melds, their union, whether two melds are equal)``: the
+    basic bot's fit masks (:func:`_table_fits`) with what :meth:`Candidates._count`
+    needs of the table."""
+    _, fits, union = _table_fits(table)
+    return fits, union, len(set(table)) != len(table)
+
+
+#: :func:`_layoff_fits_of` of a table
+_table_layoff_fits = _last_by_identity(_layoff_fits_of)
+
+
 def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],
                          hand: Sequence[int]) -> bool:
     """Whether :func:`play_exists`'s construction exists (unchecked), searched from the
@@ -546,8 +558,8 @@ class Candidates:
         hand = self.state.hands[self.seat]  # the view's (rummy.views.view)
         table0 = self.state.table
         if table0:
-            _, fits, union = _table_fits(table0)
-            if len(set(table0)) != len(table0):
+            fits, union, repeats = _table_layoff_fits(table0)
+            if repeats:
                 return None  # equal melds: lay-offs onto them repeat
         else:
             fits, union = (), 0
@@ -783,7 +795,7 @@ class Candidates:
             v = self.view
             got = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
             if got is None:
-                table = (self.cheap[0] if slot == 0 and self.cheap
+                table = (self._item(0)[0] if slot == 0 and self.n_cheap
                          else self.play(0) if slot == 1 else None)
             else:
                 table, self._cards[slot] = got
