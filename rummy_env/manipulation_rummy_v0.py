@@ -192,6 +192,11 @@ _MASK_BYTES = {id(m): m.tobytes() for m in
                [*_PHASE_MASKS.values(), _NO_MASK, *(m for ms in _MOP_MASKS for m in ms)]}
 
 
+#: per seat, the commands of the actions 0..3 (immutable: one object each)
+_FIXED_COMMANDS: tuple[tuple[Command, ...], ...] = tuple(
+    (Draw(seat), Pass(seat), Knock(seat), EndTurn(seat)) for seat in range(MAX_SEATS))
+
+
 def meld_candidates(v: PlayerView) -> list[Table]:
     """Every meld candidate table of the acting seat's view, in slot order, before
     deduplication, the R5.5 checks and the cut to :data:`MELD_SLOTS` (eager: both
@@ -548,14 +553,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             if cmd is None:
                 raise ValueError(f"action {action} ({describe(action)}) is no command now")
             return cmd
-        if action == DRAW_ACTION:
-            return Draw(seat)
-        if action == PASS_ACTION:
-            return Pass(seat)
-        if action == KNOCK_ACTION:
-            return Knock(seat)
-        if action == END_TURN_ACTION:
-            return EndTurn(seat)
+        if 0 <= action < N_FIXED:
+            return _FIXED_COMMANDS[seat][action]
         cands = self.candidates()
         table = (cands.table(action - N_FIXED)
                  if cands is not None and N_FIXED <= action < EXACT_ACTION else None)
