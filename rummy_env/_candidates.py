@@ -443,6 +443,7 @@ def melded_of(seat: int, table: Table, new_table: Table) -> Melded:
 
 _PLANNED: dict[tuple[Any, ...], tuple[Table, tuple[int, ...]] | None] = {}
 _PLANNED_MAX = 4096
+_NOT_PLANNED = object()
 
 
 def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot: int,
@@ -452,8 +453,9 @@ def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot
     depends only on the rules, the table, the hand and whether the seat has opened
     (clones and searches revisit positions)."""
     key = (rules, table, hand, opened, slot)
-    if key in _PLANNED:
-        return _PLANNED[key]
+    got = _PLANNED.get(key, _NOT_PLANNED)
+    if got is not _NOT_PLANNED:
+        return got  # type: ignore[return-value]
     got = solver_play(v, slot)
     if len(_PLANNED) >= _PLANNED_MAX:
         _PLANNED.pop(next(iter(_PLANNED)))
