@@ -7,7 +7,10 @@ single lay-offs), legal by construction: every card comes from the hand, every n
 extended meld passes :func:`rummy.melds.is_valid_meld`, the rest of the table stands (the
 basic bot's plays are legal by the bot contract); under the opening variants of R5.5 each
 is also checked with :func:`rummy.decide.check_opening`. No candidate is ever
-trial-stepped through the engine.
+trial-stepped through the engine. Under the default meld rules the cheap slots are
+counted from bit masks (the action mask needs only their number) and a slot's table is
+made alone when it is played or read (:meth:`Candidates._count`, :meth:`Candidates._item`);
+the whole list is built only when that does not apply.
 """
 
 from __future__ import annotations
