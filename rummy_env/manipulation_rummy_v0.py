@@ -157,8 +157,8 @@ _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 #: the observation's parts as float32 bytes: an empty hand (0:53), an empty table (53:157)
 _ZERO_HAND_PART = bytes(53 * 4)
-_FLOAT32 = np.dtype(np.float32)
 _ZERO_TABLE_PART = bytes(104 * 4)
+_FLOAT32 = np.dtype(np.float32)
 #: pack the observation's hand part (0:53), table part (53:157) and tail (157:179) as
 #: native float32
 _pack_hand = struct.Struct("=53f").pack
