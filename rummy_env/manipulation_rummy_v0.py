@@ -161,9 +161,36 @@ _ZERO_TABLE_PART = bytes(104 * 4)
 _FLOAT32 = np.dtype(np.float32)
 #: pack the observation's hand part (0:53), table part (53:157) and tail (157:179) as
 #: native float32
-_pack_hand = struct.Struct("=53f").pack
-_pack_table = struct.Struct("=104f").pack
 _pack_tail = struct.Struct(f"={OBS_SIZE - 157}f").pack
+_F32_ZERO = struct.pack("=f", 0)
+_F32_ONE = struct.pack("=f", 1)
+
+
+class _NextCount(dict[bytes, bytes]):
+    """A count's float32 bytes -> the next count's (counts from 1; those up to 255 held,
+    larger ones made on demand)."""
+
+    def __missing__(self, key: bytes) -> bytes:
+        return struct.pack("=f", struct.unpack("=f", key)[0] + 1)
+
+
+_F32_NEXT = _NextCount({struct.pack("=f", n): struct.pack("=f", n + 1)
+                        for n in range(1, 256)})
+#: the hand part's and the table part's pieces (one float32 each) of no card
+_ZERO_HAND_PIECES = [_F32_ZERO] * 53
+_ZERO_TABLE_PIECES = [_F32_ZERO] * 104
+
+
+def _count_part(pieces: list[bytes], places: Iterable[int]) -> bytes:
+    """The float32 bytes of the counts of ``places`` (indices into ``pieces``, a fresh
+    list of :data:`_F32_ZERO`; changed in place): ``struct.pack`` of the counts, made from
+    one float32 piece per place without converting counts."""
+    for i in places:
+        p = pieces[i]
+        pieces[i] = _F32_ONE if p is _F32_ZERO else _F32_NEXT[p]
+    return b"".join(pieces)
+
+
 #: a table card's place in the table part: a real card's own, a joker's by declared card
 _TABLE_SLOT = tuple(range(52)) + (-1,) + tuple(range(52, 104))
 
@@ -732,22 +759,16 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
             if table:  # real cards 0..51, then jokers by declared card
-                counts = [0] * 104
                 slot = _TABLE_SLOT
-                for m in table:
-                    for t in m:
-                        counts[slot[t]] += 1
-                self._table_part = _pack_table(*counts)
+                self._table_part = _count_part(
+                    _ZERO_TABLE_PIECES.copy(), [slot[t] for m in table for t in m])
             else:
                 self._table_part = _ZERO_TABLE_PART
         hands = s.hands
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
-            counts = [0] * 53
-            for c in hand:
-                counts[c] += 1
-            held = _pack_hand(*counts)
+            held = _count_part(_ZERO_HAND_PIECES.copy(), hand)
             cached = self._hand_part[seat] = (hand, held,
                                               float(sum(map(_POINTS.__getitem__, hand))))
         tail = [0.0] * (OBS_SIZE - 157)  # 157:179, packed as float32 after the rest
