@@ -42,15 +42,15 @@ from rummy_env import manipulation_rummy_v0 as rummy_v0
 
 
 class SolverClock:
-    """Time spent in the solver's searches of the meld slots 0/1 (``plan_play`` as
-    :mod:`rummy_env._candidates` calls it), so the environment's own overhead can be
-    told apart from the solver's."""
+    """Time spent in the solver's searches of the meld slots 0/1
+    (:func:`rummy_env._candidates.solver_play`, the solver called as ``plan_play`` would
+    call it), so the environment's own overhead can be told apart from the solver's."""
 
     def __init__(self) -> None:
         from rummy_env import _candidates
         self.seconds = 0.0
         self.calls = 0
-        real = _candidates.plan_play
+        real = _candidates.solver_play
 
         def timed(*a: object, **k: object) -> object:
             t0 = CLOCK[0]()
@@ -59,7 +59,7 @@ class SolverClock:
             finally:
                 self.seconds += CLOCK[0]() - t0
                 self.calls += 1
-        _candidates.plan_play = timed  # type: ignore[assignment]
+        _candidates.solver_play = timed  # type: ignore[assignment]
 
 
 def ours_loop(players: int, auto_forced: bool, **kwargs: Any) -> Callable[[], int]:

@@ -7,7 +7,10 @@ single lay-offs), legal by construction: every card comes from the hand, every n
 extended meld passes :func:`rummy.melds.is_valid_meld`, the rest of the table stands (the
 basic bot's plays are legal by the bot contract); under the opening variants of R5.5 each
 is also checked with :func:`rummy.decide.check_opening`. No candidate is ever
-trial-stepped through the engine.
+trial-stepped through the engine. Under the default meld rules the cheap slots are
+counted from bit masks (the action mask needs only their number) and a slot's table is
+made alone when it is played or read (:meth:`Candidates._count`, :meth:`Candidates._item`);
+the whole list is built only when that does not apply.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from rummy.bots._melding import _fit_bits, hand_meld_entries
 from rummy.bots._melding import _table_fits as _table_fits_by_value
-from rummy.bots._melding import hand_meld_entries
 from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
@@ -38,6 +41,7 @@ from rummy.melds import (
     is_valid_meld,
 )
 from rummy.rules import RuleSet
+from rummy.solver import _solve_flat
 from rummy.state import GameState
 from rummy.views import PlayerView, view
 
@@ -91,24 +95,50 @@ def could_meld(table: Table, hand: Iterable[int]) -> bool:
     hand = tuple(hand)
     if JOKER in hand:
         return True
-    held = set(hand)
-    pool = 0  # bits of the hand's and the table's cards (table jokers as declared)
-    for c in held:
-        pool |= 1 << c
-    hand_bits = pool
+    hand_bits = 0
+    for c in hand:
+        hand_bits |= 1 << c
+    real, jokers, declared = _table_pool(table)
+    pool = hand_bits | real
+    for d in jokers:
+        if pool >> d & 1:  # R5.8: it could be freed
+            return True
+    return bool(_triple_cards(pool | declared) & hand_bits)
+
+
+def _table_pool_of(table: Table) -> tuple[int, tuple[int, ...], int]:
+    """``(bits of the table's real cards, the cards its jokers declare, their bits)``."""
+    real = declared = 0
     jokers = []
     for m in table:
         for t in m:
             if t >= TABLE_JOKER_BASE:
                 jokers.append(t - TABLE_JOKER_BASE)
+                declared |= 1 << (t - TABLE_JOKER_BASE)
             else:
-                pool |= 1 << t
-    for d in jokers:
-        if hand_bits >> d & 1 or pool >> d & 1:  # R5.8: it could be freed
-            return True
-    for d in jokers:
-        pool |= 1 << d
-    return any(not bits & ~pool for c in held for _, _, bits in _PARTNER_BITS[c])
+                real |= 1 << t
+    return real, tuple(jokers), declared
+
+
+_RANK_BITS = (1 << 13) - 1  #: one suit's cards
+_RUN_STARTS = sum(((1 << 11) - 1) << (13 * s) for s in range(4))  #: ranks A..J of a suit
+_ACE_BITS = sum(1 << (13 * s) for s in range(4))  #: the aces
+
+
+def _triple_cards(pool: int) -> int:
+    """The cards (bits, real cards 0..51) of ``pool`` that are in a legal meld of three
+    distinct cards of ``pool`` (R4.2, R4.3: :data:`_TRIPLES`): three consecutive ranks
+    of a suit (``Q K A`` too), or a rank held in three or four suits."""
+    w = pool & pool >> 1 & pool >> 2 & _RUN_STARTS  # the lowest card of each run of 3
+    cover = w | w << 1 | w << 2
+    qka = pool & pool >> 11 & pool >> 12 & _ACE_BITS  # Q K A: the ace's bit
+    cover |= qka | qka << 11 | qka << 12
+    a = pool & _RANK_BITS
+    b = pool >> 13 & _RANK_BITS
+    c = pool >> 26 & _RANK_BITS
+    d = pool >> 39 & _RANK_BITS
+    g = (a & b & (c | d)) | (c & d & (a | b))  # the ranks in three suits or more
+    return cover | pool & (g | g << 13 | g << 26 | g << 39)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -154,6 +184,21 @@ _table_fits = _last_by_identity(_table_fits_by_value)
 
 #: :func:`_free_cards` of a table
 _free_table_cards = _last_by_identity(_free_cards)
+
+#: :func:`_table_pool_of` of a table
+_table_pool = _last_by_identity(_table_pool_of)
+
+
+def _layoff_fits_of(table: Table) -> tuple[tuple[int, ...], int, bool]:
+    """``(fit masks of the melds, their union, whether two melds are equal)``: the
+    basic bot's fit masks (:func:`_table_fits`) with what :meth:`Candidates._count`
+    needs of the table."""
+    _, fits, union = _table_fits(table)
+    return fits, union, len(set(table)) != len(table)
+
+
+#: :func:`_layoff_fits_of` of a table
+_table_layoff_fits = _last_by_identity(_layoff_fits_of)
 
 
 def _construction_exists(free: dict[int, list[tuple[int, tuple[int, ...]]]],
@@ -399,51 +444,296 @@ def melded_of(seat: int, table: Table, new_table: Table) -> Melded:
     return Melded(seat, tuple(added), tuple(melds))
 
 
-_PLANNED: dict[tuple[Any, ...], Table | None] = {}
+_PLANNED: dict[tuple[Any, ...], tuple[Table, tuple[int, ...]] | None] = {}
 _PLANNED_MAX = 4096
+_NOT_PLANNED = object()
 
 
 def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot: int,
-             v: PlayerView) -> Table | None:
-    """``plan_play(v)``'s table (slot 0: most points, 1: most cards), remembered for the
-    last :data:`_PLANNED_MAX` positions: it depends only on the rules, the table, the hand
-    and whether the seat has opened (clones and searches revisit positions)."""
+             v: PlayerView) -> tuple[Table, tuple[int, ...]] | None:
+    """``plan_play(v)``'s table and the hand cards its play adds (slot 0: most points, 1:
+    most cards), or ``None``, remembered for the last :data:`_PLANNED_MAX` positions: it
+    depends only on the rules, the table, the hand and whether the seat has opened
+    (clones and searches revisit positions)."""
     key = (rules, table, hand, opened, slot)
-    if key in _PLANNED:
-        return _PLANNED[key]
-    planned = plan_play(v, node_limit=NODE_LIMIT, objective="points" if slot == 0 else "cards")
+    got = _PLANNED.get(key, _NOT_PLANNED)
+    if got is not _NOT_PLANNED:
+        return got  # type: ignore[return-value]
+    got = solver_play(v, slot)
     if len(_PLANNED) >= _PLANNED_MAX:
         _PLANNED.pop(next(iter(_PLANNED)))
-    _PLANNED[key] = planned[0] if planned is not None else None
-    return _PLANNED[key]
+    _PLANNED[key] = got
+    return got
+
+
+def solver_play(v: PlayerView, slot: int) -> tuple[Table, tuple[int, ...]] | None:
+    """The table of ``plan_play(v, node_limit=NODE_LIMIT)`` (slot 0: objective
+    ``"points"``, 1: ``"cards"``) and the hand cards its play adds, or ``None``: the
+    solver's search of a meld slot. Unless an R5.5 opening variant applies to the seat or
+    a §11 variant restricts melds, the solver's flat path (:func:`rummy.solver._solve_flat`,
+    the path that ``plan_play``'s :func:`rummy.solver.best_play` takes) is called on the
+    view's table and hand directly, without the frames around it; it answers as
+    ``plan_play`` does (its table is the play's, R5), and when it cannot answer
+    ``plan_play`` does."""
+    objective = "points" if slot == 0 else "cards"
+    rules = v.rules
+    seat = v.seat if v.seat is not None else v.turn
+    if not ((rules.opening_meld_per_player and not v.opened[seat])
+            or (not v.table and rules.opening_meld_min_points)
+            or rules.restricts_melds):
+        flat = _solve_flat(v.table, v.hand, (), objective, NODE_LIMIT)
+        if flat is not None:
+            play = flat[0]
+            return None if play is None else (play.table, play.cards)
+    planned = plan_play(v, node_limit=NODE_LIMIT, objective=objective)
+    return (planned[0], planned[1].cards) if planned is not None else None
+
+
+#: :attr:`Candidates._counted`
+_Counted = tuple[int, int, list[tuple[int, ...]], tuple[int, int], Table | None]
 
 
 class Candidates:
     """The meld candidates of ``state``'s seat to act (a ``meld_or_pass`` state).
 
     Attributes:
-        cheap: the cheap candidate tables (slots 2..), deduplicated, at most
-            ``slots - 2``.
+        n_cheap: how many cheap candidate tables there are (slots 2..), at most
+            ``slots - 2``; under the default meld rules counted without building them.
         has_play: whether the seat may meld at all (then slots 0 and 1 are legal).
     """
 
     def __init__(self, state: GameState, slots: int) -> None:
         self.state = state
-        self.seat = state.turn
-        self.view: PlayerView = view(state, self.seat)
+        self.seat = seat = state.turn
+        self._view: PlayerView | None = None
+        rules = state.rules
+        table = state.table
+        hand = state.hands[seat]  # the view's hand and table (rummy.views.view)
+        self._plays: dict[int, Table | None] = {}
+        #: the hand cards (ascending, jokers as JOKER) that a solver slot's play adds
+        self._cards: dict[int, tuple[int, ...]] = {}
+        self.restricted = bool((rules.opening_meld_per_player and not state.opened[seat])
+                               or (not table and rules.opening_meld_min_points))
+        self._room = slots - SOLVER_SLOTS
+        self._cheap: list[Table] | None = None
+        self._entries: list[tuple[int, int, tuple[int, ...]]] | None = None
+        #: what :meth:`_count` found: (1 if there is a basic play else 0, the basic
+        #: play's twin: 0 none, 1 the triple ``twin[0]``, 2 the lay-off ``twin`` (meld,
+        #: card), the hand's triples, ``twin``, the basic play if made); ``None``: not
+        #: counted
+        self._counted: _Counted | None = None
+        #: the slots :meth:`_item` made alone, by index among the cheap slots
+        self._made: dict[int, tuple[Table, tuple[int, ...] | None]] = {}
+        n = None
+        if not self.restricted and not rules.restricts_melds:
+            n = self._count()
+        if n is None:
+            n = len(self.cheap)
+        self.n_cheap = n
+        if not n and not could_meld(table, hand):
+            self.has_play = False  # proven without the solver
+        elif self.restricted or not n:
+            self.has_play = (not self.restricted and play_exists(table, hand, rules)) \
+                or self.play(0) is not None
+        else:
+            self.has_play = True
+
+    @property
+    def view(self) -> PlayerView:
+        """The seat's view (:func:`rummy.views.view`), made on first use."""
+        v = self._view
+        if v is None:
+            v = self._view = view(self.state, self.seat)
+        return v
+
+    def _count(self) -> int | None:
+        """How many cheap candidates :attr:`cheap` holds, found without building them
+        under the default meld rules (no R5.5 variant, nothing for ``check_action`` to
+        refuse), or ``None`` when this count does not apply (two equal melds on the
+        table: :attr:`cheap` is built instead).
+
+        The candidates are the basic play (if any), the hand's triples, then (while
+        there is room) the single lay-offs, distinct by construction but for the one
+        triple or lay-off that the basic play equals: it equals the triple it is when it
+        forms just the first triple of the hand and lays nothing off (the greedy order
+        of :func:`rummy.bots._melding.form_hand_melds`), and the lay-off it is when it
+        forms no meld and lays off exactly one card (the first of
+        :func:`rummy.bots._melding.lay_off_ascending`). With a joker in the hand the
+        basic play is made (:meth:`_joker_count`)."""
+        hand = self.state.hands[self.seat]  # the view's (rummy.views.view)
+        table0 = self.state.table
+        if table0:
+            fits, union, repeats = _table_layoff_fits(table0)
+            if repeats:
+                return None  # equal melds: lay-offs onto them repeat
+        else:
+            fits, union = (), 0
+        lb = 0
+        for c in hand:
+            if c != JOKER:
+                lb |= 1 << c
+        # every legal meld holds a legal triple: none in the hand, no meld of the hand
+        entries = self._entries = hand_meld_entries(hand) if _triple_cards(lb) else []
+        tri: list[tuple[int, ...]] = [e[2] for e in entries if len(e[2]) == 3]
+        n_tri = len(tri)
+        twin = (-1, -1)
+        n_lay = 0
+        if union & lb:
+            for f in fits:
+                n_lay += (f & lb).bit_count()
+        if JOKER in hand:
+            if union:  # a joker lays off on every meld that takes a card
+                n_lay += sum(1 for f in fits if f)
+            return self._joker_count(entries, tri, n_lay, fits)
+        dup = 0
+        if entries:
+            basic = 1
+            first = entries[0]
+            if len(first[2]) == 3:
+                left = list(hand)
+                for c in first[2]:
+                    left.remove(c)
+                hm = 0
+                for c in left:
+                    hm |= 1 << c
+                if not any(e[1] & hm == e[1] for e in entries):
+                    grown = union | _fit_bits(sum(map(EFF_BIT.__getitem__, first[2])), 4)
+                    if not grown & hm:  # nothing laid off: the play is this triple
+                        dup, twin = 1, (0, -1)
+        elif n_lay:
+            basic = 1
+            # the first lay-off of lay_off_ascending: the first meld taking a hand card,
+            # its lowest such card; exactly one card is laid off when nothing fits after it
+            i = 0
+            while not fits[i] & lb:
+                i += 1
+            x = fits[i] & lb
+            c = (x & -x).bit_length() - 1
+            rest = lb if hand.count(c) > 1 else lb & ~(1 << c)
+            meld = table0[i]
+            after = _fit_bits(sum(map(EFF_BIT.__getitem__, meld)) + (1 << c), len(meld) + 2)
+            for f in fits[i + 1:]:
+                after |= f
+            if not after & rest:
+                dup = 2
+                twin = (i, c)
+        else:
+            basic = 0
+        self._counted = (basic, dup, tri, twin, None)
+        n = basic + n_tri
+        if self._room > n:
+            n += n_lay
+        return min(self._room, n - (dup > 0))
+
+    def _joker_count(self, entries: list[tuple[int, int, tuple[int, ...]]],
+                     tri: list[tuple[int, ...]], n_lay: int, fits: Sequence[int]) -> int:
+        """:meth:`_count` with a joker in the hand: the basic play is made (the basic
+        bot's plan) and compared, as :meth:`_build` compares it, with the one triple or
+        lay-off it could equal (one adding the same cards)."""
+        table0 = self.state.table
+        plan = BasicBot.plan(self.view, entries, _table_fits(table0) if table0 else None)
+        dup = 0
+        twin = (-1, -1)
+        if plan is not None:
+            n_added = sum(map(len, plan)) - sum(map(len, table0))
+            if n_added in (1, 3):
+                added = tuple(_added(table0, plan))
+                b_add, b_rem = _diff(table0, plan)
+                if n_added == 3:
+                    for k, m in enumerate(tri):
+                        if m == added and sorted(b_add) == sorted([canonical_meld(m)] + b_rem):
+                            dup, twin = 1, (k, -1)
+                            break
+                elif self._room > len(tri) + 1:
+                    c = added[0]
+                    for i, f in enumerate(fits):
+                        if not f or (c != JOKER and not f >> c & 1):
+                            continue
+                        d = c if c != JOKER else TABLE_JOKER_BASE + (f & -f).bit_length() - 1
+                        mine = [canonical_meld(table0[i] + (d,))]
+                        if sorted(b_add + [table0[i]]) == sorted(mine + b_rem):
+                            dup, twin = 2, (i, c)
+                            break
+        basic = 1 if plan is not None else 0
+        self._counted = (basic, dup, tri, twin, plan)
+        n = basic + len(tri)
+        if self._room > n:
+            n += n_lay
+        return min(self._room, n - (dup > 0))
+
+    def _item(self, k: int) -> tuple[Table, tuple[int, ...] | None]:
+        """``(cheap[k], _origin[k])`` for ``k < n_cheap``: when the slots were counted
+        (:meth:`_count`), made alone from what the count found, without building the
+        others; else read from the built list."""
+        info = self._counted
+        if self._cheap is not None or info is None:
+            return self.cheap[k], self._origin[k]
+        made = self._made.get(k)
+        if made is None:
+            made = self._made[k] = self._make(k, info)
+        return made
+
+    def _make(self, k: int, info: _Counted) -> tuple[Table, tuple[int, ...] | None]:
+        """:meth:`_item` ``k`` made from ``info`` (:attr:`_counted`): the basic bot's plan
+        (first when there is one), a triple of the hand as a new meld, or a single
+        lay-off (the basic play's twin left out)."""
+        basic, dup, tri, twin, plan = info
+        table0 = self.state.table
+        if basic and not k:  # the basic play, first when there is one
+            if plan is None:
+                entries = self._entries
+                assert entries is not None
+                plan = BasicBot.plan(self.view, entries,
+                                     _table_fits(table0) if table0 else None)
+            assert plan is not None
+            return plan, None
+        if dup == 1:
+            tri = tri[:twin[0]] + tri[twin[0] + 1:]
+        j = k - basic
+        if j < len(tri):
+            m = tri[j]
+            return table0 + (m,), (-1,)
+        j -= len(tri)
+        lay = _layoffs_by_bits(table0, self.state.hands[self.seat])
+        if dup == 2:
+            lay = [x for x in lay if x[2] != twin[0] or x[1] != twin[1]]
+        t, c, i = lay[j]
+        return t, (i, c)
+
+    @property
+    def cheap(self) -> list[Table]:
+        """The cheap candidate tables (slots 2..), deduplicated, at most ``slots - 2``
+        (built on first use)."""
+        if self._cheap is None:
+            self._build()
+            assert self._cheap is not None
+        return self._cheap
+
+    @property
+    def _origin(self) -> list[tuple[int, ...] | None]:
+        """How each cheap candidate was made (``None``: the basic play; ``(-1,)``: a
+        triple; ``(meld index, card)``: a lay-off); built with :attr:`cheap`."""
+        if self._cheap is None:
+            self._build()
+        return self._origins
+
+    def _build(self) -> None:
+        """Build :attr:`cheap` and :attr:`_origin` (module docstring: the basic play,
+        the triples, the single lay-offs; deduplicated; checked under the R5.5 and §11
+        variants)."""
         v = self.view
         rules = v.rules
-        self._plays: dict[int, Table | None] = {}
-        self.restricted = bool((rules.opening_meld_per_player and not v.opened[self.seat])
-                               or (not v.table and rules.opening_meld_min_points))
+        state = self.state
         cheap: list[Table] = []
         seen: set[object] = set()
-        room = slots - SOLVER_SLOTS
+        room = self._room
         table0 = tuple(v.table)
         # a triple's table is the table plus that meld (triples are distinct); a lay-off's
         # is the table with one meld extended: the same card on two equal melds gives the
         # same table, so the key is (meld, card)
-        entries = hand_meld_entries(v.hand)
+        entries = self._entries
+        if entries is None:
+            entries = hand_meld_entries(v.hand)
         basic = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
@@ -466,7 +756,7 @@ class Candidates:
             lay = _layoffs_by_bits(table0, v.hand)
             gen += [(t, (c,), (table0[i], c)) for t, c, i in lay]
             origin += [(i, c) for _, c, i in lay]
-        self._origin: list[tuple[int, ...] | None] = []
+        origins: list[tuple[int, ...] | None] = []
         for (table, added, key), how in zip(gen, origin, strict=True):
             if len(cheap) == room:
                 break
@@ -497,15 +787,9 @@ class Candidates:
                     continue
             seen.add(key)
             cheap.append(table)
-            self._origin.append(how)
-        self.cheap = cheap
-        if not cheap and not could_meld(v.table, v.hand):
-            self.has_play = False  # proven without the solver
-        elif self.restricted or not cheap:
-            self.has_play = (not self.restricted and play_exists(v.table, v.hand, rules)) \
-                or self.play(0) is not None
-        else:
-            self.has_play = True
+            origins.append(how)
+        self._origins = origins
+        self._cheap = cheap
 
     def play(self, slot: int) -> Table | None:
         """The solver's play of slot 0 (most points) or 1 (most cards), searched on first
@@ -514,10 +798,12 @@ class Candidates:
         exists, slot 0 falls back to the first cheap candidate, slot 1 to slot 0."""
         if slot not in self._plays:
             v = self.view
-            table = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
-            if table is None:
-                table = (self.cheap[0] if slot == 0 and self.cheap
+            got = _planned(v.rules, v.table, v.hand, v.opened[self.seat], slot, v)
+            if got is None:
+                table = (self._item(0)[0] if slot == 0 and self.n_cheap
                          else self.play(0) if slot == 1 else None)
+            else:
+                table, self._cards[slot] = got
             self._plays[slot] = table
         return self._plays[slot]
 
@@ -526,7 +812,7 @@ class Candidates:
         if slot < SOLVER_SLOTS:
             return self.play(slot) if self.has_play else None
         k = slot - SOLVER_SLOTS
-        return self.cheap[k] if k < len(self.cheap) else None
+        return self._item(k)[0] if k < self.n_cheap else None
 
     def meld_event(self, slot: int) -> Melded | None:
         """The ``Melded`` event that the engine's :func:`rummy.decide.step` would make
@@ -538,25 +824,31 @@ class Candidates:
         that restricts melds (the caller then steps the engine). Tested equal to the
         engine's event over random games."""
         k = slot - SOLVER_SLOTS
-        if k < 0 or (0 <= k < len(self.cheap) and self._origin[k] is None):
+        if k >= self.n_cheap:
+            return None
+        table, how = (None, None) if k < 0 else self._item(k)
+        if how is None:
             # a solver slot (legal by the solver's contract) or the basic play (by the bot
             # contract): under the default meld rules, the event of the checked path
             if self.restricted or self.view.rules.restricts_melds:
                 return None
-            table = self.table(slot)
+            if table is None:
+                table = self.table(slot)
+                cards = self._cards.get(slot)
+                if table is not None and cards is not None:
+                    # the solver's play: its table is canonical (I2), its cards the ones
+                    # added (R5.4), as melded_of would find them
+                    return Melded(self.seat, cards, table)
             return None if table is None else melded_of(self.seat, self.state.table, table)
-        if k >= len(self.cheap):
-            return None
-        how = self._origin[k]
-        assert how is not None
+        assert table is not None
         table0 = self.state.table
         if how[0] < 0:  # a triple of hand cards as a new meld (ascending real cards)
-            m = self.cheap[k][-1]
+            m = table[-1]
             new = canonical_meld(m)
             j = bisect.bisect_left(table0, new)
             return Melded(self.seat, m, table0[:j] + (new,) + table0[j:])
         i, c = how  # hand card c (a joker declared) laid off on meld i
-        grown = canonical_meld(self.cheap[k][i])
+        grown = canonical_meld(table[i])
         rest = table0[:i] + table0[i + 1:]
         j = bisect.bisect_left(rest, grown)
         return Melded(self.seat, (c,), rest[:j] + (grown,) + rest[j:])
@@ -577,4 +869,4 @@ class Candidates:
     def legal_slots(self) -> list[int]:
         """The slots holding a table (0-based)."""
         first = list(range(SOLVER_SLOTS)) if self.has_play else []
-        return first + [SOLVER_SLOTS + k for k in range(len(self.cheap))]
+        return first + [SOLVER_SLOTS + k for k in range(self.n_cheap)]

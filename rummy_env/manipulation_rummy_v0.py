@@ -106,8 +106,8 @@ from __future__ import annotations
 
 import copy
 import random
+import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain as _chain_iter
 from typing import Any
 
 import gymnasium
@@ -151,11 +151,48 @@ HISTORY_FEATURES = len(KINDS) + MAX_SEATS + 53
 #: the table, seat to act, phase, draws, totals, opened, final turns
 STATE_SIZE = MAX_SEATS * 53 + 53 + 52 + 52 + MAX_SEATS + 3 + 1 + MAX_SEATS + MAX_SEATS + 1
 _PHASES = (DRAW, MELD_OR_PASS, KNOCK_OR_END)
-_chain = _chain_iter.from_iterable
 _KIND = {Draw: 0, Pass: 1, Meld: 2, Knock: 3, EndTurn: 4}
 _POINTS = POINTS + (POINTS[JOKER],) * 52  # hand cards 0..52 (R1.5)
 #: the phase one-hot's place in the observation's tail (157:)
 _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
+#: the observation's parts as float32 bytes: an empty hand (0:53), an empty table (53:157)
+_ZERO_HAND_PART = bytes(53 * 4)
+_ZERO_TABLE_PART = bytes(104 * 4)
+_FLOAT32 = np.dtype(np.float32)
+#: pack the observation's hand part (0:53), table part (53:157) and tail (157:179) as
+#: native float32
+_pack_tail = struct.Struct(f"={OBS_SIZE - 157}f").pack
+_F32_ZERO = struct.pack("=f", 0)
+_F32_ONE = struct.pack("=f", 1)
+
+
+class _NextCount(dict[bytes, bytes]):
+    """A count's float32 bytes -> the next count's (counts from 1; those up to 255 held,
+    larger ones made on demand)."""
+
+    def __missing__(self, key: bytes) -> bytes:
+        return struct.pack("=f", struct.unpack("=f", key)[0] + 1)
+
+
+_F32_NEXT = _NextCount({struct.pack("=f", n): struct.pack("=f", n + 1)
+                        for n in range(1, 256)})
+#: the hand part's and the table part's pieces (one float32 each) of no card
+_ZERO_HAND_PIECES = [_F32_ZERO] * 53
+_ZERO_TABLE_PIECES = [_F32_ZERO] * 104
+
+
+def _count_part(pieces: list[bytes], places: Iterable[int]) -> bytes:
+    """The float32 bytes of the counts of ``places`` (indices into ``pieces``, a fresh
+    list of :data:`_F32_ZERO`; changed in place): ``struct.pack`` of the counts, made from
+    one float32 piece per place without converting counts."""
+    for i in places:
+        p = pieces[i]
+        pieces[i] = _F32_ONE if p is _F32_ZERO else _F32_NEXT[p]
+    return b"".join(pieces)
+
+
+#: a table card's place in the table part: a real card's own, a joker's by declared card
+_TABLE_SLOT = tuple(range(52)) + (-1,) + tuple(range(52, 104))
 
 
 def _mask_of(actions: Iterable[int]) -> np.ndarray:
@@ -176,6 +213,15 @@ _MOP_MASKS = [[_mask_of([PASS_ACTION]
                         + ([N_FIXED, N_FIXED + 1] if has_play else [])
                         + list(range(N_FIXED + 2, N_FIXED + 2 + k)))
                for k in range(MELD_SLOTS - 1)] for has_play in (False, True)]
+#: the bytes of each shared mask, by the mask's ``id`` (the masks live as long as the
+#: module), for :meth:`raw_env.step`'s legality test without a numpy index
+_MASK_BYTES = {id(m): m.tobytes() for m in
+               [*_PHASE_MASKS.values(), _NO_MASK, *(m for ms in _MOP_MASKS for m in ms)]}
+
+
+#: per seat, the commands of the actions 0..3 (immutable: one object each)
+_FIXED_COMMANDS: tuple[tuple[Command, ...], ...] = tuple(
+    (Draw(seat), Pass(seat), Knock(seat), EndTurn(seat)) for seat in range(MAX_SEATS))
 
 
 def meld_candidates(v: PlayerView) -> list[Table]:
@@ -397,11 +443,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._seat_of = {f"player_{i}": i for i in range(players)}
         self._names = [f"player_{i}" for i in range(players)]  #: agent name by seat
         self._table_key: Table | None = None
-        #: the observation with only the table's part (53:157) filled, for ``_table_key``
-        self._table_tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
-        #: per seat: its hand object last observed, its counts (None: empty) and points
-        self._hand_part: list[tuple[object, np.ndarray | None, float]] = [
-            (None, None, 0.0)] * players
+        #: the observation's table part (53:157) of ``_table_key``, float32 bytes
+        self._table_part = _ZERO_TABLE_PART
+        #: per seat: its hand object last observed, its part (0:53, float32 bytes) and
+        #: its points
+        self._hand_part: list[tuple[object, bytes, float]] = [
+            (None, _ZERO_HAND_PART, 0.0)] * players
         #: each seat's view of the seats: absolute seats in relative order
         self._relative = [[(seat + k) % players for k in range(players)]
                           for seat in range(players)]
@@ -427,6 +474,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._state: GameState | None = None
         self._cands: Candidates | None = None
         self._mask: np.ndarray | None = None
+        #: ``_mask``'s bytes (set with it by :meth:`legal_mask`)
+        self._mask_bytes = b""
         self._bots: dict[int, Bot] = {}
         self._steps = 0
         self._scored = True  #: whether the last step scored a round (else rewards are 0)
@@ -455,7 +504,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def candidates(self) -> Candidates | None:
         """The meld candidates of the seat to act (built on first use, cached for the
         state), or ``None`` outside a ``meld_or_pass`` phase."""
-        s = self.state_
+        s = self._state
+        assert s is not None, "call reset() first"
         if s.phase != MELD_OR_PASS:
             return None
         if self._cands is None or self._cands.state is not s:
@@ -466,16 +516,19 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         """``int8[N_ACTIONS]``: the legal actions of the seat to act (cached per state,
         read-only: copy it to change it; all 0 once the game is over)."""
         if self._mask is None:
-            phase = self.state_.phase
+            state = self._state
+            assert state is not None, "call reset() first"
+            phase = state.phase
             if self.actions == "slots" and self.rules.knock_timing != "start":
                 # one shared read-only array per phase and set of filled slots
                 if phase == MELD_OR_PASS:
                     cands = self.candidates()
                     assert cands is not None
                     self._mask = _MOP_MASKS[cands.has_play][
-                        min(len(cands.cheap), MELD_SLOTS - 2)]
+                        min(cands.n_cheap, MELD_SLOTS - 2)]
                 else:
                     self._mask = _PHASE_MASKS.get(phase, _NO_MASK)
+                self._mask_bytes = _MASK_BYTES[id(self._mask)]
                 return self._mask
             mask = np.zeros(self.n_actions, dtype=np.int8)
             if phase == DRAW:
@@ -498,6 +551,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                 mask[KNOCK_ACTION] = 1  # §11 knock_timing="start": at the turn's start
             mask.flags.writeable = False
             self._mask = mask
+            self._mask_bytes = mask.tobytes()
         return self._mask
 
     def editor(self) -> Editor | None:
@@ -526,14 +580,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             if cmd is None:
                 raise ValueError(f"action {action} ({describe(action)}) is no command now")
             return cmd
-        if action == DRAW_ACTION:
-            return Draw(seat)
-        if action == PASS_ACTION:
-            return Pass(seat)
-        if action == KNOCK_ACTION:
-            return Knock(seat)
-        if action == END_TURN_ACTION:
-            return EndTurn(seat)
+        if 0 <= action < N_FIXED:
+            return _FIXED_COMMANDS[seat][action]
         cands = self.candidates()
         table = (cands.table(action - N_FIXED)
                  if cands is not None and N_FIXED <= action < EXACT_ACTION else None)
@@ -574,10 +622,12 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         make for ``cmd``, a meld slot's pre-validated meld: :meth:`Candidates.meld_event`),
         evolve that event and the automatic ones after it as :func:`rummy.decide.step`
         does, without re-validating."""
+        state = self._state
+        assert state is not None
         if melded is None:
-            self._state, events = step(self.state_, cmd)
+            self._state, events = step(state, cmd)
         else:
-            s = evolve(self.state_, melded)
+            s = evolve(state, melded)
             events = [melded]
             if s.phase not in STABLE_PHASES:
                 s, more = settle(s)
@@ -637,12 +687,14 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _after(self, events: list[Event]) -> None:
         """Rewards, terminations, the agent to act and the infos after ``events``."""
         self.rewards = self._rewards_of(events)
-        if self.state_.phase == GAME_OVER:
+        s = self._state
+        assert s is not None
+        if s.phase == GAME_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
         elif self._steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = self._names[self.state_.turn]
+            self.agent_selection = self._names[s.turn]
         self._set_infos()
 
     # ---------------------------------------------------------------- AEC API
@@ -688,7 +740,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     def _set_infos(self) -> None:
         for a in self.agents:
             self.infos[a] = {}
-        if self.agents and self.state_.phase == MELD_OR_PASS and self.actions == "slots":
+        s = self._state
+        assert s is not None
+        if self.agents and s.phase == MELD_OR_PASS and self.actions == "slots":
             cands = self.candidates()
             assert cands is not None
             self.infos[self.agent_selection] = {"candidates": _LazyTables(cands)}
@@ -704,25 +758,20 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         table = s.table
         if table is not self._table_key:  # a new table: its part of every observation
             self._table_key = table
-            tmpl = np.zeros(OBS_SIZE, dtype=np.float32)
-            if table:  # real cards 0..51, declared jokers TABLE_JOKER_BASE + card
-                counts = np.bincount(np.fromiter(_chain(table), dtype=np.intp),
-                                     minlength=TABLE_JOKER_BASE + 52)
-                tmpl[53:105] = counts[:52]
-                tmpl[105:157] = counts[TABLE_JOKER_BASE:]
-            self._table_tmpl = tmpl
-        obs = self._table_tmpl.copy()
+            if table:  # real cards 0..51, then jokers by declared card
+                slot = _TABLE_SLOT
+                self._table_part = _count_part(
+                    _ZERO_TABLE_PIECES.copy(), [slot[t] for m in table for t in m])
+            else:
+                self._table_part = _ZERO_TABLE_PART
         hands = s.hands
         hand = hands[seat]
         cached = self._hand_part[seat]
         if cached[0] is not hand:  # a seat's hand object stands until it changes
-            held = (np.bincount(np.fromiter(hand, dtype=np.intp, count=len(hand)),
-                                minlength=53).astype(np.float32) if hand else None)
+            held = _count_part(_ZERO_HAND_PIECES.copy(), hand)
             cached = self._hand_part[seat] = (hand, held,
                                               float(sum(map(_POINTS.__getitem__, hand))))
-        if cached[1] is not None:
-            obs[:53] = cached[1]
-        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, filled in Python and copied once
+        tail = [0.0] * (OBS_SIZE - 157)  # 157:179, packed as float32 after the rest
         totals = s.totals
         opened = s.opened
         for k, i in enumerate(self._relative[seat]):
@@ -736,7 +785,9 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         tail[9] = s.draws
         tail[20] = s.final_turns_left is not None
         tail[21] = cached[2]
-        obs[157:] = tail
+        # a fresh writeable buffer per observation: the caller may keep or change it
+        obs = np.frombuffer(bytearray(cached[1] + self._table_part + _pack_tail(*tail)),
+                            _FLOAT32)
         if self.normalize:
             obs /= self._scale
         acting = s.turn == seat and s.phase != GAME_OVER
@@ -781,10 +832,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self._was_dead_step(action)
             return
         mask = self.legal_mask()
-        if action is None or not 0 <= int(action) < self.n_actions or not mask[int(action)]:
+        a = -1 if action is None else int(action)
+        if not 0 <= a < self.n_actions or not self._mask_bytes[a]:
             raise ValueError(f"action {action!r} is not legal for {agent} now; legal: "
                              f"{np.flatnonzero(mask).tolist()} (see action_mask)")
-        a = int(action)
         if self.actions == "edits" and a > FINISH:  # an edit: no command, no event
             editor = self.editor()
             assert editor is not None

@@ -146,14 +146,16 @@ class Solution(NamedTuple):
 
 def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: int | None,
           backend: str, rules: RuleSet | None, opening: bool) -> tuple[Play | None, bool] | None:
-    """:func:`_solve_flat` for a call of :func:`solve` or :func:`best_play` without a node
-    limit or a restricting rule set, on plain tuples or lists; ``None`` for any other call
-    (the general path decides it, with its errors)."""
-    if (node_limit is None and (backend == "auto" or backend == "compiled")
+    """:func:`_solve_flat` for a call of :func:`solve` or :func:`best_play` without a
+    restricting rule set, on plain tuples or lists, with no node limit or a positive
+    ``int`` one; ``None`` for any other call (the general path decides it, with its
+    errors)."""
+    if ((node_limit is None or (type(node_limit) is int and node_limit >= 1))
+            and (backend == "auto" or backend == "compiled")
             and (rules is None or not _restricts(rules, opening))
             and type(table) in _SEQUENCES and type(hand) in _SEQUENCES
             and type(keep) in _SEQUENCES and objective in _COSTS):
-        return _solve_flat(table, hand, keep, objective)
+        return _solve_flat(table, hand, keep, objective, node_limit)
     return None
 
 
@@ -279,11 +281,12 @@ _INT_ONLY = frozenset((int,))
 _FIELDS = {o: (compiled._COST_ROW[o], _COSTS[o][1]) for o in _OBJECTIVES}
 
 
-def _solve_flat(table: Any, hand: Any, keep: Any,
-                objective: str) -> tuple[Play | None, bool] | None:
-    """:func:`solve` without a node limit or a restricting rule set, by the compiled
-    search, with the least Python around it: the cards flattened once, the race of
-    :func:`_race` run on them, the play read off the kernel's result. ``table``,
+def _solve_flat(table: Any, hand: Any, keep: Any, objective: str,
+                node_limit: int | None = None) -> tuple[Play | None, bool] | None:
+    """:func:`solve` without a restricting rule set, by the compiled search, with the
+    least Python around it: the cards flattened once, the race of :func:`_race` run on
+    them (with a ``node_limit``, a positive ``int``: the position itself only, under that
+    limit, as :func:`_race` does), the play read off the kernel's result. ``table``,
     ``hand`` and ``keep`` are tuples or lists (the table's melds too). Returns ``(play,
     optimal)`` as :class:`Solution` has them, or ``None`` when this path cannot answer
     (numba unusable, a card of another type, an input error to word, a move overflow):
@@ -306,10 +309,11 @@ def _solve_flat(table: Any, hand: Any, keep: Any,
         return None  # more cards than any legal input: solve words the error
     pack = compiled.packer(n)
     call = compiled._LOADED.get("e") or compiled._first_call
-    for mirror, budget in _RACE:
+    limit = -1 if node_limit is None else min(node_limit, 1 << 62)
+    for mirror, budget in _RACE if node_limit is None else _LIMITED:
         try:
             pack(mv, at_in, n, *([_MIRROR_ANY[c] for c in cards] if mirror else cards),
-                 n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, -1,
+                 n_table, len(hand), len(keep), row + mirror, wcost, 0, 0, limit,
                  -1 if budget is None else budget, -1)
         except StructError:
             return None  # an integer beyond 64 bits: solve words the error
@@ -579,6 +583,10 @@ _MIRROR = tuple(s * 13 + (13 - r) % 13 for s in range(4) for r in range(13))
 #: (mirror the line?, state budget) tried in turn by :func:`_race`; the last has no budget
 _RACE: tuple[tuple[bool, int | None], ...] = (
     (False, 4_000), (True, 16_000), (False, 64_000), (True, 256_000), (False, None))
+
+
+#: :data:`_RACE` under a node limit: the position itself, no state budget
+_LIMITED: tuple[tuple[bool, int | None], ...] = ((False, None),)
 
 
 def _mirrored(c: int) -> int:

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from rummy.bots.greedy import plan_play  # noqa: E402
+from rummy.cards import JOKER  # noqa: E402
 from rummy.commands import Meld  # noqa: E402
 from rummy.decide import step  # noqa: E402
 from rummy.rules import RuleSet  # noqa: E402
@@ -62,12 +63,12 @@ def test_solver_runs_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a cheap candidate in view the solver is not called for the mask; reading slot
     0 calls it once, and again for the same position only from the cache."""
     calls = []
-    real = _candidates.plan_play
+    real = _candidates.solver_play
 
-    def counting(*a, **k):
-        calls.append(k.get("objective"))
-        return real(*a, **k)
-    monkeypatch.setattr(_candidates, "plan_play", counting)
+    def counting(v, slot):
+        calls.append(slot)
+        return real(v, slot)
+    monkeypatch.setattr(_candidates, "solver_play", counting)
     _candidates._PLANNED.clear()
     for env in _meld_states(2, RuleSet(), seed=3, limit=200):
         c = env.candidates()
@@ -361,3 +362,114 @@ def test_the_fast_path_and_the_checked_path_play_the_same_games(
     checked = [play(seed) for seed in range(3)]
     assert fast == checked
     assert sum(map(len, fast)) > 300
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_the_counted_slots_are_the_built_slots(players: int) -> None:
+    """Under the default meld rules the mask's cheap slots are counted without building
+    the candidates (:meth:`Candidates._count`): the count is the built list's length on
+    every meld phase, the basic play equal to a triple or to a lay-off included."""
+    counted = 0
+    seen = {"triple": 0, "lay-off": 0}
+    jokers = [0, 0, 0]  # hands with a joker: no twin, a triple's, a lay-off's
+    for seed in range(6):
+        for env in _meld_states(players, RuleSet(), seed=seed, limit=400):
+            s = env.state_
+            c = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            n = c._count()
+            built = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            built._build()
+            for k in range(c.n_cheap):  # each slot made alone, as the built list has it
+                alone = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+                assert alone._item(k) == (built.cheap[k], built._origin[k])
+                assert alone.meld_event(k + 2) == built.meld_event(k + 2)
+            assert c.n_cheap == len(built.cheap) == len(c.cheap)
+            if n is None:
+                continue
+            counted += 1
+            assert n == len(built.cheap)
+            if JOKER in s.hands[s.turn]:
+                jokers[c._counted[1]] += 1
+            v = view(s, s.turn)
+            tri = len(_candidates.triples(v.hand))
+            lay = len(_candidates.layoffs(tuple(v.table), v.hand))
+            if built.cheap and built._origin[0] is None and n < 1 + tri + lay \
+                    and n < rummy_v0.MELD_SLOTS - 2:
+                added = sum(map(len, built.cheap[0])) - sum(map(len, v.table))
+                seen["triple" if added == 3 else "lay-off"] += 1
+    assert counted > 100
+    assert seen["triple"] and seen["lay-off"]
+    assert jokers[0]
+    if players < 5:  # two decks: few such hands in these games
+        assert jokers[1] or jokers[2]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_solver_slots_event_is_the_checked_paths(players: int) -> None:
+    """A solver slot's event is made from the solver's play (its canonical table and the
+    cards it adds): the same event as :func:`_candidates.melded_of` of its table."""
+    checked = 0
+    for seed in range(4):
+        for env in _meld_states(players, RuleSet(), seed=seed, limit=150):
+            s = env.state_
+            c = _candidates.Candidates(s, rummy_v0.MELD_SLOTS)
+            for slot in range(_candidates.SOLVER_SLOTS):
+                event = c.meld_event(slot)
+                table = c.table(slot)
+                if table is None:
+                    assert event is None
+                    continue
+                assert event == _candidates.melded_of(s.turn, s.table, table)
+                checked += slot in c._cards
+    assert checked > 100
+
+
+@pytest.mark.parametrize("rules", VARIANTS + [RuleSet(ace_high=False)],
+                         ids=["default", "per_player", "min_points", "ace_low"])
+def test_the_solver_slots_search_is_plan_plays(rules: RuleSet) -> None:
+    """solver_play (the flat path called directly when no variant applies) gives
+    plan_play's table and cards for both slots, under every variant."""
+    checked = 0
+    for seed in range(3):
+        for env in _meld_states(3, rules, seed=seed, limit=80):
+            s = env.state_
+            v = view(s, s.turn)
+            for slot, objective in enumerate(("points", "cards")):
+                planned = plan_play(v, node_limit=_candidates.NODE_LIMIT, objective=objective)
+                want = None if planned is None else (planned[0], planned[1].cards)
+                assert _candidates.solver_play(v, slot) == want
+                checked += want is not None
+    assert checked > 20
+
+
+def test_the_triple_cover_is_the_legal_triples() -> None:
+    """_triple_cards of every set of three real cards is the set itself exactly when it
+    is a legal triple (_TRIPLES), else nothing; on random pools, the cards of the legal
+    triples the pool holds."""
+    import itertools
+    import random
+    legal = {sum(1 << c for c in m) for m in _candidates._TRIPLES}
+    for m in itertools.combinations(range(52), 3):
+        bits = sum(1 << c for c in m)
+        assert _candidates._triple_cards(bits) == (bits if bits in legal else 0)
+    rng = random.Random(5)
+    for _ in range(3000):
+        pool = sum(1 << c for c in rng.sample(range(52), rng.randrange(3, 30)))
+        want = 0
+        for t in legal:
+            if t & pool == t:
+                want |= t
+        assert _candidates._triple_cards(pool) == want
+
+
+def test_a_hand_without_a_triple_has_no_meld() -> None:
+    """The count skips hand_meld_entries when no triple of the hand is legal: every
+    legal meld of the hand holds one (random hands of one and two decks)."""
+    import random
+
+    from rummy.bots._melding import hand_meld_entries
+    rng = random.Random(9)
+    for _ in range(4000):
+        hand = sorted(rng.choices(range(52), k=rng.randrange(1, 16)))
+        bits = sum(1 << c for c in set(hand))
+        assert bool(hand_meld_entries(hand)) == bool(_candidates._triple_cards(bits))

@@ -196,3 +196,24 @@ def test_knock_at_the_start_of_a_turn_is_in_the_mask(actions: str) -> None:
             knocks += int(mask[rummy_v0.KNOCK_ACTION])
             env.step(int(rng.choice(np.flatnonzero(mask))))
     assert knocks > 0
+
+
+@pytest.mark.parametrize("size", [53, 104])
+def test_count_part_equals_the_packed_counts(size: int) -> None:
+    """The observation's count parts (hand 0:53, table 53:157) are ``struct.pack`` of the
+    counts as float32, byte for byte: empty, single, repeated (up to 300 copies, beyond
+    the held table of next counts) and random multisets."""
+    import random
+    import struct
+
+    pack = struct.Struct(f"={size}f").pack
+    zero = [rummy_v0._F32_ZERO] * size
+    rng = random.Random(7)
+    cases: list[list[int]] = [[], [0], [size - 1], [3] * 300, list(range(size)) * 2]
+    for _ in range(2000):
+        cases.append([rng.randrange(size) for _ in range(rng.randrange(30))])
+    for places in cases:
+        counts = [0] * size
+        for i in places:
+            counts[i] += 1
+        assert rummy_v0._count_part(zero.copy(), places) == pack(*counts)

@@ -141,6 +141,32 @@ def test_flat_path_gives_the_play_of_the_general_path(objective: str) -> None:
     assert mirrored  # the race reached the mirror image on some positions
 
 
+@pytest.mark.parametrize("objective", ["points", "cards"])
+@pytest.mark.parametrize("limit", [1, 40, 40_000])
+def test_flat_path_under_a_node_limit_gives_the_general_paths_solution(
+        objective: str, limit: int) -> None:
+    """Under a node limit (the bots' and the RL environment's searches) the flat path
+    searches the position itself as _race does: the same Solution as the general compiled
+    path, a budget-stopped search (optimal False, or no play found) included."""
+    from rummy.solver import _solve_checked, _solve_flat
+    rng = random.Random(f"flat-limit:{objective}:{limit}")
+    positions = _positions(f"flat-limit:{objective}", 120)
+    positions += [edge_position(rng, "full") for _ in range(60)]
+    stopped = 0
+    for table, hand in positions:
+        keep = tuple(rng.sample(hand, min(len(hand), rng.choice((0, 0, 1)))))
+        flat = _solve_flat(table, hand, keep, objective, limit)
+        assert flat is not None
+        general = _solve_checked([tuple(m) for m in table], tuple(hand), keep, objective,
+                                 limit, "compiled")
+        assert flat == tuple(general)
+        assert best_play(table, hand, keep=keep, objective=objective, node_limit=limit) \
+            == general.play
+        stopped += not general.optimal
+    if limit == 1:
+        assert stopped  # the limit stopped some searches
+
+
 # --- found by the attack review (robustness of the compiled path and input checks) -------
 
 @pytest.mark.parametrize("limit", [0, -1, -5, True, 1.5, "10"])
