@@ -105,6 +105,7 @@ game's seed, or a bot object) inside ``step``.
 from __future__ import annotations
 
 import copy
+import operator
 import random
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -193,6 +194,28 @@ def _count_part(pieces: list[bytes], places: Iterable[int]) -> bytes:
 
 #: a table card's place in the table part: a real card's own, a joker's by declared card
 _TABLE_SLOT = tuple(range(52)) + (-1,) + tuple(range(52, 104))
+
+
+#: the environment's caches, left out of a copy (``raw_env.__getstate__``)
+_CACHES = ("_table_key", "_table_part", "_hand_part", "_mask", "_mask_bytes")
+#: cache names found in pickles of earlier releases (dropped on load)
+_OLD_CACHES = ("_table_tmpl",)
+
+
+def _action_index(action: object) -> int:
+    """``action`` as an action index: an ``int`` or a numpy integer as is, an integral
+    float (``1.0``, ``np.float64(0.0)``: some learners emit floats) as its value.
+
+    Raises:
+        ValueError: anything else (``1.5``, ``None``, ``"0"``): not an action index.
+    """
+    try:
+        return operator.index(action)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    if isinstance(action, (float, np.floating)) and float(action).is_integer():
+        return int(action)
+    raise ValueError(f"action {action!r} is not an action index (an int)")
 
 
 def _mask_of(actions: Iterable[int]) -> np.ndarray:
@@ -574,6 +597,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                 the edit mode an edit, or ``FINISH`` while the engine would refuse it.
         """
         seat = self.state_.turn
+        if type(action) is not int:
+            action = _action_index(action)
         if self.actions == "edits" and action >= N_FIXED:
             editor = self.editor()
             cmd = editor.command() if editor is not None and action == FINISH else None
@@ -832,7 +857,8 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self._was_dead_step(action)
             return
         mask = self.legal_mask()
-        a = -1 if action is None else int(action)
+        a = action if type(action) is int else -1 if action is None else \
+            _action_index(action)
         if not 0 <= a < self.n_actions or not self._mask_bytes[a]:
             raise ValueError(f"action {action!r} is not legal for {agent} now; legal: "
                              f"{np.flatnonzero(mask).tolist()} (see action_mask)")
@@ -876,6 +902,29 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state that :mod:`pickle`, :func:`copy.deepcopy` and :meth:`clone` copy:
+        everything but the caches (the mask, made read-only by :meth:`legal_mask`, would
+        be copied writable; the observation parts are rebuilt on first use)."""
+        state = self.__dict__.copy()
+        for name in _CACHES:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a copied environment, its caches empty (also for a pickle made by an
+        earlier release, whose caches had other names and shapes)."""
+        state = {k: v for k, v in state.items() if k not in _CACHES and k not in _OLD_CACHES}
+        self.__dict__.update(state)
+        self._reset_caches()
+
+    def _reset_caches(self) -> None:
+        self._table_key = None
+        self._table_part = _ZERO_TABLE_PART
+        self._hand_part = [(None, _ZERO_HAND_PART, 0.0)] * self.players
+        self._mask = None
+        self._mask_bytes = b""
 
     def clone(self) -> raw_env:
         """An independent copy (game state, generator, bots, history); stepping one
