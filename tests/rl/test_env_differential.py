@@ -11,8 +11,9 @@ the single-agent wrapper; every meld slot's table and event of
 :class:`rummy_env._candidates.Candidates` on game and random hands; the solver under node
 limits. A change of any observation, mask, reward, infos entry, state or error changes a
 digest (the entries whose games hold a non-index action or a copied mask were recorded
-again after the two deliberate fixes named at ``FAST``: only those lines differ). To see where two implementations part, run ``python tests/rl/envdiff.py OUT.json``
-under each and compare the lines.
+again after the two deliberate fixes named at ``FAST``: only those lines differ). To see
+where two implementations part, run ``python tests/rl/envdiff.py OUT.json`` under each and
+compare the lines.
 """
 
 from __future__ import annotations
