@@ -183,6 +183,22 @@ class Tracker:
         elif kind == "game_ended":
             self.over = True
 
+    def take(self, msg: pb.SessionResponse) -> bool:
+        """Take one ``SessionResponse`` of the seat's stream: a pushed event is seen; a
+        result's events are seen and ``True`` is returned (the command's answer came).
+
+        Raises:
+            RuntimeError: the result is a refusal (``SessionError``).
+        """
+        if msg.HasField("event"):
+            self.see(msg.event)
+            return False
+        if msg.result.HasField("error"):
+            raise RuntimeError(f"refused: {msg.result.error}")
+        for ev in msg.result.result.events:
+            self.see(ev)
+        return True
+
 
 class Window:
     """The measured window: moves and latencies counted only while ``counting``."""
@@ -238,14 +254,8 @@ async def session_seat(stub: Any, gid: str, token: str, seat: int, tracker: Trac
                     msg = await call.read()
                     if msg is grpc.aio.EOF:
                         raise RuntimeError("the session ended")
-                    if msg.HasField("event"):
-                        tracker.see(msg.event)
-                        continue
-                    if msg.result.HasField("error"):
-                        raise RuntimeError(f"refused: {msg.result.error}")
-                    for ev in msg.result.result.events:
-                        tracker.see(ev)
-                    break
+                    if tracker.take(msg):
+                        break
                 win.done(sent_at, client)
                 moves += 1
             else:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import cProfile
 import os
 import pstats
@@ -119,14 +120,8 @@ async def seat(svc: GameServicer, game_id: str, token: str, me: int, tr: bp.Trac
                     msg = await ctx.out.get()
                     if msg is None:
                         return
-                    if msg.HasField("event"):
-                        tr.see(msg.event)
-                        continue
-                    if msg.result.HasField("error"):
-                        raise RuntimeError(f"refused: {msg.result.error}")
-                    for ev in msg.result.result.events:
-                        tr.see(ev)
-                    break
+                    if tr.take(msg):
+                        break
                 stats["n"] += 1
             else:
                 msg = await ctx.out.get()
@@ -139,15 +134,21 @@ async def seat(svc: GameServicer, game_id: str, token: str, me: int, tr: bp.Trac
         await task
 
 
+async def new_game(app: GameApp) -> tuple[Any, bp.Tracker]:
+    """A two-seat game of humans created through ``app``: its ``CreatedGame`` and a
+    :class:`bench_peer.Tracker` of its start (seat 0's view)."""
+    created = await app.create_game([SeatSpec(kind="human", name=f"p{i}")
+                                     for i in (0, 1)], {})
+    view, _ = await app.get_view(created.game_id, created.tokens[0])
+    pv = view_to_proto(view)
+    return created, bp.Tracker(pv.turn, pv.phase, pv.version)
+
+
 async def games(svc: GameServicer, app: GameApp, stats: dict[str, int], limit: int) -> None:
     """Play games one after the other (both seats at once) until ``limit`` moves."""
     while stats["n"] < limit:
-        created = await app.create_game([SeatSpec(kind="human", name=f"p{i}")
-                                         for i in (0, 1)], {})
-        view, _ = await app.get_view(created.game_id, created.tokens[0])
-        pv = view_to_proto(view)
-        first = bp.Tracker(pv.turn, pv.phase, pv.version)
-        second = bp.Tracker(pv.turn, pv.phase, pv.version)
+        created, first = await new_game(app)
+        second = copy.copy(first)
         c0, c1 = FakeStream(), FakeStream()
         await asyncio.gather(
             seat(svc, created.game_id, created.tokens[0], 0, first, stats, limit, c0, c1),
@@ -163,11 +164,7 @@ async def commands_only(app: GameApp, stats: dict[str, int], limit: int) -> None
     push, no protobuf), one game after the other until ``limit`` moves."""
     from rummy_grpc.session import outcome_to_proto
     while stats["n"] < limit:
-        created = await app.create_game([SeatSpec(kind="human", name=f"p{i}")
-                                         for i in (0, 1)], {})
-        view, _ = await app.get_view(created.game_id, created.tokens[0])
-        pv = view_to_proto(view)
-        tr = bp.Tracker(pv.turn, pv.phase, pv.version)
+        created, tr = await new_game(app)
         while not tr.over and stats["n"] < limit and tr.phase in bp.KIND:
             out = await app.command(created.game_id, created.tokens[tr.turn],
                                     KIND_NAMES[bp.KIND[tr.phase]],
