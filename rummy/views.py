@@ -130,6 +130,11 @@ def view(state: GameState, seat: int | None) -> PlayerView:
 _new_view = tuple.__new__
 
 
+REDACTED_TYPES: frozenset[str] = frozenset({CardDrawn.TYPE, RoundStarted.TYPE, GameStarted.TYPE})
+"""The event types :func:`redact` may change (I3); it returns an event of any other type
+unchanged, for every seat and for a spectator."""
+
+
 def redact(event: Event, seat: int | None, *, players: int, hand_size: int) -> Event:
     """The copy of ``event`` that ``seat`` may receive (I3); ``seat=None`` is a spectator.
 

@@ -9,9 +9,9 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from rummy.events import Event, GameEnded
+from rummy.events import EVENT_TYPES, Event, GameEnded
 from rummy.state import GAME_OVER
-from rummy.views import PlayerView, redact, view
+from rummy.views import REDACTED_TYPES, PlayerView, redact, view
 from rummy_grpc.auth import authenticate, check_admin
 from rummy_grpc.errors import BadRequest, PermissionDenied
 from rummy_grpc.lifecycle import named_view
@@ -35,6 +35,32 @@ def page_cost(after_version: int, to_version: int | None, page_size: int) -> int
 def redact_for(meta: dict[str, Any], seat: int | None, event: Event) -> Event:
     """``event`` as ``seat`` (``None``: a spectator) may see it (I3)."""
     return redact(event, seat, players=meta["players"], hand_size=meta["hand_size"])
+
+
+#: the current schema version of every event type (a record at it needs no upcast)
+_CURRENT_VERSION: dict[str, int] = {name: cls.VERSION for name, cls in EVENT_TYPES.items()}
+
+
+def redact_record(seat: int | None, data: dict[str, Any]) -> dict[str, Any] | None:
+    """A stored record (``rummy.events.to_dict`` form) as ``seat`` (``None``: a spectator)
+    may see it (I3), without decoding it; ``None`` when it needs decoding first.
+
+    For a record at its type's current schema version, of a type :func:`rummy.views.redact`
+    leaves unchanged (``rummy.views.REDACTED_TYPES``) or a ``CardDrawn`` (whose card only its
+    drawer sees), the result has the fields of
+    ``to_dict(redact_for(meta, seat, from_dict(data)))`` (lists where that has tuples); it
+    is ``data`` itself when nothing is hidden from ``seat`` (do not mutate it). A
+    ``RoundStarted`` or ``GameStarted`` (the deal, the seed), or a record at an older
+    schema version (upcast on decoding), gives ``None``.
+    """
+    etype = data.get("type")
+    if etype is None or data.get("v") != _CURRENT_VERSION.get(etype):
+        return None
+    if etype not in REDACTED_TYPES:
+        return data
+    if etype == "CardDrawn":
+        return data if data.get("seat") == seat else {**data, "card": None}
+    return None
 
 
 class ReadModels:
@@ -177,4 +203,4 @@ class ReadModels:
                 await sub.aclose()
 
 
-__all__ = ["ReadModels", "page_cost", "redact_for"]
+__all__ = ["ReadModels", "page_cost", "redact_for", "redact_record"]

@@ -45,14 +45,20 @@ import grpc
 from rummy_api.v1 import game_service_pb2 as pb
 from rummy_store.base import StoredEvent
 
+from rummy.events import to_dict
 from rummy_grpc import metrics
 from rummy_grpc.aborts import abort
 from rummy_grpc.auth import authenticate
-from rummy_grpc.convert import event_to_proto, table_from_proto, view_to_proto
+from rummy_grpc.convert import (
+    event_dict_to_proto,
+    event_to_proto,
+    table_from_proto,
+    view_to_proto,
+)
 from rummy_grpc.errors import BadRequest, ServiceError, UndecodableRequest, map_error
 from rummy_grpc.limits import client_key
 from rummy_grpc.model import Outcome
-from rummy_grpc.reads import redact_for
+from rummy_grpc.reads import redact_for, redact_record
 
 log = logging.getLogger("rummy_grpc")
 
@@ -293,7 +299,10 @@ class SessionServicer:
         to_event = self.app.repo.mapper.to_event
 
         def show(se: StoredEvent) -> pb.Event:
-            return event_to_proto(redact_for(meta, seat, to_event(se)), se.version, se.ts)
+            data = redact_record(seat, se.data)
+            if data is None:
+                data = to_dict(redact_for(meta, seat, to_event(se)))
+            return event_dict_to_proto(data, se.version, se.ts)
 
         return show
 
