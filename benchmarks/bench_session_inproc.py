@@ -7,7 +7,7 @@ default-move loop as ``benchmarks/bench_peer.py`` (its ``Tracker``: draw, pass, 
 when due, each command with ``expected_version``). Everything a served move runs in Python
 runs here: the caller gate's command rate limit (on, at a rate no client reaches), the
 seat token checked on every command, the decision, the store's expected-version append
-(memory store, or Redis at 127.0.0.1:6379 under a key prefix of this process), the
+(memory store, or Redis at 127.0.0.1:6379 under a fresh key prefix, deleted at the end), the
 metrics, the result and the push of the opponent's events redacted for its seat (I3).
 
 Printed: moves (the count asked for, plus any move in flight when it was reached),
@@ -42,6 +42,7 @@ import os
 import pstats
 import sys
 import time
+import uuid
 from typing import Any
 
 import grpc
@@ -178,10 +179,23 @@ async def run(args: argparse.Namespace) -> float:
     """One warm-up pass, then the measured one; prints and returns CPU µs a move."""
     opts: dict[str, Any] = dict(idle_ttl=3600, request_ttl=600, batch=True,
                                 archive_url=None, archive_schema=None)
+    prefix = f"bench-inproc-{uuid.uuid4().hex[:8]}"
     if args.store == "redis":
-        store = make_store("redis", args.redis_url, f"bench-inproc-{os.getpid()}", **opts)
+        store = make_store("redis", args.redis_url, prefix, **opts)
     else:
         store = make_store("memory", None, "x", **opts)
+    try:
+        return await measure(args, store)
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            await close()
+        if args.store == "redis":
+            await bp.drop_keys(args.redis_url, prefix)
+
+
+async def measure(args: argparse.Namespace, store: Any) -> float:
+    """:func:`run`'s passes on ``store``; CPU µs a move of the measured one."""
     app = GameApp(store, bot_strategies=())
     gate = CallerGate(None, RateLimiter(1_000_000, 1_000_000, kind="command"),
                       RateLimiter(0, 1, kind="create"), RateLimiter(0, 1, kind="events"))
@@ -213,9 +227,6 @@ async def run(args: argparse.Namespace) -> float:
         st.print_stats(args.top)
         if args.callers:
             st.print_callers(args.callers)
-    close = getattr(store, "close", None)
-    if close is not None:
-        await close()
     return cpu
 
 

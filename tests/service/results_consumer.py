@@ -2,9 +2,12 @@
 
 ``python -m tests.service.results_consumer PORT GROUP CONSUMER LOG [ACK_DELAY]``: reads
 ``StreamResults`` with a lease of :data:`LEASE` seconds; for each batch writes
-``got <id> <game> <kind>`` lines to LOG (flushed), waits ACK_DELAY seconds, acknowledges
-the batch and writes ``ack <id>`` lines. A test SIGKILLs it while it waits: the batch stays
-unacknowledged.
+``got <id> <game> <kind>`` lines to LOG (flushed), waits ACK_DELAY seconds, writes
+``ack <id>`` lines and then acknowledges the batch. A test SIGKILLs it while it waits: the
+batch stays unacknowledged. The ``ack`` lines come before the call, so an entry without
+one was certainly not acknowledged when the consumer died; an entry with one may not have
+been either (killed between the line and the call), and then comes back to another
+consumer like the rest: a test counts those as "at least".
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ async def main(port: int, group: str, consumer: str, log_path: str, delay: float
                 for r in msg.results:
                     log.write(f"got {r.entry_id} {r.game_id} {r.kind}\n")
                 await asyncio.sleep(delay)
+                for r in msg.results:
+                    log.write(f"ack {r.entry_id}\n")
                 await stub.AckResults(pb.AckResultsRequest(
                     admin_token=ADMIN_TOKEN, group=group,
                     entry_ids=[r.entry_id for r in msg.results]))
-                for r in msg.results:
-                    log.write(f"ack {r.entry_id}\n")
 
 
 if __name__ == "__main__":

@@ -228,6 +228,8 @@ async def test_300_games_a_consumer_killed_mid_batch_nothing_lost_or_twice(
             await asyncio.sleep(0.01)
         lines = log.read_text().splitlines()  # what a wrote before it died
         got = [x.split()[1] for x in lines if x.startswith("got ")]
+        # a writes its "ack" lines before its AckResults call: held entries were certainly
+        # unacknowledged; an "ack" line whose call a died before makes b get one more
         acked = {x.split()[1] for x in lines if x.startswith("ack ")}
         held = set(got) - acked
         assert held
