@@ -160,8 +160,7 @@ _PHASE_INDEX = {phase: 6 + i for i, phase in enumerate(_PHASES)}
 _ZERO_HAND_PART = bytes(53 * 4)
 _ZERO_TABLE_PART = bytes(104 * 4)
 _FLOAT32 = np.dtype(np.float32)
-#: pack the observation's hand part (0:53), table part (53:157) and tail (157:179) as
-#: native float32
+#: pack the observation's tail (157:179) as native float32
 _pack_tail = struct.Struct(f"={OBS_SIZE - 157}f").pack
 _F32_ZERO = struct.pack("=f", 0)
 _F32_ONE = struct.pack("=f", 1)
@@ -426,6 +425,18 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
     metadata: dict[str, Any] = {"render_modes": ["human", "ansi"],
                                 "name": "manipulation_rummy_v0", "is_parallelizable": False}
 
+    # the caches (:data:`_CACHES`, set by :meth:`_reset_caches`):
+    #: the table whose part of the observation :attr:`_table_part` holds
+    _table_key: Table | None
+    #: the observation's table part (53:157) of ``_table_key``, float32 bytes
+    _table_part: bytes
+    #: per seat: its hand object last observed, its part (0:53, float32 bytes), its points
+    _hand_part: list[tuple[object, bytes, float]]
+    #: the legal-action mask of the state (:meth:`legal_mask`), ``None``: not made yet
+    _mask: np.ndarray | None
+    #: ``_mask``'s bytes (set with it by :meth:`legal_mask`)
+    _mask_bytes: bytes
+
     def __init__(self, players: int = 2, rules: RuleSet | None = None,
                  render_mode: str | None = None, max_steps: int = 50_000, *,
                  opponents: Mapping[int, str | Bot] | None = None, auto_forced: bool = False,
@@ -465,13 +476,6 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                                 if i not in self.opponents]
         self._seat_of = {f"player_{i}": i for i in range(players)}
         self._names = [f"player_{i}" for i in range(players)]  #: agent name by seat
-        self._table_key: Table | None = None
-        #: the observation's table part (53:157) of ``_table_key``, float32 bytes
-        self._table_part = _ZERO_TABLE_PART
-        #: per seat: its hand object last observed, its part (0:53, float32 bytes) and
-        #: its points
-        self._hand_part: list[tuple[object, bytes, float]] = [
-            (None, _ZERO_HAND_PART, 0.0)] * players
         #: each seat's view of the seats: absolute seats in relative order
         self._relative = [[(seat + k) % players for k in range(players)]
                           for seat in range(players)]
@@ -496,9 +500,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                                       dtype=np.float32)
         self._state: GameState | None = None
         self._cands: Candidates | None = None
-        self._mask: np.ndarray | None = None
-        #: ``_mask``'s bytes (set with it by :meth:`legal_mask`)
-        self._mask_bytes = b""
+        self._reset_caches()
         self._bots: dict[int, Bot] = {}
         self._steps = 0
         self._scored = True  #: whether the last step scored a round (else rewards are 0)
@@ -920,6 +922,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         self._reset_caches()
 
     def _reset_caches(self) -> None:
+        """Empty the caches (:data:`_CACHES`), rebuilt on first use."""
         self._table_key = None
         self._table_part = _ZERO_TABLE_PART
         self._hand_part = [(None, _ZERO_HAND_PART, 0.0)] * self.players
