@@ -38,7 +38,8 @@ def redact_for(meta: dict[str, Any], seat: int | None, event: Event) -> Event:
 
 
 #: the current schema version of every event type (a record at it needs no upcast)
-_CURRENT_VERSION: dict[str, int] = {name: cls.VERSION for name, cls in EVENT_TYPES.items()}
+_CURRENT_VERSION: dict[str, int] = {
+    name: cls.VERSION for name, cls in EVENT_TYPES.items()}  # type: ignore[attr-defined]
 
 
 def redact_record(seat: int | None, data: dict[str, Any]) -> dict[str, Any] | None:
