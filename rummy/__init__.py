@@ -9,7 +9,15 @@ Public API (see docs/architecture.md, "Core contract"):
   :func:`redact`; commands in :mod:`rummy.commands`, events in :mod:`rummy.events`
 * validation: :func:`check_action`, :func:`is_valid_meld`
 * scoring: :func:`score_round`, :func:`final_scores`
+
+Before anything else, :func:`rummy.accel.install` puts the compiled copies of the hot modules
+in use when a fresh build of them exists (``python -m rummy.accel``; ``RUMMY_ACCEL=0``: pure).
 """
+
+# ruff: noqa: E402 - the imports below come after the compiled modules' finder
+from rummy import accel as _accel
+
+_accel.install()
 
 from rummy.cards import (
     JOKER,

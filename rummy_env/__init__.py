@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import rummy  # noqa: F401 - first: its import puts the compiled modules in use (rummy.accel)
+
 
 def single_agent(*args: Any, **kwargs: Any) -> Any:
     """:func:`rummy_env.single_agent.single_agent` (imported on first use)."""
