@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 RUMMY  := $(VENV)/bin/rummy
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast test-slow node-deps chaos lint proto bench golden conformance clean help up down secrets audit deploy-test
+.PHONY: setup accel demo test test-fast test-slow node-deps chaos lint proto bench golden conformance clean help up down secrets audit deploy-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -17,7 +17,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[service,worker,dev,fast,rl,ratings,report,tune]"
 	@touch $(STAMP)
 
-setup: $(STAMP) proto  ## create .venv, install everything, generate the gRPC code
+setup: $(STAMP) proto accel  ## create .venv, install everything, generate the gRPC code, compile the hot modules
+
+accel: $(STAMP)  ## compile the hot pure modules with mypyc unless built for these sources (python -m rummy.accel)
+	$(PY) -m rummy.accel build --optional
 
 proto: $(STAMP)  ## generate services/rummy_api/v1/*_pb2*.py from proto/ (never edit those)
 	$(PY) services/rummy_grpc/codegen.py

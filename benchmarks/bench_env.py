@@ -193,6 +193,9 @@ def main() -> None:
           "chance nodes sampled (timed, not counted as steps)")
     print("'ours-solver' is our rate with the solver's searches of meld slots 0/1 "
           "taken out (the environment's own overhead)")
+    from rummy import accel
+    print(f"our modules: {accel.status()} (RUMMY_ACCEL=0: pure Python; "
+          "python -m rummy.accel build: compiled)")
     print(f"{'round':>6} {'ours':>9} {'OS obs':>9} {'ratio':>6} {'OS bare':>9} {'ratio':>6} "
           f"{'solver':>7} {'ours-solver':>11} {'ratio':>6}")
     rows: list[list[float]] = []

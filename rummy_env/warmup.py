@@ -1,6 +1,10 @@
-"""Compile (or load from numba's on-disk cache) the solver's kernels before training.
+"""Compile the hot modules (mypyc) and the solver's kernels (numba) before training.
 
     python -m rummy_env.warmup
+
+It first builds the compiled copies of the environment's and the engine's hot modules
+(:mod:`rummy.accel`, about a minute once per change of the sources; ``make setup`` does the
+same), which later processes load: about 1.6x more environment steps per second.
 
 The meld slots of the environment come from the exact solver (:mod:`rummy.solver`), whose
 search numba compiles on first use: in a fresh install the first ``env.step`` into a meld
@@ -41,7 +45,15 @@ def warmup() -> float:
 
 
 def main() -> int:
-    """``python -m rummy_env.warmup``."""
+    """``python -m rummy_env.warmup``: the compiled copies of the hot modules first
+    (:mod:`rummy.accel`, unless built for these sources already; a missing mypy or C
+    compiler is reported and the pure modules run), then the solver's kernels."""
+    from rummy import accel
+    try:
+        accel.build()
+    except (RuntimeError, OSError) as e:
+        print(f"compiled modules not built ({e}); the pure-Python modules run",
+              file=sys.stderr)
     warmup()
     return 0
 
