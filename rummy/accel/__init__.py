@@ -153,6 +153,10 @@ def install() -> bool:
     if os.environ.get(SWITCH, "1") == "0":
         STATUS.update(state="pure", why=f"{SWITCH}=0", dir="")
         return False
+    already = [m for m in MODULES if m in sys.modules]
+    if already:
+        STATUS.update(state="pure", why=f"imported before the finder: {already}", dir="")
+        return False
     try:
         key = source_key()
         d = cache_root() / key
@@ -163,10 +167,6 @@ def install() -> bool:
     if files is None:
         STATUS.update(state="pure", why="no build for these sources (python -m rummy.accel "
                       "build)", dir=str(d))
-        return False
-    already = [m for m in MODULES if m in sys.modules]
-    if already:
-        STATUS.update(state="pure", why=f"imported before the finder: {already}", dir=str(d))
         return False
     sys.meta_path.insert(0, _Finder(files))
     STATUS.update(state="compiled", why=f"{len(MODULES)} modules (mypyc)", dir=str(d))
