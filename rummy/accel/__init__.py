@@ -190,6 +190,11 @@ setup(name="rummy-accel", py_modules=[], ext_modules=mypycify(args, opt_level="3
 """
 
 
+def _top_of(path: Path, dirs: dict[str, Path]) -> str:
+    """The top-level package (a key of ``dirs``) whose directory holds ``path``."""
+    return next(top for top, d in dirs.items() if path.is_relative_to(d))
+
+
 def _mypy_args(dirs: dict[str, Path]) -> list[str]:
     """mypy's options for the build: the checkout's own configuration when the packages
     sit in one (``pyproject.toml`` with ``[tool.mypy]`` beside ``rummy``), else defaults
@@ -242,8 +247,18 @@ def _compile(modules: Sequence[str], final: Path, work: Path, args: list[str],
              dirs: dict[str, Path], t0: float, out: Any) -> Path:
     """:func:`build`'s compilation in ``work`` and its move to ``final``."""
     lib, temp = work / "lib", work / "temp"
+    cwd = dirs["rummy"].parent
+    if args[0] != "--config-file":
+        # an installed package: compiled from a copy of its packages (mypy run in
+        # site-packages would take every module there for one of ours)
+        cwd = work / "src"
+        for top, d in dirs.items():
+            shutil.copytree(d, cwd / top, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        args = [a if not a.endswith(".py") else
+                str(cwd / Path(a).relative_to(dirs[_top_of(Path(a), dirs)].parent))
+                for a in args]
     proc = subprocess.run([sys.executable, "-c", _SETUP, json.dumps(args), str(lib),
-                           str(temp)], cwd=dirs["rummy"].parent, capture_output=True,
+                           str(temp)], cwd=cwd, capture_output=True,
                           text=True, env={**os.environ, SWITCH: "0"})
     if proc.returncode != 0:
         raise RuntimeError("mypyc failed; the pure-Python modules stay in use:\n"
