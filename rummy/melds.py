@@ -468,9 +468,12 @@ def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence
         return None
     if not changed:
         return None  # R5.1
+    # the values as given, untyped: a bool (an int subclass, no card) keeps its type here
+    # in a build compiled ahead of time too, which would otherwise convert it to an int
+    given: Any = changed
     try:
-        lo = min(map(min, changed))
-        hi = max(map(max, changed))
+        lo = min(map(min, given))
+        hi = max(map(max, given))
     except (TypeError, ValueError):
         return None  # an empty meld or a value that is not a card
     if type(lo) is not int or type(hi) is not int or lo < 0 or hi >= TABLE_JOKER_BASE + 52:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 from itertools import chain
 from operator import mul
 from struct import error as StructError
+from types import MemberDescriptorType
 from typing import Any, NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
@@ -132,8 +133,8 @@ def _joker_options(real_table: Counter[int], before: Counter[int],
         b = before[c]
         lo = min(b, real_table[c])
         hi = min(b, real_table[c] + hand[c])
-        options = [dict(opt, **{str(c): f}) for opt in options for f in range(lo, hi + 1)]
-    return [{int(k): v for k, v in opt.items()} for opt in options]
+        options = [{**opt, c: f} for opt in options for f in range(lo, hi + 1)]
+    return options
 
 
 class Solution(NamedTuple):
@@ -360,6 +361,8 @@ def _play_of(res: list[int], mirror: bool) -> Play:
                            for m in map(_mirror_meld, new_table))
         return Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
                     optimal=not res[1])
+    if _SET_TABLE is None:  # compiled ahead of time: Play's own __init__ is native code
+        return Play(tuple(new_table), tuple(added), res[7], not res[1])
     # Play(table, cards, points, optimal) without the frozen dataclass's __init__ (four
     # object.__setattr__ calls): the slots set directly, the same object
     play = _new_object(Play)
@@ -370,10 +373,18 @@ def _play_of(res: list[int], mirror: bool) -> Play:
     return play
 
 
+def _slot_setters() -> list[Any]:
+    """The ``__set__`` of each of :class:`Play`'s slots (its fields, in order), or Nones
+    when they are not plain slots (the module compiled ahead of time by mypyc: Play is a
+    native class, whose constructor is as fast)."""
+    slots: list[Any] = [vars(Play).get(f.name) for f in fields(Play)]
+    if not all(isinstance(s, MemberDescriptorType) for s in slots):
+        return [None] * len(slots)
+    return [s.__set__ for s in slots]
+
+
 _new_object = object.__new__
-#: the slot setters of :class:`Play` (its fields, in order)
-_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = (
-    Play.__dict__[f.name].__set__ for f in fields(Play))
+_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = _slot_setters()
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
