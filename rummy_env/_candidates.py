@@ -509,6 +509,12 @@ class Candidates:
         has_play: whether the seat may meld at all (then slots 0 and 1 are legal).
     """
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as its state and slot count (everything else is caches,
+        rebuilt alike on first use): a class compiled ahead of time (mypyc) has no
+        instance ``__dict__`` for :mod:`copy` and :mod:`pickle` to take."""
+        return (Candidates, (self.state, self._room + SOLVER_SLOTS))
+
     def __init__(self, state: GameState, slots: int) -> None:
         self.state = state
         self.seat = seat = state.turn

@@ -374,6 +374,11 @@ class _LazyTables(Sequence[list[list[str]]]):
     def __init__(self, cands: Candidates) -> None:
         self._c = cands
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as its candidates (a class compiled ahead of time has no
+        instance ``__dict__`` for :mod:`copy` and :mod:`pickle` to take)."""
+        return (_LazyTables, (self._c,))
+
     def __len__(self) -> int:
         return len(self._c.legal_slots())
 

@@ -145,12 +145,13 @@ class Solution(NamedTuple):
     optimal: bool
 
 
-def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: int | None,
+def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: object,
           backend: str, rules: RuleSet | None, opening: bool) -> tuple[Play | None, bool] | None:
     """:func:`_solve_flat` for a call of :func:`solve` or :func:`best_play` without a
     restricting rule set, on plain tuples or lists, with no node limit or a positive
     ``int`` one; ``None`` for any other call (the general path decides it, with its
-    errors)."""
+    errors). ``node_limit`` is taken as ``object``: as ``int``, a build compiled ahead of
+    time would see ``True`` as the int 1."""
     if ((node_limit is None or (type(node_limit) is int and node_limit >= 1))
             and (backend == "auto" or backend == "compiled")
             and (rules is None or not _restricts(rules, opening))
@@ -244,9 +245,10 @@ def solve(
         return Solution(*flat)
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
-    if node_limit is not None and (not isinstance(node_limit, int)
-                                   or isinstance(node_limit, bool) or node_limit < 1):
-        raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
+    limit: object = node_limit  # as given (see _flat): True is no node limit
+    if limit is not None and (not isinstance(limit, int)
+                              or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"node_limit must be a positive integer or None, got {limit!r}")
     if objective not in _COSTS:
         _cost_vectors(objective)  # the ValueError of an unknown objective
     for name, value in (("table", table), ("hand", hand), ("keep", keep)):
