@@ -707,7 +707,9 @@ def check_action_slow(
     Same contract; written to be obviously correct, not fast.
     """
     check_table_value(new_table)
-    if any(type(c) is not int for m in new_table for c in m):
+    # read untyped: compiled (mypyc), an int-typed loop variable would refuse a float
+    given: Any = new_table
+    if any(type(c) is not int for m in given for c in m):
         raise NotationError(f"not a table of cards: {new_table!r}"[:200])
     old = Counter(physical(c) for m in table for c in m)
     newc = Counter(physical(c) for m in new_table for c in m)
