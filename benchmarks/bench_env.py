@@ -44,13 +44,17 @@ from rummy_env import manipulation_rummy_v0 as rummy_v0
 class SolverClock:
     """Time spent in the solver's searches of the meld slots 0/1
     (:func:`rummy_env._candidates.solver_play`, the solver called as ``plan_play`` would
-    call it), so the environment's own overhead can be told apart from the solver's."""
+    call it), so the environment's own overhead can be told apart from the solver's.
+
+    It wraps ``_candidates.slot_search``, the name the environment reads on each miss of
+    its position cache, not ``solver_play``: when the module is compiled ahead of time
+    (mypyc) its calls to its own functions are direct and would not see the patch."""
 
     def __init__(self) -> None:
         from rummy_env import _candidates
         self.seconds = 0.0
         self.calls = 0
-        real = _candidates.solver_play
+        real = _candidates.slot_search
 
         def timed(*a: object, **k: object) -> object:
             t0 = CLOCK[0]()
@@ -59,7 +63,7 @@ class SolverClock:
             finally:
                 self.seconds += CLOCK[0]() - t0
                 self.calls += 1
-        _candidates.solver_play = timed  # type: ignore[assignment]
+        _candidates.slot_search = timed  # type: ignore[assignment]
 
 
 def ours_loop(players: int, auto_forced: bool, **kwargs: Any) -> Callable[[], int]:

@@ -150,7 +150,7 @@ def _check_seat(state: GameState | None, seat: object) -> GameState:
     return state
 
 
-def _decide_draw(state: GameState | None, cmd: Draw) -> list[Event]:
+def _decide_draw(state: GameState | None, cmd: Any) -> list[Event]:
     """R3.1-R3.3, R3.6, R8.1: the card due from the stock (and the stock's end)."""
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn or state.phase != DRAW:
@@ -169,7 +169,7 @@ def _decide_draw(state: GameState | None, cmd: Draw) -> list[Event]:
     return [_card_drawn(seat, deck[pos], state.draws + 1)]
 
 
-def _decide_pass(state: GameState | None, cmd: Pass) -> list[Event]:
+def _decide_pass(state: GameState | None, cmd: Any) -> list[Event]:
     """R3.2, R3.3, R8.2: a pass instead of a meld."""
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn \
@@ -180,7 +180,7 @@ def _decide_pass(state: GameState | None, cmd: Pass) -> list[Event]:
     return [_passed(seat)]
 
 
-def _decide_meld(state: GameState | None, cmd: Meld) -> list[Event]:
+def _decide_meld(state: GameState | None, cmd: Any) -> list[Event]:
     """R5: one meld action, validated (R5.1-R5.9; the opening variants of R5.5)."""
     seat = cmd.seat
     if state is None or type(seat) is not int or seat != state.turn \
@@ -201,7 +201,7 @@ def _decide_meld(state: GameState | None, cmd: Meld) -> list[Event]:
     return [Melded(seat, added, new_table)]
 
 
-def _decide_knock(state: GameState | None, cmd: Knock) -> list[Event]:
+def _decide_knock(state: GameState | None, cmd: Any) -> list[Event]:
     """R6.1 (and the §11 variant ``knock_timing="start"``)."""
     s = _check_seat(state, cmd.seat)
     if s.rules.knock_timing == "start":
@@ -216,7 +216,7 @@ def _decide_knock(state: GameState | None, cmd: Knock) -> list[Event]:
     return [Knocked(cmd.seat, hand_points(s.hands[cmd.seat]))]
 
 
-def _decide_end_turn(state: GameState | None, cmd: EndTurn) -> list[Event]:
+def _decide_end_turn(state: GameState | None, cmd: Any) -> list[Event]:
     """R6.3: the turn ends without a knock."""
     s = _check_seat(state, cmd.seat)
     if s.phase != KNOCK_OR_END:
@@ -224,7 +224,7 @@ def _decide_end_turn(state: GameState | None, cmd: EndTurn) -> list[Event]:
     return [_turn_ended(cmd.seat)]
 
 
-def _decide_create(state: GameState | None, cmd: CreateGame) -> list[Event]:
+def _decide_create(state: GameState | None, cmd: Any) -> list[Event]:
     """R1.1, R2.1, §11: a new game."""
     if state is not None:
         raise IllegalMoveError("R2", "the game already exists")
@@ -253,6 +253,11 @@ def _decide_create(state: GameState | None, cmd: CreateGame) -> list[Event]:
 
 
 #: the decider of each command class (a subclass takes its first base's, in this order)
+#: the decider of each command type. A decider takes its command as ``Any``: a command's
+#: fields are unchecked input (a seat that is not an int, a table of lists), which the
+#: decider's own checks turn into rule errors; annotated as the command's class, a build
+#: compiled ahead of time (mypyc) would check each field's declared type on reading it
+#: and raise TypeError first.
 _DECIDERS: dict[type, Callable[[Any, Any], list[Event]]] = {
     Draw: _decide_draw,
     Pass: _decide_pass,
@@ -294,7 +299,7 @@ def _knock_at_start(s: GameState, seat: int) -> Knocked:
     return Knocked(seat, points)
 
 
-def check_opening(s: GameState, cmd: Meld, added: tuple[int, ...]) -> None:
+def check_opening(s: GameState, cmd: Any, added: tuple[int, ...]) -> None:
     """The opening variants of R5.5 as docs/rules.md §11 defines them (no-ops by default),
     for ``cmd`` in ``s``: :func:`check_opening_action` with the action counted as an opening
     when it is the round's first (an empty table) or, under ``opening_meld_per_player``,

@@ -468,9 +468,12 @@ def _accept_fast(table: Table, hand: Sequence[int], new_table: Sequence[Sequence
         return None
     if not changed:
         return None  # R5.1
+    # the values as given, untyped: a bool (an int subclass, no card) keeps its type here
+    # in a build compiled ahead of time too, which would otherwise convert it to an int
+    given: Any = changed
     try:
-        lo = min(map(min, changed))
-        hi = max(map(max, changed))
+        lo = min(map(min, given))
+        hi = max(map(max, given))
     except (TypeError, ValueError):
         return None  # an empty meld or a value that is not a card
     if type(lo) is not int or type(hi) is not int or lo < 0 or hi >= TABLE_JOKER_BASE + 52:
@@ -704,7 +707,9 @@ def check_action_slow(
     Same contract; written to be obviously correct, not fast.
     """
     check_table_value(new_table)
-    if any(type(c) is not int for m in new_table for c in m):
+    # read untyped: compiled (mypyc), an int-typed loop variable would refuse a float
+    given: Any = new_table
+    if any(type(c) is not int for m in given for c in m):
         raise NotationError(f"not a table of cards: {new_table!r}"[:200])
     old = Counter(physical(c) for m in table for c in m)
     newc = Counter(physical(c) for m in new_table for c in m)

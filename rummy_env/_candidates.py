@@ -22,9 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from rummy.bots._melding import _fit_bits, hand_meld_entries
+from rummy.bots._melding import _fit_bits, basic_plan, hand_meld_entries
 from rummy.bots._melding import _table_fits as _table_fits_by_value
-from rummy.bots.basic import BasicBot
 from rummy.bots.greedy import plan_play
 from rummy.cards import JOKER, NUM_REAL, POINTS, TABLE_JOKER_BASE, hand_points, physical
 from rummy.commands import Meld
@@ -459,7 +458,7 @@ def _planned(rules: Any, table: Table, hand: tuple[int, ...], opened: bool, slot
     got = _PLANNED.get(key, _NOT_PLANNED)
     if got is not _NOT_PLANNED:
         return got  # type: ignore[return-value]
-    got = solver_play(v, slot)
+    got = slot_search(v, slot)
     if len(_PLANNED) >= _PLANNED_MAX:
         _PLANNED.pop(next(iter(_PLANNED)))
     _PLANNED[key] = got
@@ -489,6 +488,14 @@ def solver_play(v: PlayerView, slot: int) -> tuple[Table, tuple[int, ...]] | Non
     return (planned[0], planned[1].cards) if planned is not None else None
 
 
+#: the search of a meld slot that :func:`_planned` runs on a miss of its cache
+#: (:func:`solver_play`). Read from the module at each miss, so a tool can wrap it (the
+#: environment benchmark times the solver's share through it) whether or not this module
+#: is compiled ahead of time: compiled code calls :func:`solver_play` itself directly,
+#: past any patch of the module's name.
+slot_search: Callable[[PlayerView, int], tuple[Table, tuple[int, ...]] | None] = solver_play
+
+
 #: :attr:`Candidates._counted`
 _Counted = tuple[int, int, list[tuple[int, ...]], tuple[int, int], Table | None]
 
@@ -501,6 +508,12 @@ class Candidates:
             ``slots - 2``; under the default meld rules counted without building them.
         has_play: whether the seat may meld at all (then slots 0 and 1 are legal).
     """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as its state and slot count (everything else is caches,
+        rebuilt alike on first use): a class compiled ahead of time (mypyc) has no
+        instance ``__dict__`` for :mod:`copy` and :mod:`pickle` to take."""
+        return (Candidates, (self.state, self._room + SOLVER_SLOTS))
 
     def __init__(self, state: GameState, slots: int) -> None:
         self.state = state
@@ -631,7 +644,7 @@ class Candidates:
         bot's plan) and compared, as :meth:`_build` compares it, with the one triple or
         lay-off it could equal (one adding the same cards)."""
         table0 = self.state.table
-        plan = BasicBot.plan(self.view, entries, _table_fits(table0) if table0 else None)
+        plan = basic_plan(self.view, entries, _table_fits(table0) if table0 else None)
         dup = 0
         twin = (-1, -1)
         if plan is not None:
@@ -683,7 +696,7 @@ class Candidates:
             if plan is None:
                 entries = self._entries
                 assert entries is not None
-                plan = BasicBot.plan(self.view, entries,
+                plan = basic_plan(self.view, entries,
                                      _table_fits(table0) if table0 else None)
             assert plan is not None
             return plan, None
@@ -704,10 +717,14 @@ class Candidates:
     def cheap(self) -> list[Table]:
         """The cheap candidate tables (slots 2..), deduplicated, at most ``slots - 2``
         (built on first use)."""
-        if self._cheap is None:
+        cheap = self._cheap
+        if cheap is None:
             self._build()
-            assert self._cheap is not None
-        return self._cheap
+            # read again after the call (mypy keeps the attribute narrowed to None across
+            # it, and a compiled build would check that)
+            cheap = self._cheap
+            assert cheap is not None
+        return cheap
 
     @property
     def _origin(self) -> list[tuple[int, ...] | None]:
@@ -734,7 +751,7 @@ class Candidates:
         entries = self._entries
         if entries is None:
             entries = hand_meld_entries(v.hand)
-        basic = BasicBot.plan(v, entries, _table_fits(table0) if table0 else None)
+        basic = basic_plan(v, entries, _table_fits(table0) if table0 else None)
         # the basic play can equal a single triple or lay-off only when it adds 3 or 1
         # cards: its added cards (and canonical form) are computed only then, or for R5.5
         dup_added: tuple[int, ...] | None = None

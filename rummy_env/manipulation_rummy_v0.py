@@ -109,7 +109,7 @@ import operator
 import random
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import gymnasium
 import numpy as np
@@ -128,6 +128,7 @@ from rummy.melds import Table, format_table, table_text
 from rummy.rules import RuleSet
 from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, STABLE_PHASES, GameState
 from rummy.views import PlayerView, legal_action_kinds, view
+from rummy_env._aec import AECBase
 from rummy_env._candidates import Candidates, layoffs, triples
 from rummy_env._edit import (
     EDIT_OBS_SIZE,
@@ -373,6 +374,11 @@ class _LazyTables(Sequence[list[list[str]]]):
     def __init__(self, cands: Candidates) -> None:
         self._c = cands
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as its candidates (a class compiled ahead of time has no
+        instance ``__dict__`` for :mod:`copy` and :mod:`pickle` to take)."""
+        return (_LazyTables, (self._c,))
+
     def __len__(self) -> int:
         return len(self._c.legal_slots())
 
@@ -394,7 +400,20 @@ class _LazyTables(Sequence[list[list[str]]]):
         return repr(list(self))
 
 
-class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
+_C = TypeVar("_C", bound=type)
+
+
+def _python_class(cls: _C) -> _C:
+    """Keep ``cls`` an ordinary Python class when this module is compiled ahead of time
+    (mypyc compiles a class with an unknown decorator as a Python class): a native class
+    whose base is a Python class (PettingZoo's ``AECEnv``) would lay its instance
+    ``__dict__`` over one of its fields, and pickling, copies and PettingZoo's own
+    attributes (``_skip_agent_selection``) need that ``__dict__``. Returns ``cls``."""
+    return cls
+
+
+@_python_class
+class raw_env(AECBase):  # noqa: N801 - the PettingZoo naming convention
     """Manipulation Rummy for 2–5 seats (see the module docstring).
 
     Args:
@@ -590,7 +609,7 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
             self._editor = Editor(s, self.max_edits)
         return self._editor
 
-    def command_of(self, action: int) -> Command:
+    def command_of(self, action: object) -> Command:
         """The command that ``action`` stands for, for the seat to act (with
         ``actions="edits"``: ``FINISH`` is the working table's meld; an edit is no command).
 
@@ -599,21 +618,20 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
                 the edit mode an edit, or ``FINISH`` while the engine would refuse it.
         """
         seat = self.state_.turn
-        if type(action) is not int:
-            action = _action_index(action)
-        if self.actions == "edits" and action >= N_FIXED:
+        a = action if type(action) is int else _action_index(action)
+        if self.actions == "edits" and a >= N_FIXED:
             editor = self.editor()
-            cmd = editor.command() if editor is not None and action == FINISH else None
+            cmd = editor.command() if editor is not None and a == FINISH else None
             if cmd is None:
-                raise ValueError(f"action {action} ({describe(action)}) is no command now")
+                raise ValueError(f"action {a} ({describe(a)}) is no command now")
             return cmd
-        if 0 <= action < N_FIXED:
-            return _FIXED_COMMANDS[seat][action]
+        if 0 <= a < N_FIXED:
+            return _FIXED_COMMANDS[seat][a]
         cands = self.candidates()
-        table = (cands.table(action - N_FIXED)
-                 if cands is not None and N_FIXED <= action < EXACT_ACTION else None)
+        table = (cands.table(a - N_FIXED)
+                 if cands is not None and N_FIXED <= a < EXACT_ACTION else None)
         if table is None:
-            raise ValueError(f"action {action} stands for no command now (an empty meld "
+            raise ValueError(f"action {a} stands for no command now (an empty meld "
                              "slot, EXACT_ACTION, or out of range)")
         return Meld(seat, table)
 
@@ -847,9 +865,10 @@ class raw_env(AECEnv):  # noqa: N801 - the PettingZoo naming convention
         information included: for centralised critics, never a policy's input)."""
         return state_vector(self.state_)
 
-    def step(self, action: int | None) -> None:
-        """Play ``action`` (an index, see the module docstring) for the agent to act, then
-        the opponents' seats and, with ``auto_forced``, forced decisions.
+    def step(self, action: object) -> None:
+        """Play ``action`` (an index, see the module docstring: an ``int``, a numpy integer
+        or an integral float; ``None`` for a done agent) for the agent to act, then the
+        opponents' seats and, with ``auto_forced``, forced decisions.
 
         Raises:
             ValueError: a masked (illegal) action.

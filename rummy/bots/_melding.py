@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from rummy.cards import JOKER, TABLE_JOKER_BASE, hand_points
 from rummy.melds import EFF_BIT, VALID_MELDS, MeldCards
+from rummy.views import PlayerView
 
 #: legal melds as (mask, cards) sorted longest first, then most points: a greedy order.
 _MELDS_BY_SIZE: tuple[tuple[int, tuple[int, ...]], ...] = tuple(sorted(
@@ -276,3 +277,31 @@ def lay_off_ascending(table: tuple[MeldCards, ...], melds: list[MeldCards],
             if not (lb or jokers):
                 break
     return changed
+
+
+def basic_plan(view: PlayerView,
+               entries: list[tuple[int, int, tuple[int, ...]]] | None = None,
+               fits: tuple[tuple[int, ...], tuple[int, ...], int] | None = None
+               ) -> tuple[tuple[int, ...], ...] | None:
+    """The new table the ``basic`` bot (:class:`rummy.bots.basic.BasicBot`, its ``plan``)
+    would make for ``view``, or ``None`` to pass: every new meld it can form from its hand
+    (longest first), jokers to complete pairs, then single-card lay-offs ascending (R5.1);
+    under ``opening_meld_per_player`` new melds only, and no opening below
+    ``opening_meld_min_points`` (R5.5). ``entries``: the hand's
+    :func:`hand_meld_entries`, and ``fits`` the table's :func:`_table_fits`, when the
+    caller has them (the same plan)."""
+    rules = view.rules
+    melds, left = form_hand_melds(view.hand, entries)
+    melds += joker_melds(left)
+    opening = rules.opening_meld_per_player and not view.opened[view.seat or 0]
+    new_points = sum(map(hand_points, melds))
+    if opening or not view.table:
+        if not melds or new_points < rules.opening_meld_min_points:
+            return None
+        if opening:
+            return view.table + tuple(melds)
+    table = list(view.table) + melds
+    laid = lay_off_ascending(view.table, table, left, fits)  # a view's hand ascends
+    if not melds and not laid:
+        return None
+    return tuple(table)

@@ -63,12 +63,12 @@ def test_solver_runs_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a cheap candidate in view the solver is not called for the mask; reading slot
     0 calls it once, and again for the same position only from the cache."""
     calls = []
-    real = _candidates.solver_play
+    real = _candidates.slot_search
 
     def counting(v, slot):
         calls.append(slot)
         return real(v, slot)
-    monkeypatch.setattr(_candidates, "solver_play", counting)
+    monkeypatch.setattr(_candidates, "slot_search", counting)
     _candidates._PLANNED.clear()
     for env in _meld_states(2, RuleSet(), seed=3, limit=200):
         c = env.candidates()
@@ -339,11 +339,12 @@ def test_the_fast_meld_event_is_the_engines(players: int, rules: RuleSet) -> Non
 
 
 @pytest.mark.parametrize("players", [2, 4])
-def test_the_fast_path_and_the_checked_path_play_the_same_games(
-        players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_path_and_the_checked_path_play_the_same_games(players: int) -> None:
     """The same random games, once with the fast path and once with every meld checked by
-    the engine: equal states, rewards and observations at every step."""
-    def play(seed: int) -> list[object]:
+    the engine (each action played as its command through ``step_command``, which never
+    takes a slot's pre-validated event): equal states, rewards and observations at every
+    step."""
+    def play(seed: int, checked: bool = False) -> list[object]:
         env = rummy_v0.raw_env(players=players)
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
@@ -355,11 +356,14 @@ def test_the_fast_path_and_the_checked_path_play_the_same_games(
             if term or trunc:
                 env.step(None)
                 continue
-            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            if checked:
+                env.step_command(env.command_of(a))
+            else:
+                env.step(a)
         return out
     fast = [play(seed) for seed in range(3)]
-    monkeypatch.setattr(_candidates.Candidates, "meld_event", lambda self, slot: None)
-    checked = [play(seed) for seed in range(3)]
+    checked = [play(seed, checked=True) for seed in range(3)]
     assert fast == checked
     assert sum(map(len, fast)) > 300
 

@@ -22,6 +22,7 @@ from rummy.errors import RummyError  # noqa: E402
 from rummy.events import Melded  # noqa: E402
 from rummy.melds import canonical_table  # noqa: E402
 from rummy.rules import RuleSet  # noqa: E402
+from rummy.state import MELD_OR_PASS  # noqa: E402
 from rummy_env import _edit  # noqa: E402
 from rummy_env import manipulation_rummy_v0 as rummy_v0  # noqa: E402
 from rummy_env.single_agent import single_agent  # noqa: E402
@@ -178,7 +179,7 @@ def test_manipulation_split_then_lay_off() -> None:
     s = env.state_
     table = parse_table([["4S", "5S", "6S", "7S", "8S", "9S"]])
     hand = tuple(sorted(map(parse_card, ["6S", "KD", "2C"])))
-    env._state = s._replace(phase="meld_or_pass", table=table, draws=1,
+    env._state = s._replace(phase=MELD_OR_PASS, table=table, draws=1,
                             hands=s.hands[:s.turn] + (hand,) + s.hands[s.turn + 1:])
     env._mask = None
     split = _edit.SPLIT_BASE + 0 * (_edit.MAX_LEN - 1) + (3 - 1)  # 4S 5S 6S | 7S 8S 9S

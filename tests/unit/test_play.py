@@ -15,7 +15,7 @@ from rummy.commands import Meld
 from rummy.evolve import replay
 from rummy.melds import is_valid_meld, parse_table
 from rummy.rules import RuleSet
-from rummy.state import GAME_OVER
+from rummy.state import DRAW, GAME_OVER
 from rummy.views import view
 from rummy_cli.main import build_parser, main
 from rummy_cli.play import PlaySession, scripted
@@ -167,7 +167,7 @@ def test_end_of_input_quits() -> None:
 def test_rendering_numbers_melds_and_sorts_the_hand_with_points() -> None:
     session, out = _session(seed=11)
     session.state = session.state._replace(table=((0, 1, 2),), hands=((51, 3, 52), (4,)),
-                                           turn=0, phase="draw")
+                                           turn=0, phase=DRAW)
     session.render()
     text = out.getvalue()
     assert "1. AS 2S 3S" in text

@@ -26,7 +26,7 @@ from rummy.events import GameEnded, RoundEndReason, RoundScored
 from rummy.invariants import check_invariants, verify_log
 from rummy.rules import RuleSet
 from rummy.simulate import play_game
-from rummy.state import GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
+from rummy.state import DRAW, GAME_OVER, KNOCK_OR_END, MELD_OR_PASS, GameState
 from rummy.views import view
 
 
@@ -154,7 +154,7 @@ def test_candidates_start_with_the_strategic_move() -> None:
     assert all(isinstance(c, Meld) for c in cands[:-1])
     assert len({c.table for c in cands if isinstance(c, Meld)}) == len(cands) - 1
     assert StrategicBot(0).act(v) == cands[0]
-    drawing = _decision(5, phase="draw", min_candidates=1)
+    drawing = _decision(5, phase=DRAW, min_candidates=1)
     assert candidates(view(drawing, 0)) == [Draw(0)]
     knock = _decision(3, phase=KNOCK_OR_END)
     kv = view(knock, 0)
