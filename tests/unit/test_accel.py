@@ -64,7 +64,7 @@ def test_a_module_imported_before_the_finder_keeps_every_module_pure() -> None:
                   RUMMY_ACCEL="0")
     ok, status = out.splitlines()
     assert ok == "False"
-    assert status.startswith("pure: imported before the finder: ['rummy.melds'")
+    assert status.startswith("pure: imported before the finder: ['rummy.cards'")
 
 
 def _copy_packages(tmp: Path) -> Path:
