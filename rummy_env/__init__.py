@@ -11,15 +11,10 @@ gymnasium, numpy; docs/rl.md). The core itself never imports this package.
 
 from __future__ import annotations
 
-from typing import Any
-
 import rummy  # noqa: F401 - first: its import puts the compiled modules in use (rummy.accel)
 
-
-def single_agent(*args: Any, **kwargs: Any) -> Any:
-    """:func:`rummy_env.single_agent.single_agent` (imported on first use)."""
-    from rummy_env.single_agent import single_agent as make
-    return make(*args, **kwargs)
-
+# the function, bound after its module is imported: importing the submodule
+# ``rummy_env.single_agent`` later then no longer replaces it with the module
+from rummy_env.single_agent import single_agent
 
 __all__ = ["single_agent"]

@@ -72,6 +72,9 @@ COMMANDS: dict[str, str] = {
     "rummy replay out/game-000003.jsonl --step": "run",
     "rummy replay out/game-000003.jsonl --at 40": "run",
     "rummy conformance tests/conformance/cases/*.jsonl": "run",
+    # a no-op when make setup has built the compiled modules for these sources
+    "python -m rummy.accel build": "run",
+    "python -m rummy.accel status": "run",
     'rummy solve --table "5S 6S *7S" --hand "7S KD QD" --explain': "run",
     "rummy play --players 3 --bots basic,greedy": "run",
     # docs/security.md, docs/api.md: erasure

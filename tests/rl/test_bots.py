@@ -170,3 +170,15 @@ def test_single_agent_reset_never_returns_a_finished_game() -> None:
         assert env.action_masks().any() and env.aec.state_.phase != "game_over"
         env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert skipped > 0  # the case happens within these seeds
+
+
+def test_importing_the_single_agent_module_leaves_the_function_in_place() -> None:
+    """``import rummy_env.single_agent`` (a test or a user's code) once bound the package's
+    name ``single_agent`` to the module, so ``rummy_env.single_agent(...)`` failed with
+    'module' object is not callable, depending on import order."""
+    import importlib
+
+    import rummy_env
+    importlib.import_module("rummy_env.single_agent")
+    env = rummy_env.single_agent(seat=0, opponents={1: "basic"})
+    assert callable(rummy_env.single_agent) and hasattr(env, "step")
