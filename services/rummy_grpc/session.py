@@ -210,6 +210,13 @@ def _gone(context: grpc.aio.ServicerContext) -> bool:
         return False
 
 
+def _server_stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is grpc's "Server already stopped" (``_ServerStoppedError``, raised
+    by a read or write of a call the stopping server no longer serves): nobody is left to
+    answer, so it is no internal error. Told by name: grpc keeps the class private."""
+    return type(exc).__name__ == "_ServerStoppedError"
+
+
 class SessionServicer:
     """The ``Session`` method, mixed into :class:`rummy_grpc.servicer.GameServicer` (it
     uses its ``app``, ``streams`` and ``gate``)."""
@@ -271,7 +278,8 @@ class SessionServicer:
             with contextlib.suppress(BaseException):
                 await pusher
             self.streams.release(game_id, client)
-        if failed and (isinstance(failed[0], ClientGone) or _gone(context)):
+        if failed and (isinstance(failed[0], ClientGone) or _gone(context)
+                       or _server_stopped(failed[0])):
             # a reply or a push written as the client left (cancel, deadline, closed
             # connection): nothing is wrong with the server; counted, not logged at ERROR
             metrics.child(metrics.REPLIES_UNDELIVERED_TOTAL, METHOD).inc()

@@ -281,3 +281,24 @@ async def test_a_command_right_after_open_still_gets_the_catch_up_first(store):
             break
         assert seen == list(range(1, v.version + 2))  # 1..version pushed, then the draw
         call.cancel()
+
+
+def test_a_read_after_the_server_stopped_is_no_internal_error() -> None:
+    """grpc raises ``_ServerStoppedError`` from a read of a call the stopping server no
+    longer serves (seen when a session's handler reached its read after ``stop(None)``):
+    nobody is left to answer, so the session ends quietly instead of logging INTERNAL."""
+    from grpc._cython import cygrpc
+    from rummy_grpc.session import _server_stopped
+    assert _server_stopped(cygrpc._ServerStoppedError("Server already stopped."))
+    assert not _server_stopped(RuntimeError("Server already stopped."))
+
+
+async def test_sessions_open_when_the_server_stops_log_no_error(store, caplog):
+    async with serving(store) as r:
+        gid, tokens, v = await new_game(r.stub)
+        calls = [await open_session(r.stub, gid, tokens[s], v.version) for s in (0, 1)]
+        await r.server.stop(None)
+        for call in calls:
+            call.cancel()
+    errors = [rec for rec in caplog.records if rec.levelname == "ERROR"]
+    assert not errors, [rec.getMessage() for rec in errors]
