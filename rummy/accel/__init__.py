@@ -70,11 +70,21 @@ STATUS: dict[str, str] = {"state": "pure", "why": "not installed yet", "dir": ""
 
 
 def cache_root() -> Path:
-    """The directory holding the builds (see the module docstring)."""
+    """The directory holding the builds (see the module docstring).
+
+    Raises:
+        RuntimeError: none of the variables is set and the user has no home directory.
+    """
     env = os.environ.get("RUMMY_ACCEL_DIR")
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError) as e:
+            raise RuntimeError("no home directory to keep the builds in (HOME unset): set "
+                               "RUMMY_ACCEL_DIR") from e
     return Path(base) / "rummy" / "accel"
 
 
@@ -140,8 +150,8 @@ class _Finder(importlib.abc.MetaPathFinder):
             d = STATUS["dir"]
             if not self.loaded:
                 uninstall()
-                STATUS.update(state="pure", why=f"the build changed after start ({fault}); "
-                              "python -m rummy.accel build", dir=d)
+                _pure(f"the build changed after start ({fault}); python -m rummy.accel build",
+                      d)
                 return None
             raise ImportError(f"compiled module {fullname} unusable ({fault}) after other "
                               f"compiled modules of {d} were loaded: restart the process "
@@ -177,6 +187,8 @@ def _check(d: Path, modules: Sequence[str], *, digests: bool = False
         return None, {}, "no build" if not d.exists() else "incomplete build (no stamp)"
     try:
         recorded = json.loads(stamp.read_text(encoding="utf-8")).get("files", {})
+        if not isinstance(recorded, dict):
+            raise ValueError(f"files: {recorded!r}")
     except (OSError, ValueError, AttributeError) as e:
         return None, {}, f"unreadable stamp ({e})"
     files: dict[str, Path] = {}
@@ -188,8 +200,11 @@ def _check(d: Path, modules: Sequence[str], *, digests: bool = False
     for name, f in files.items():
         rel = f.relative_to(d).as_posix()
         if rel not in recorded:
-            return None, {}, f"{rel} not in the stamp"
-        size, digest = recorded[rel]
+            return None, {}, f"damaged build: {rel} not in the stamp"
+        try:
+            size, digest = int(recorded[rel][0]), str(recorded[rel][1])
+        except (TypeError, ValueError, IndexError, KeyError) as e:
+            return None, {}, f"unreadable stamp ({rel}: {e!r})"
         fault = _damage(f, size)
         if not fault and digests and hashlib.sha256(f.read_bytes()).hexdigest() != digest:
             fault = f"{rel} differs from the build"
@@ -207,20 +222,69 @@ def _build_files(d: Path, modules: Sequence[str]) -> dict[str, Path] | None:
     return _check(d, modules)[0]
 
 
+#: the values of :data:`SWITCH` that turn the compiled modules off
+_OFF = ("0", "false", "no", "off")
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Loads :data:`MODULES` from their ``.py`` files: put in front when compiled files sit
+    beside the sources (a manual ``mypyc`` run), which Python's own finder would prefer
+    although nothing says they match the sources."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        f = self.files.get(fullname)
+        return None if f is None else importlib.util.spec_from_file_location(fullname, str(f))
+
+
+def stray_files(modules: Sequence[str] = MODULES) -> list[Path]:
+    """Compiled extension files beside the ``.py`` files of ``modules`` (``rummy/cards.
+    cpython-311-x86_64-linux-gnu.so`` from running ``mypyc`` in the checkout): Python
+    would load them instead of the sources, however stale."""
+    dirs = _package_dirs(modules)
+    out = []
+    for m in modules:
+        src = source_path(m, dirs)
+        out += [src.with_name(src.stem + suf) for suf in importlib.machinery.EXTENSION_SUFFIXES
+                if src.with_name(src.stem + suf).is_file()]
+    return out
+
+
+def _pure(why: str, d: str) -> None:
+    """Record in :data:`STATUS` that the pure modules run, and make sure they do: with
+    :func:`stray_files` about, a :class:`_SourceFinder` loads the ``.py`` files."""
+    try:
+        stray = stray_files()
+    except Exception:  # noqa: BLE001 - the lookup is a courtesy; import as usual
+        stray = []
+    if stray:
+        dirs = _package_dirs(MODULES)
+        sys.meta_path.insert(0, _SourceFinder({m: source_path(m, dirs) for m in MODULES}))
+        why += (f"; ignoring {len(stray)} compiled file(s) beside the sources, remove them: "
+                + " ".join(str(f) for f in stray))
+    STATUS.update(state="pure", why=why, dir=d)
+
+
 def uninstall() -> None:
     """Remove the finder :func:`install` added (modules already loaded stay loaded)."""
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if not isinstance(f, (_Finder, _SourceFinder))]
 
 
 def install() -> bool:
     """Load :data:`MODULES` compiled from now on, when a build for the sources on disk
-    exists (and ``RUMMY_ACCEL`` is not ``0``); returns whether it does. Never raises:
+    exists (and ``RUMMY_ACCEL`` is not ``0``, ``false``, ``no`` or ``off``); returns
+    whether it does. Never raises:
     anything unexpected leaves the pure modules in use, and :data:`STATUS` says why.
     Call before the modules are imported (``rummy/__init__.py`` does, first)."""
-    if any(isinstance(f, _Finder) for f in sys.meta_path):
+    if any(isinstance(f, (_Finder, _SourceFinder)) for f in sys.meta_path):
         return STATUS["state"] == "compiled"
-    if os.environ.get(SWITCH, "1") == "0":
-        STATUS.update(state="pure", why=f"{SWITCH}=0", dir="")
+    switch = os.environ.get(SWITCH, "1")
+    if switch.strip().lower() in _OFF:
+        _pure(f"{SWITCH}={switch}", "")
         return False
     already = [m for m in MODULES if m in sys.modules]
     if already:
@@ -231,10 +295,10 @@ def install() -> bool:
         d = cache_root() / key
         files, sizes, why = _check(d, MODULES)
     except Exception as e:  # noqa: BLE001 - whatever it is, the pure modules run
-        STATUS.update(state="pure", why=f"no build looked up ({e!r})", dir="")
+        _pure(f"no build looked up ({type(e).__name__}: {e})", "")
         return False
     if files is None:
-        STATUS.update(state="pure", why=_why_not(d, why), dir=str(d))
+        _pure(_why_not(d, why), str(d))
         return False
     sys.meta_path.insert(0, _Finder(files, sizes))
     STATUS.update(state="compiled", why=f"{len(MODULES)} modules (mypyc)", dir=str(d))
@@ -309,8 +373,8 @@ def build(modules: Sequence[str] = MODULES, *, force: bool = False,
         print(f"compiled modules up to date: {final}", file=out)
         return final
     if importlib.util.find_spec("mypyc") is None:
-        raise RuntimeError("mypyc is not installed: pip install mypy (the 'dev' or 'fast' "
-                           "extra); the pure-Python modules run meanwhile")
+        raise RuntimeError("mypyc is not installed (it comes with mypy): pip install mypy, "
+                           "or install the project's 'fast' extra")
     root.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)  # an incomplete build, or one to replace
     work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=root))
@@ -343,7 +407,7 @@ def _compile(modules: Sequence[str], final: Path, work: Path, args: list[str],
                            str(temp)], cwd=cwd, capture_output=True,
                           text=True, env={**os.environ, SWITCH: "0"})
     if proc.returncode != 0:
-        raise RuntimeError("mypyc failed; the pure-Python modules stay in use:\n"
+        raise RuntimeError("mypyc failed:\n"
                            + (proc.stdout + proc.stderr)[-4000:])
     seconds = time.monotonic() - t0
     made = [_so(lib, m) for m in modules] + list(lib.glob("*__mypyc" + _EXT))
@@ -361,11 +425,7 @@ def _compile(modules: Sequence[str], final: Path, work: Path, args: list[str],
     except OSError:
         if _build_files(final, modules) is None:  # not another process's build: a fault
             raise
-    root = final.parent
-    olds = sorted((p for p in root.iterdir() if p.is_dir() and p != final
-                   and (p / STAMP).is_file()), key=lambda p: p.stat().st_mtime)
-    for p in olds[:-3]:
-        shutil.rmtree(p, ignore_errors=True)
+    _prune(final)
     print(f"compiled {len(modules)} modules in {seconds:.0f} s: {final}", file=out)
     return final
 
@@ -403,6 +463,22 @@ examples:
 """
 
 
+def _prune(final: Path, keep: int = 3, abandoned_hours: float = 6.0) -> None:
+    """Remove the builds beside ``final`` but the newest ``keep``, and the temporary
+    directories of builds that were killed (untouched for ``abandoned_hours``; a running
+    build's is minutes old)."""
+    olds, now = [], time.time()
+    for p in final.parent.iterdir():
+        if not p.is_dir() or p == final or not _BUILD_NAME.fullmatch(p.name):
+            continue
+        if (p / STAMP).is_file():
+            olds.append(p)
+        elif "." in p.name and now - p.stat().st_mtime > abandoned_hours * 3600:
+            shutil.rmtree(p, ignore_errors=True)
+    for p in sorted(olds, key=lambda p: p.stat().st_mtime)[:max(len(olds) - keep, 0)]:
+        shutil.rmtree(p, ignore_errors=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rummy.accel [build [--force] [--optional] | status | clean]``; returns
     the exit status (1: the build failed, unless ``--optional``)."""
@@ -429,8 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(e, OSError):
                 e = RuntimeError(f"cannot write the build cache {cache_root()} ({e}); set "
                                  "RUMMY_ACCEL_DIR to a writable directory")
-            tail = "; continuing without them" if a.optional else ""
-            print(f"rummy.accel: {e}{tail}", file=sys.stderr)
+            tail = " (--optional: exit status 0)" if a.optional else ""
+            print(f"rummy.accel: {e}\nrummy.accel: not compiled; the pure-Python modules "
+                  f"run (same results, slower){tail}", file=sys.stderr)
             return 0 if a.optional else 1
         return 0
     if a.cmd == "clean":

@@ -213,7 +213,21 @@ def test_an_unwritable_cache_names_the_variable_to_set(tmp_path: Path) -> None:
         assert out.returncode == rc, out.stderr
         if importlib.util.find_spec("mypyc") is not None:
             assert "set RUMMY_ACCEL_DIR to a writable directory" in out.stderr, out.stderr
-        assert out.stderr.rstrip().endswith("continuing without them") == bool(flags)
+        assert "not compiled; the pure-Python modules run" in out.stderr
+        assert out.stderr.rstrip().endswith("(--optional: exit status 0)") == bool(flags)
+
+
+def test_no_home_directory_names_the_variable_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("RUMMY_ACCEL_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    with pytest.raises(RuntimeError, match="set RUMMY_ACCEL_DIR"):
+        accel.cache_root()
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x")
+    assert accel.cache_root() == Path("/x/rummy/accel")
 
 
 def test_status_and_help_from_the_command_line() -> None:
@@ -320,3 +334,56 @@ def test_an_environment_pickled_compiled_plays_on_pure_and_back() -> None:
     digest = results["0", "0"].split()[1]
     assert results == {(d, ld): f"{'compiled' if ld == '1' else 'pure'} {digest}"
                        for d in "10" for ld in "10"}
+
+
+def test_warmup_help_explains_and_builds_nothing(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "rummy_env.warmup", "--help"],
+                         capture_output=True, text=True, cwd=REPO, timeout=120,
+                         env={**os.environ, "RUMMY_ACCEL_DIR": str(tmp_path / "cache")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: python -m rummy_env.warmup") and "mypyc" in out.stdout
+    assert not (tmp_path / "cache").exists()
+
+
+def test_compiled_files_beside_the_sources_are_not_loaded_pure(tmp_path: Path) -> None:
+    """A manual ``mypyc`` run leaves ``rummy/decide.cpython-*.so`` beside ``decide.py``,
+    which Python's own finder prefers (a stale copy, here an unloadable one): the pure
+    modules are the ``.py`` files, and status says which files to remove."""
+    root = _copy_packages(tmp_path / "src")
+    stray = root / "rummy" / ("decide" + accel._EXT)
+    stray.write_bytes(b"not an extension module")
+    code = ("import sys, rummy.decide, rummy.accel as a; print(sys.modules['rummy.decide']"
+            ".__file__); print(a.status())")
+    for switch in ("0", "off", "1"):
+        f, status = _python(code, root, RUMMY_ACCEL=switch,
+                            RUMMY_ACCEL_DIR=str(tmp_path / "cache")).splitlines()
+        assert f == str(root / "rummy" / "decide.py")
+        assert status.startswith("pure: ")
+        assert f"compiled file(s) beside the sources, remove them: {stray}" in status
+        assert (f"RUMMY_ACCEL={switch};" in status) == (switch != "1")
+
+
+def test_a_killed_build_leaves_a_directory_the_next_build_removes(tmp_path: Path) -> None:
+    final = tmp_path / ("f" * 20)
+    old_temp, new_temp, old_build = (tmp_path / ("a" * 20 + ".x1"), tmp_path / ("b" * 20 + ".y2"),
+                                     tmp_path / ("c" * 20))
+    for d in (final, old_temp, new_temp, old_build, tmp_path / "other.z"):
+        d.mkdir()
+    (final / accel.STAMP).write_text("{}", encoding="utf-8")
+    (old_build / accel.STAMP).write_text("{}", encoding="utf-8")
+    os.utime(old_temp, (0, 0))
+    accel._prune(final, keep=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [final.name, new_temp.name, old_build.name, "other.z"])
+    accel._prune(final, keep=0)
+    assert not old_build.exists() and final.exists()
+
+
+def test_a_malformed_stamp_is_an_unusable_build(tmp_path: Path) -> None:
+    d = tmp_path / "k"
+    files = _fake_build(d)
+    for bad in ({"files": {k: "x" for k in files}}, {"files": {k: [1] for k in files}},
+                {"files": []}, []):
+        (d / accel.STAMP).write_text(json.dumps(bad), encoding="utf-8")
+        files_, _, why = accel._check(d, accel.MODULES, digests=True)
+        assert files_ is None and why.startswith(("unreadable stamp", "damaged build")), why
