@@ -387,3 +387,19 @@ def test_a_malformed_stamp_is_an_unusable_build(tmp_path: Path) -> None:
         (d / accel.STAMP).write_text(json.dumps(bad), encoding="utf-8")
         files_, _, why = accel._check(d, accel.MODULES, digests=True)
         assert files_ is None and why.startswith(("unreadable stamp", "damaged build")), why
+
+
+def test_a_build_without_mypy_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mypyc" else real(name, *a))
+    monkeypatch.setenv("RUMMY_ACCEL_DIR", str(tmp_path / "cache"))
+    assert accel.main(["build"]) == 1
+    assert accel.main(["build", "--optional"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("rummy.accel: mypyc is not installed (it comes with mypy): pip install "
+                      "mypy, or install the project's 'fast' extra")
+    assert err[1] == "rummy.accel: not compiled; the pure-Python modules run (same results, slower)"
+    assert err[2:] == err[:1] + [err[1] + " (--optional: exit status 0)"]
+    assert not (tmp_path / "cache").exists()
