@@ -48,11 +48,15 @@ def main() -> int:
     """``python -m rummy_env.warmup``: the compiled copies of the hot modules first
     (:mod:`rummy.accel`, unless built for these sources already; a missing mypy or C
     compiler is reported and the pure modules run), then the solver's kernels."""
+    import argparse
+    argparse.ArgumentParser(prog="python -m rummy_env.warmup", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     from rummy import accel
     try:
         accel.build()
     except (RuntimeError, OSError) as e:
-        print(f"compiled modules not built ({e}); the pure-Python modules run",
+        print(f"compiled modules not built ({e}); the pure-Python modules run (same "
+              "results, slower)",
               file=sys.stderr)
     warmup()
     return 0
