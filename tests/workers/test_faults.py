@@ -231,18 +231,19 @@ def test_chunks_waiting_longer_than_a_lease_are_never_sent_twice(
         env["RUMMY_BROKER_URL"] = AMQP_URL
     w = start_worker(queue, concurrency=1, env=env)
     _wait_ready(w)
-    # 1,500 random games take about 8.5 s on an idle core: nearly twice 3 leases, so a
-    # faster machine still waits many leases (600 took 3.5 s, under the 6 s then needed)
-    spec = BatchSpec(games=7500, bots=BOTS, seed=23, chunk_size=1500)
+    # 3,000 random games take about 9 s on an idle core with the compiled modules (about
+    # 17 s pure): twice 3 leases, so a faster machine still waits many leases (1,500 took
+    # 4.5 s compiled, under the 4.5 s needed)
+    spec = BatchSpec(games=15000, bots=BOTS, seed=23, chunk_size=3000)
     if broker == "redis":
         bid = submit(spec, store=store, queue=queue)
         key = f"{BROKER_PREFIX}{queue}"
         length = lambda: rclient.llen(key)  # noqa: E731
     else:
         bid = subprocess.run(
-            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "7500",
+            [sys.executable, "-m", "rummy", "batch", "submit", "--games", "15000",
              "--players", "2", "--bots", "random,random", "--seed", "23", "--chunk-size",
-             "1500", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
+             "3000", "--queue", queue], cwd=ROOT, env=worker_env(env), capture_output=True,
             text=True, timeout=120, check=True).stdout.strip()
         assert store.spec(bid) == spec
         length = lambda: _amqp_length(queue)  # noqa: E731
