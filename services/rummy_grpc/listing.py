@@ -50,7 +50,8 @@ FILTERS = ("all", "active", "finished")
 @dataclass(frozen=True, slots=True)
 class GameSummary:
     """One listed game: ``seats`` as ``(kind, name, strategy)``, ``rules`` its rule set,
-    ``created`` and ``last_move`` in seconds since the epoch, ``version`` its number of
+    ``created`` and ``last_move`` in seconds since the epoch (``last_move`` never before
+    ``created``), ``version`` its number of
     events, ``creator`` the identity that created it (``""``: not recorded);
     ``controllers`` by seat who plays it now, as a view shows it (``"human"`` or
     ``"bot:<strategy>"``, a server bot that took a human seat over included, R13.1) and
@@ -168,9 +169,12 @@ async def _summary(repo: GameRepository, game_id: str,
         game, ts = await repo.latest(game_id)
     except GameNotFound:  # expired between the index read and now
         return None
+    created = float(meta.get("created", 0.0))
+    # the store keeps its timestamps in milliseconds: the creating append's can read a
+    # fraction of a millisecond before the creation time taken just before it
     return GameSummary(
         game_id, tuple((s["kind"], s["name"], s.get("strategy", "")) for s in meta["seats"]),
-        game.rules, float(meta.get("created", 0.0)), ts, game.phase == GAME_OVER,
+        game.rules, created, max(ts, created), game.phase == GAME_OVER,
         game.version, str(meta.get("creator", "")),
         names(meta, controllers(game)), left_seats(game))
 

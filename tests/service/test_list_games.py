@@ -127,3 +127,27 @@ async def test_a_listing_shows_who_plays_each_seat_now(store) -> None:
         view = await stub.GetView(pb.GetViewRequest(game_id=created.game_id,
                                                     token=tokens[0]))
         assert list(view.view.controllers) == list(after.controllers)
+
+
+async def test_last_move_is_never_before_created() -> None:
+    """The store keeps milliseconds: the creating append's time could read a fraction of
+    a millisecond before the creation time taken just before it (seen once in `make
+    test`: created 1796557351.3590252, last_move 1796557351.359)."""
+    from rummy_grpc.listing import _summary
+
+    from rummy import step
+    from rummy.commands import CreateGame
+
+    state, _ = step(None, CreateGame(2, 5))
+
+    class Repo:
+        async def meta(self, game_id: str) -> dict[str, Any]:
+            return {"seats": [{"kind": "human", "name": f"p{i}"} for i in (0, 1)],
+                    "created": 1796557351.3590252, "creator": "key:alice"}
+
+        async def latest(self, game_id: str) -> tuple[Any, float]:
+            return state, 1796557351.359
+
+    got = await _summary(Repo(), "g", None)  # type: ignore[arg-type]
+    assert got is not None
+    assert got.created == 1796557351.3590252 and got.last_move == got.created
