@@ -3,7 +3,7 @@
 The engine, the bots' meld planning and the RL environment are pure Python; every simulated
 game and every environment step runs them. mypyc (https://mypyc.readthedocs.io, part of
 mypy) compiles type-annotated Python to C extension modules from the same source: the
-compiled module does exactly what the source says, 1.5-2x faster on this code. Nothing is
+compiled module does exactly what the source says, about 1.5x faster on this code. Nothing is
 written twice: the ``.py`` files stay the reference, and they run whenever no fresh build
 is there.
 
@@ -277,8 +277,8 @@ def uninstall() -> None:
 def install() -> bool:
     """Load :data:`MODULES` compiled from now on, when a build for the sources on disk
     exists (and ``RUMMY_ACCEL`` is not ``0``, ``false``, ``no`` or ``off``); returns
-    whether it does. Never raises:
-    anything unexpected leaves the pure modules in use, and :data:`STATUS` says why.
+    whether it does. Never raises: anything unexpected leaves the pure modules in use, and
+    :data:`STATUS` says why.
     Call before the modules are imported (``rummy/__init__.py`` does, first)."""
     if any(isinstance(f, (_Finder, _SourceFinder)) for f in sys.meta_path):
         return STATUS["state"] == "compiled"
