@@ -252,12 +252,11 @@ def _decide_create(state: GameState | None, cmd: Any) -> list[Event]:
                         cmd.seed, names, cmd.turn_seconds, cmd.salt, commitment)]
 
 
-#: the decider of each command class (a subclass takes its first base's, in this order)
-#: the decider of each command type. A decider takes its command as ``Any``: a command's
-#: fields are unchecked input (a seat that is not an int, a table of lists), which the
-#: decider's own checks turn into rule errors; annotated as the command's class, a build
-#: compiled ahead of time (mypyc) would check each field's declared type on reading it
-#: and raise TypeError first.
+#: the decider of each command class (a subclass takes its first base's, in this order).
+#: A decider takes its command as ``Any``: a command's fields are unchecked input (a seat
+#: that is not an int, a table of lists), which the decider's own checks turn into rule
+#: errors; annotated as the command's class, a build compiled ahead of time (mypyc) would
+#: check each field's declared type on reading it and raise TypeError first.
 _DECIDERS: dict[type, Callable[[Any, Any], list[Event]]] = {
     Draw: _decide_draw,
     Pass: _decide_pass,

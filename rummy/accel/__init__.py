@@ -487,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m rummy.accel", epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compile the hot pure-Python modules with mypyc (same source, about "
-                    "1.6x faster RL environment steps and simulations), or say which "
+                    "1.5x faster RL environment steps and simulations), or say which "
                     f"modules are in use. {SWITCH}=0 runs the pure modules.")
     sub = ap.add_subparsers(dest="cmd", metavar="{build,status,clean}")
     b = sub.add_parser("build", help="compile unless a build for these sources exists")

@@ -20,7 +20,6 @@ from dataclasses import dataclass, fields, replace
 from itertools import chain
 from operator import mul
 from struct import error as StructError
-from types import MemberDescriptorType
 from typing import Any, NamedTuple
 
 from rummy.cards import JOKER, POINTS, TABLE_JOKER_BASE, format_card, hand_points
@@ -145,13 +144,12 @@ class Solution(NamedTuple):
     optimal: bool
 
 
-def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: object,
+def _flat(table: Any, hand: Any, keep: Any, objective: str, node_limit: int | None,
           backend: str, rules: RuleSet | None, opening: bool) -> tuple[Play | None, bool] | None:
     """:func:`_solve_flat` for a call of :func:`solve` or :func:`best_play` without a
     restricting rule set, on plain tuples or lists, with no node limit or a positive
     ``int`` one; ``None`` for any other call (the general path decides it, with its
-    errors). ``node_limit`` is taken as ``object``: as ``int``, a build compiled ahead of
-    time would see ``True`` as the int 1."""
+    errors)."""
     if ((node_limit is None or (type(node_limit) is int and node_limit >= 1))
             and (backend == "auto" or backend == "compiled")
             and (rules is None or not _restricts(rules, opening))
@@ -245,10 +243,9 @@ def solve(
         return Solution(*flat)
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
-    limit: object = node_limit  # as given (see _flat): True is no node limit
-    if limit is not None and (not isinstance(limit, int)
-                              or isinstance(limit, bool) or limit < 1):
-        raise ValueError(f"node_limit must be a positive integer or None, got {limit!r}")
+    if node_limit is not None and (not isinstance(node_limit, int)
+                                   or isinstance(node_limit, bool) or node_limit < 1):
+        raise ValueError(f"node_limit must be a positive integer or None, got {node_limit!r}")
     if objective not in _COSTS:
         _cost_vectors(objective)  # the ValueError of an unknown objective
     for name, value in (("table", table), ("hand", hand), ("keep", keep)):
@@ -363,8 +360,6 @@ def _play_of(res: list[int], mirror: bool) -> Play:
                            for m in map(_mirror_meld, new_table))
         return Play(table=tuple(new_table), cards=tuple(added), points=hand_points(added),
                     optimal=not res[1])
-    if _SET_TABLE is None:  # compiled ahead of time: Play's own __init__ is native code
-        return Play(tuple(new_table), tuple(added), res[7], not res[1])
     # Play(table, cards, points, optimal) without the frozen dataclass's __init__ (four
     # object.__setattr__ calls): the slots set directly, the same object
     play = _new_object(Play)
@@ -375,18 +370,10 @@ def _play_of(res: list[int], mirror: bool) -> Play:
     return play
 
 
-def _slot_setters() -> list[Any]:
-    """The ``__set__`` of each of :class:`Play`'s slots (its fields, in order), or Nones
-    when they are not plain slots (the module compiled ahead of time by mypyc: Play is a
-    native class, whose constructor is as fast)."""
-    slots: list[Any] = [vars(Play).get(f.name) for f in fields(Play)]
-    if not all(isinstance(s, MemberDescriptorType) for s in slots):
-        return [None] * len(slots)
-    return [s.__set__ for s in slots]
-
-
 _new_object = object.__new__
-_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = _slot_setters()
+#: the slot setters of :class:`Play` (its fields, in order)
+_SET_TABLE, _SET_CARDS, _SET_POINTS, _SET_OPTIMAL = (
+    Play.__dict__[f.name].__set__ for f in fields(Play))
 
 
 def _restricts(rules: RuleSet, opening: bool) -> bool:
